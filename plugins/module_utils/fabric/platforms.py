@@ -1,0 +1,22 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Switch platforms the planner accepts, and the netmiko device_type each defaults to.
+
+The NOS driver registry (plugins/module_utils/nos/) must offer a driver for every name here;
+a unit test checks both lists agree.
+"""
+
+from __future__ import annotations
+
+# platform name -> netmiko device_type (netmiko 4.8 SSH_MAPPER_BASE keys)
+PLATFORM_DEVICE_TYPES = {
+    "asternos": "asterfusion_asternos",  # Asterfusion AsterNOS (enterprise SONiC, klish CLI)
+    "sonic": "dell_sonic",               # Enterprise SONiC klish (Dell / Broadcom distribution)
+    "eos": "arista_eos",                 # Arista EOS
+    "nvue": "cumulus_linux",             # NVIDIA Cumulus Linux 5.x, configured with NVUE `nv`
+    "nxos": "cisco_nxos",                # Cisco NX-OS
+}
+
+
+def device_type_for(platform):
+    return PLATFORM_DEVICE_TYPES.get(platform)

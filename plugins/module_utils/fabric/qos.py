@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""RoCE QoS profiles: one profile drives both the host side and the switch side.
+
+Sources for every default are listed in docs/qos.md.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
+
+# ECT(0) in the two low ToS bits: RoCE packets must be ECN-capable for DCQCN marking.
+_ECT0 = 0x2
+
+PROFILES = {
+    "roce_lossless": {
+        "trust": "dscp",
+        "roce_dscp": 26,
+        "roce_priority": 3,
+        "cnp_dscp": 48,
+        "cnp_priority": 6,
+        "lossless_priorities": [3],
+        "pfc_watchdog": True,
+        "ecn_queue": 3,
+        "ecn_min_kbytes": 150,
+        "ecn_max_kbytes": 1500,
+        "ecn_probability_percent": 100,
+        "cnp_strict_priority": True,
+        "host_mtu": 9000,
+        "switch_mtu": 9216,
+        "roce_mtu": 4096,
+    },
+}
+
+_INT_RANGES = {
+    "roce_dscp": (0, 63), "cnp_dscp": (0, 63), "roce_priority": (0, 7), "cnp_priority": (0, 7),
+    "ecn_queue": (0, 7), "ecn_min_kbytes": (1, 1 << 20), "ecn_max_kbytes": (1, 1 << 20),
+    "ecn_probability_percent": (1, 100), "host_mtu": (1280, 9216), "switch_mtu": (1280, 9416),
+    "roce_mtu": (256, 4096),
+}
+_ROCE_MTUS = (256, 512, 1024, 2048, 4096)
+
+
+def resolve(qos, path="fabric.qos"):
+    """Return the effective profile (a new dict) for ``{'profile': name, 'overrides': {...}}``."""
+    name = qos.get("profile")
+    if name not in PROFILES:
+        raise FabricError([FabricProblem(path + ".profile", "unknown QoS profile %r" % (name,),
+                                         "use one of %s" % ", ".join(sorted(PROFILES)))])
+    profile = dict(PROFILES[name])
+    problems = []
+    for key, value in (qos.get("overrides") or {}).items():
+        key_path = "%s.overrides.%s" % (path, key)
+        if key not in profile:
+            problems.append(FabricProblem(key_path, "not a key of QoS profile %r" % name,
+                                          "use one of %s" % ", ".join(sorted(profile))))
+            continue
+        expected = type(profile[key])
+        if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append(FabricProblem(key_path, "expected an integer, got %r" % (value,), "write a whole number"))
+            continue
+        if expected is bool and not isinstance(value, bool):
+            problems.append(FabricProblem(key_path, "expected true or false, got %r" % (value,), "write true or false"))
+            continue
+        if expected is list and not (isinstance(value, list) and all(isinstance(v, int) and 0 <= v <= 7 for v in value)):
+            problems.append(FabricProblem(key_path, "expected a list of priorities 0-7", "e.g. [3]"))
+            continue
+        if key in _INT_RANGES and not _INT_RANGES[key][0] <= value <= _INT_RANGES[key][1]:
+            problems.append(FabricProblem(key_path, "%r is outside %d..%d" % ((value,) + _INT_RANGES[key]),
+                                          "use a value in %d..%d" % _INT_RANGES[key]))
+            continue
+        profile[key] = value
+    problems.extend(_consistency(profile, path))
+    if problems:
+        raise FabricError(problems)
+    profile["name"] = name
+    # Derived, never typed: DSCP in the 6 high bits, ECT(0) in the 2 low bits (26 -> 106).
+    profile["roce_tos"] = (profile["roce_dscp"] << 2) | _ECT0
+    profile["dscp_to_priority"] = {str(profile["roce_dscp"]): profile["roce_priority"],
+                                   str(profile["cnp_dscp"]): profile["cnp_priority"]}
+    return profile
+
+
+def _consistency(profile, path):
+    problems = []
+    over = path + ".overrides"
+    if profile["roce_dscp"] == profile["cnp_dscp"]:
+        problems.append(FabricProblem(over + ".cnp_dscp", "CNP and RoCE data share DSCP %d" % profile["cnp_dscp"],
+                                      "give CNPs their own DSCP (default 48)"))
+    if profile["roce_priority"] not in profile["lossless_priorities"]:
+        problems.append(FabricProblem(over + ".lossless_priorities",
+                                      "the RoCE priority %d is not lossless (PFC off)" % profile["roce_priority"],
+                                      "include %d in lossless_priorities" % profile["roce_priority"]))
+    if profile["cnp_priority"] in profile["lossless_priorities"]:
+        problems.append(FabricProblem(over + ".cnp_priority", "CNPs would ride a PFC-paused priority",
+                                      "map CNPs to a priority outside lossless_priorities (default 6)"))
+    if profile["ecn_min_kbytes"] >= profile["ecn_max_kbytes"]:
+        problems.append(FabricProblem(over + ".ecn_min_kbytes", "ECN min threshold is not below the max",
+                                      "make ecn_min_kbytes < ecn_max_kbytes"))
+    if profile["host_mtu"] > profile["switch_mtu"]:
+        problems.append(FabricProblem(over + ".host_mtu", "host MTU %d exceeds switch MTU %d"
+                                      % (profile["host_mtu"], profile["switch_mtu"]),
+                                      "keep switch_mtu >= host_mtu (e.g. 9216 >= 9000)"))
+    if profile["roce_mtu"] not in _ROCE_MTUS:
+        problems.append(FabricProblem(over + ".roce_mtu", "RoCE active MTU must be an IB MTU",
+                                      "use one of %s" % ", ".join(str(m) for m in _ROCE_MTUS)))
+    elif profile["roce_mtu"] + 100 > profile["host_mtu"]:
+        problems.append(FabricProblem(over + ".roce_mtu", "RoCE MTU %d plus headers does not fit host MTU %d"
+                                      % (profile["roce_mtu"], profile["host_mtu"]),
+                                      "lower roce_mtu or raise host_mtu"))
+    return problems

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages the project needs (idempotent; skips what is present).
+set -euo pipefail
+packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
