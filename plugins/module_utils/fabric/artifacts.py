@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render plan artifacts as text: plan JSON, cabling CSV, per-host and per-leaf files,
+a Markdown report and a Graphviz diagram. Pure: returns {relative path: text}."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+CABLE_FIELDS = ("label", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps")
+BINDING_FIELDS = ("ingress", "server", "source", "uplink", "spine", "next_hop", "exclude_destinations")
+# Above this many servers the diagram shows one node per server group instead of per server.
+DIAGRAM_SERVER_LIMIT = 16
+
+
+def to_json(data):
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def _csv(rows, fields):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(fields)
+    for row in rows:
+        writer.writerow([" ".join(row[f]) if isinstance(row[f], list) else row[f] for f in fields])
+    return out.getvalue()
+
+
+def cabling_csv(plan):
+    return _csv(plan["cabling"], CABLE_FIELDS)
+
+
+def binding_csv(leaf):
+    return _csv(leaf["bindings"], BINDING_FIELDS)
+
+
+def _table(headers, rows):
+    lines = ["| %s |" % " | ".join(headers), "|%s|" % "|".join("---" for _ in headers)]
+    lines.extend("| %s |" % " | ".join(str(c) for c in row) for row in rows)
+    return lines
+
+
+def report_markdown(plan, host_rows=64):
+    sizing = plan["sizing"]
+    qos = plan["qos"]
+    out = ["# Fabric plan: %s" % plan["fabric"], ""]
+    out += ["## Sizing", ""]
+    out += _table(("item", "value"), [
+        ("GPU servers", sizing["servers"]), ("GPUs", sizing["gpus"]), ("rails", sizing["rails"]),
+        ("server groups (x %d servers)" % sizing["servers_per_group"], sizing["groups"]),
+        ("leafs", sizing["leafs"]), ("spines (planes)", "%d (%d)" % (sizing["spines"], sizing["spine_planes"])),
+        ("uplinks per leaf", sizing["uplinks_per_leaf"]),
+        ("host links / fabric links", "%d / %d" % (sizing["host_links"], sizing["fabric_links"])),
+        ("optics (one per cable end)", sizing["optics"]),
+        ("leaf down:up bandwidth", "%dG : %dG (%s:1)" % (sizing["leaf_down_gbps"], sizing["leaf_up_gbps"],
+                                                          sizing["oversubscription_effective"])),
+    ])
+    out += ["", "Switch hops between GPUs on different servers: " + ", ".join(
+        "%s = %s" % (k.replace("_", " "), "no path" if v is None else v) for k, v in sorted(sizing["hops"].items())), ""]
+    out += ["## QoS profile `%s`" % qos["name"], ""]
+    out += _table(("key", "value"), [(k, qos[k]) for k in sorted(qos) if k != "name"])
+    out += ["", "## Leafs", ""]
+    out += _table(("leaf", "group", "rail", "platform", "gateway", "uplinks", "bound ports"), [
+        (name, leaf["group"], leaf["rail"], leaf["platform"],
+         "%s/%d" % (leaf["gateway"]["address"], leaf["gateway"]["prefixlen"]) if leaf["gateway"] else "/31 per port",
+         len(leaf["uplinks"]), len(leaf["bindings"]))
+        for name, leaf in sorted(plan["leafs"].items())])
+    out += ["", "## Spines", ""]
+    out += _table(("spine", "plane", "platform", "loopback", "leaf links"), [
+        (name, spine["plane"], spine["platform"], spine["loopback"], len(spine["downlinks"]))
+        for name, spine in sorted(plan["spines"].items())])
+    hosts = sorted(plan["hosts"].items(), key=lambda item: item[1]["slot"])
+    out += ["", "## Hosts (first %d of %d)" % (min(host_rows, len(hosts)), len(hosts)), ""]
+    rails = plan["sizing"]["rails"]
+    out += _table(["host", "group"] + ["rail %d" % r for r in range(rails)], [
+        [name, host["group"]] + ["%s/%d via %s" % (n["address"], n["prefixlen"], n["gateway"]) for n in host["nics"]]
+        for name, host in hosts[:host_rows]])
+    out += ["", "Files beside this report: `plan.json`, `cabling.csv`, `hosts/<host>.json`,",
+            "`leafs/<leaf>.json`, `leafs/<leaf>-bindings.csv`, `topology.dot` / `topology.svg`.", ""]
+    return "\n".join(out)
+
+
+def _quote(text):
+    return '"%s"' % str(text).replace('"', '\\"')
+
+
+def _keep_order(names):
+    """Invisible edges inside a rank keep nodes left-to-right in plan order."""
+    if len(names) < 2:
+        return []
+    return ["    %s [style=invis];" % " -> ".join(_quote(n) for n in names)]
+
+
+def topology_dot(plan):
+    """Graphviz DOT: spines on top, leafs by group, servers (or server groups) at the bottom."""
+    out = ["digraph fabric {", '  graph [rankdir=TB, label=%s, labelloc=t, fontsize=18, splines=false];' % _quote(
+        "%s: %d GPUs, %d leafs, %d spines, %s" % (plan["fabric"], plan["sizing"]["gpus"], plan["sizing"]["leafs"],
+                                                  plan["sizing"]["spines"], plan["addressing_scheme"])),
+           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+           '  edge [dir=none, color="#777777"];']
+    out.append("  { rank=same;")
+    for name, spine in sorted(plan["spines"].items()):
+        out.append("    %s [fillcolor=\"#f4cccc\", label=%s];" % (_quote(name), _quote("%s\\n%s  plane %d" % (
+            name, spine["platform"], spine["plane"]))))
+    out += _keep_order(sorted(plan["spines"]))
+    out.append("  }")
+    out.append("  { rank=same;")
+    for name, leaf in sorted(plan["leafs"].items(), key=lambda item: item[1]["slot"]):
+        gateway = leaf["gateway"]["subnet"] if leaf["gateway"] else "/31s"
+        out.append("    %s [fillcolor=\"#cfe2f3\", label=%s];" % (_quote(name), _quote("%s\\n%s  rail %d\\n%s" % (
+            name, leaf["platform"], leaf["rail"], gateway))))
+    out += _keep_order([name for name, _leaf in sorted(plan["leafs"].items(), key=lambda item: item[1]["slot"])])
+    out.append("  }")
+    for name, leaf in sorted(plan["leafs"].items()):
+        per_spine = {}
+        for uplink in leaf["uplinks"]:
+            per_spine[uplink["spine"]] = per_spine.get(uplink["spine"], 0) + 1
+        for spine, count in sorted(per_spine.items()):
+            out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote(spine), _quote(name), _quote("%dx" % count)))
+    per_server = len(plan["hosts"]) <= DIAGRAM_SERVER_LIMIT
+    out.append("  { rank=same;")
+    if per_server:
+        for name, host in sorted(plan["hosts"].items(), key=lambda item: item[1]["slot"]):
+            out.append("    %s [fillcolor=\"#d9ead3\", label=%s];" % (_quote(name), _quote("%s\\ngroup %d" % (name, host["group"]))))
+        out += _keep_order([name for name, _host in sorted(plan["hosts"].items(), key=lambda item: item[1]["slot"])])
+    else:
+        groups = {}
+        for host in plan["hosts"].values():
+            groups[host["group"]] = groups.get(host["group"], 0) + 1
+        for group, count in sorted(groups.items()):
+            out.append("    %s [fillcolor=\"#d9ead3\", label=%s];" % (_quote("group%d" % group), _quote(
+                "group %d\\n%d servers" % (group, count))))
+        out += _keep_order(["group%d" % group for group in sorted(groups)])
+    out.append("  }")
+    for name, leaf in sorted(plan["leafs"].items()):
+        if per_server:
+            for link in leaf["downlinks"]:
+                out.append("  %s -> %s;" % (_quote(name), _quote(link["server"])))
+        else:
+            out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote(name), _quote("group%d" % leaf["group"]),
+                                                                _quote("%dx" % len(leaf["downlinks"]))))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def render_all(plan):
+    """Every artifact as {relative path: text}."""
+    files = {
+        "plan.json": to_json(plan),
+        "cabling.csv": cabling_csv(plan),
+        "report.md": report_markdown(plan),
+        "topology.dot": topology_dot(plan),
+    }
+    for name, host in plan["hosts"].items():
+        files["hosts/%s.json" % name] = to_json(dict(host, qos=plan["qos"]))
+    for name, leaf in plan["leafs"].items():
+        files["leafs/%s.json" % name] = to_json(leaf)
+        files["leafs/%s-bindings.csv" % name] = binding_csv(leaf)
+    return files

@@ -1,0 +1,163 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: fabric_artifacts
+short_description: Write a fabric's plan artifacts (plan JSON, cabling CSV, report, diagram)
+description:
+  - Computes the plan from the fabric intent and writes, under O(dest) - C(plan.json),
+    C(cabling.csv) (printable cable labels), C(hosts/<host>.json) (per-host network intent),
+    C(leafs/<leaf>.json) and C(leafs/<leaf>-bindings.csv) (leaf port binding tables),
+    C(report.md) and C(topology.dot), plus C(topology.svg) when Graphviz C(dot) is installed.
+  - Only files whose content differs are written, so a second run reports no change. Files this
+    module wrote before that the plan no longer has (a removed host) are deleted.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  fabric:
+    description: The fabric intent, normally the inventory variable C(fabric).
+    type: dict
+    required: true
+  dest:
+    description: Directory to write into; created when missing.
+    type: path
+    required: true
+  render_svg:
+    description: Render C(topology.svg) with Graphviz C(dot) when it is installed.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Reports which files would be written or removed; writes nothing.
+  diff_mode:
+    support: full
+    description: Before/after text of each changed text file (plan.json is summarised by name).
+notes:
+  - Runs where it is executed; use O(delegate_to=localhost) to write on the controller.
+"""
+
+EXAMPLES = r"""
+- name: Write the lab fabric's artifacts
+  aifabric.roce.fabric_artifacts:
+    fabric: "{{ fabric }}"
+    dest: "{{ playbook_dir }}/../build/lab"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+written:
+  description: Files written (or that would be, in check mode), relative to O(dest).
+  returned: always
+  type: list
+  elements: str
+  sample: ["cabling.csv", "report.md"]
+removed:
+  description: Stale files removed (or that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: ["hosts/gpu05.json"]
+files:
+  description: Every artifact path, relative to O(dest).
+  returned: always
+  type: list
+  elements: str
+  sample: ["plan.json", "cabling.csv", "report.md", "topology.dot", "topology.svg"]
+svg:
+  description: Whether topology.svg is produced (false when Graphviz is missing or O(render_svg=false)).
+  returned: always
+  type: bool
+  sample: true
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+
+MANIFEST = ".aifabric-artifacts"
+DIFF_LIMIT = 20000
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def _write(module, path, data):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(tmp, 0o644)
+    module.atomic_move(tmp, path)
+
+
+def _render_svg(module, dot_bin, dot_text):
+    rc, out, err = module.run_command([dot_bin, "-Tsvg"], data=dot_text, binary_data=True, encoding=None)
+    if rc != 0:
+        module.fail_json(msg="graphviz dot failed: %s" % err)
+    return out
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(fabric=dict(type="dict", required=True), dest=dict(type="path", required=True),
+                           render_svg=dict(type="bool", default=True)),
+        supports_check_mode=True,
+    )
+    dest = module.params["dest"]
+    try:
+        plan = build_plan(module.params["fabric"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+    dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None
+    if dot_bin:
+        files["topology.svg"] = _render_svg(module, dot_bin, files["topology.dot"])
+    files[MANIFEST] = ("\n".join(sorted(files)) + "\n").encode("utf-8")
+
+    previous = (_read(os.path.join(dest, MANIFEST)) or b"").decode("utf-8").split()
+    stale = sorted(name for name in previous if name not in files and ".." not in name.split("/"))
+    written, diffs = [], []
+    for name in sorted(files):
+        path = os.path.join(dest, name)
+        before = _read(path)
+        if before == files[name]:
+            continue
+        if name != MANIFEST:
+            written.append(name)
+            if module._diff and name.endswith((".csv", ".md", ".dot", ".json")) and len(files[name]) < DIFF_LIMIT:
+                diffs.append({"before_header": path, "after_header": path,
+                              "before": (before or b"").decode("utf-8", "replace"), "after": files[name].decode("utf-8")})
+        if not module.check_mode:
+            _write(module, path, files[name])
+    removed = [name for name in stale if os.path.exists(os.path.join(dest, name))]
+    if not module.check_mode:
+        for name in removed:
+            os.unlink(os.path.join(dest, name))
+    result = dict(changed=bool(written or removed), written=written, removed=removed,
+                  files=sorted(name for name in files if name != MANIFEST), svg=bool(dot_bin))
+    if module._diff:
+        result["diff"] = diffs or [{"before": "", "after": ""}]
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: fabric_plan
+short_description: Compute the whole plan of a rail-optimized RoCE fabric
+description:
+  - Validates the fabric intent (see the fabric schema reference) and computes the plan - sizing,
+    cabling, rail IP plan, fabric links, leaf port binding (PPD) and per-host route maps (IRM).
+  - Pure computation on the controller; nothing on any device changes. Same input gives the same
+    plan, and growing the fabric never renumbers existing assignments.
+  - Bad input fails with one message listing every problem, each with its key path and the fix.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  fabric:
+    description: The fabric intent, normally the inventory variable C(fabric).
+    type: dict
+    required: true
+  hosts:
+    description:
+      - Only return these GPU hosts under RV(plan.hosts) (all when omitted). Keeps results small
+        for large fabrics; validation always covers the whole fabric.
+    type: list
+    elements: str
+attributes:
+  check_mode:
+    support: full
+    description: Computes the same plan in check mode; nothing is written in either mode.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to diff.
+notes:
+  - Runs on the controller; use O(delegate_to=localhost) or a play on C(localhost).
+"""
+
+EXAMPLES = r"""
+- name: Plan the fabric once, on the controller
+  aifabric.roce.fabric_plan:
+    fabric: "{{ fabric }}"
+  delegate_to: localhost
+  run_once: true
+  register: fabric_plan_result
+
+- name: Show the NCCL hints of one host
+  ansible.builtin.debug:
+    var: fabric_plan_result.plan.hosts['gpu01'].nccl
+"""
+
+RETURN = r"""
+plan:
+  description: The plan. Keys C(hosts), C(leafs), C(spines), C(cabling), C(qos), C(sizing); see docs/plan-format.md.
+  returned: success
+  type: dict
+  sample: {"fabric": "lab", "schema_version": 1, "sizing": {"gpus": 16, "leafs": 4, "spines": 2}}
+problems:
+  description: On bad input, every problem with its key path and fix.
+  returned: failure
+  type: list
+  elements: dict
+  sample: [{"path": "fabric.rails", "message": "rails is 8 but servers.nics lists 4 NICs", "fix": "list one NIC per rail or correct rails"}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(fabric=dict(type="dict", required=True),
+                           hosts=dict(type="list", elements="str")),
+        supports_check_mode=True,
+    )
+    try:
+        plan = build_plan(module.params["fabric"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    wanted = module.params["hosts"]
+    if wanted is not None:
+        unknown = sorted(set(wanted) - set(plan["hosts"]))
+        if unknown:
+            module.fail_json(msg="hosts not in the fabric plan: %s" % ", ".join(unknown))
+        plan["hosts"] = dict((name, plan["hosts"][name]) for name in wanted)
+    module.exit_json(changed=False, plan=plan)
+
+
+if __name__ == "__main__":
+    main()
