@@ -170,13 +170,17 @@ def _check_nics(intent, problems):
                                       "raise max_rails (before the fabric is built: it lays out spine ports)"))
 
 
-def _check_platforms(intent, leaf_names, problems):
+def _check_platform_names(intent, problems):
     known = ", ".join(sorted(PLATFORM_DEVICE_TYPES))
     for role in ("leafs", "spines"):
         platform = intent[role]["platform"]
         if platform not in PLATFORM_DEVICE_TYPES:
             problems.append(FabricProblem("fabric.%s.platform" % role, "unknown NOS %r" % platform,
                                           "use one of %s" % known))
+
+
+def _check_platform_overrides(intent, leaf_names, problems):
+    known = ", ".join(sorted(PLATFORM_DEVICE_TYPES))
     for leaf, platform in intent["leafs"]["platform_overrides"].items():
         path = "fabric.leafs.platform_overrides.%s" % leaf
         if leaf not in leaf_names:
@@ -244,11 +248,14 @@ def _pool_block(count):
 
 
 def _check_overlaps(named_pools, problems):
-    items = sorted(named_pools, key=lambda item: (int(item[1].network_address), item[0]))
-    for (path_a, net_a), (path_b, net_b) in zip(items, items[1:]):
-        if net_a.overlaps(net_b):
-            problems.append(FabricProblem(path_b, "%s overlaps %s (%s)" % (net_b, net_a, path_a),
-                                          "give every pool its own address range"))
+    """Every overlapping pair, reported on the more specific prefix (usually the mistake)."""
+    for index, (path_a, net_a) in enumerate(named_pools):
+        for path_b, net_b in named_pools[index + 1:]:
+            if net_a.overlaps(net_b):
+                (wide_path, wide), (narrow_path, narrow) = sorted(
+                    ((path_a, net_a), (path_b, net_b)), key=lambda item: item[1].prefixlen)
+                problems.append(FabricProblem(narrow_path, "%s overlaps %s (%s)" % (narrow, wide, wide_path),
+                                              "give every pool its own address range"))
 
 
 def build_layout(intent):
@@ -263,10 +270,12 @@ def build_layout(intent):
     lay.max_rails = intent["max_rails"]
     lay.ratio = parse_ratio(intent["oversubscription"])
 
+    _check_platform_names(intent, problems)
     leaf_ports = _switch_model(intent, "leafs", ("downlinks", "uplinks"), problems) or {}
     spine_ports = _switch_model(intent, "spines", ("downlinks",), problems) or {}
-    if problems or not all(leaf_ports.values()) or not all(spine_ports.values()):
-        raise FabricError(problems or [FabricProblem("fabric.switch_models", "port groups missing", "define them")])
+    if not lay.server_names or not leaf_ports or not spine_ports or not all(leaf_ports.values()) \
+            or not all(spine_ports.values()):
+        raise FabricError(problems)
     lay.leaf_down, lay.leaf_up = leaf_ports["downlinks"], leaf_ports["uplinks"]
     lay.spine_down = spine_ports["downlinks"]
 
@@ -342,7 +351,7 @@ def build_layout(intent):
     if len(set(all_names)) != len(all_names):
         problems.append(FabricProblem("fabric.leafs.name_pattern", "server, leaf and spine names collide",
                                       "make name patterns unique (leafs need {group} and {rail}, spines {index})"))
-    _check_platforms(intent, set(leaf[0] for leaf in lay.leafs), problems)
+    _check_platform_overrides(intent, set(leaf[0] for leaf in lay.leafs), problems)
 
     # Addressing.
     addressing = intent["addressing"]

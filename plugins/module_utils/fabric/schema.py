@@ -240,7 +240,7 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
         "table_base": Key("int", "Routing table id of rail 0; rail r uses base + r.", default=100,
                           minimum=1, maximum=2 ** 31, example=100, drives="Per-NIC tables."),
         "rule_priority_base": Key("int", "`ip rule` priority of rail 0; rail r uses base + r.",
-                                  default=1000, minimum=1, maximum=32000, example=1000,
+                                  default=1000, minimum=1, maximum=32765, example=1000,
                                   drives="Per-NIC rules."),
     }),
     "qos": Section("RoCE QoS shared by hosts and switches.", {

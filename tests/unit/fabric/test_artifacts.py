@@ -1,0 +1,48 @@
+import csv
+import io
+import json
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all, topology_dot
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+
+from .intents import lab, small
+
+
+def test_artifact_set_for_the_lab():
+    files = render_all(build_plan(lab()))
+    assert sorted(f for f in files if "/" not in f) == ["cabling.csv", "plan.json", "report.md", "topology.dot"]
+    assert sorted(f for f in files if f.startswith("hosts/")) == ["hosts/gpu0%d.json" % i for i in range(1, 5)]
+    assert "leafs/leaf3-bindings.csv" in files
+    assert json.loads(files["hosts/gpu01.json"])["nics"][0]["address"] == "10.100.0.1"
+
+
+def test_cabling_csv_has_a_row_per_cable():
+    files = render_all(build_plan(lab()))
+    rows = list(csv.DictReader(io.StringIO(files["cabling.csv"])))
+    assert len(rows) == 32
+    assert rows[0] == {"label": "H-gpu01-R0", "kind": "host-leaf", "a_device": "gpu01", "a_port": "rail0",
+                       "b_device": "leaf0", "b_port": "Ethernet1", "speed_gbps": "100"}
+
+
+def test_binding_csv_lists_excluded_destinations():
+    rows = list(csv.DictReader(io.StringIO(render_all(build_plan(lab()))["leafs/leaf1-bindings.csv"])))
+    assert rows[3]["ingress"] == "Ethernet4" and rows[3]["uplink"] == "Ethernet12"
+    assert rows[3]["exclude_destinations"] == "10.101.0.0/29"
+
+
+def test_report_names_sizing_and_every_leaf():
+    report = render_all(build_plan(lab()))["report.md"]
+    assert "| leafs | 4 |" in report and "| spines (planes) | 2 (1) |" in report
+    for leaf in ("leaf0", "leaf1", "leaf2", "leaf3"):
+        assert "| %s |" % leaf in report
+
+
+def test_diagram_is_per_server_for_small_and_per_group_for_large_fabrics():
+    dot = topology_dot(build_plan(lab()))
+    assert '"leaf0" -> "gpu01";' in dot and '"spine1" -> "leaf0" [label="2x"' in dot
+    big = topology_dot(build_plan(small(servers=40, spg=8)))
+    assert '"group5"' in big and '"h040"' not in big
+
+
+def test_rendering_is_deterministic():
+    assert render_all(build_plan(lab())) == render_all(build_plan(lab()))

@@ -1,0 +1,19 @@
+"""Regenerate the docs that come from code (run by `make docs`; a unit test checks they are current)."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
+
+
+def main():
+    path = os.path.join(ROOT, "docs", "fabric-schema.md")
+    with open(path, "w") as handle:
+        handle.write(schema_doc())
+    print("wrote %s" % path)
+
+
+if __name__ == "__main__":
+    main()
