@@ -18,7 +18,7 @@ description:
     module wrote before that the plan no longer has (a removed host) are deleted.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   fabric:
     description: The fabric intent, normally the inventory variable C(fabric).
@@ -40,7 +40,7 @@ attributes:
     support: full
     description: Before/after text of each changed text file (plan.json is summarised by name).
 notes:
-  - Runs where it is executed; use O(delegate_to=localhost) to write on the controller.
+  - Runs where it is executed; use C(delegate_to=localhost) to write on the controller.
 """
 
 EXAMPLES = r"""

@@ -17,7 +17,7 @@ description:
   - Bad input fails with one message listing every problem, each with its key path and the fix.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   fabric:
     description: The fabric intent, normally the inventory variable C(fabric).
@@ -25,7 +25,7 @@ options:
     required: true
   hosts:
     description:
-      - Only return these GPU hosts under RV(plan.hosts) (all when omitted). Keeps results small
+      - Only return these GPU hosts under C(plan.hosts) (all when omitted). Keeps results small
         for large fabrics; validation always covers the whole fabric.
     type: list
     elements: str
@@ -37,7 +37,7 @@ attributes:
     support: none
     description: Nothing changes, so there is nothing to diff.
 notes:
-  - Runs on the controller; use O(delegate_to=localhost) or a play on C(localhost).
+  - Runs on the controller; use C(delegate_to=localhost) or a play on C(localhost).
 """
 
 EXAMPLES = r"""

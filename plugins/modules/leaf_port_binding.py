@@ -20,7 +20,7 @@ description:
   - Pure computation on the controller; the switch roles push the result.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   fabric:
     description: The fabric intent, normally the inventory variable C(fabric).

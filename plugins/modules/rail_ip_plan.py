@@ -17,7 +17,7 @@ description:
   - Pure computation on the controller; bad input fails with every problem's key path and fix.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   fabric:
     description: The fabric intent, normally the inventory variable C(fabric).

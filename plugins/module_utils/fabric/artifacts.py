@@ -37,7 +37,7 @@ def binding_csv(leaf):
 
 
 def _table(headers, rows):
-    lines = ["| %s |" % " | ".join(headers), "|%s|" % "|".join("---" for _ in headers)]
+    lines = ["| %s |" % " | ".join(headers), "|%s|" % "|".join(["---"] * len(headers))]
     lines.extend("| %s |" % " | ".join(str(c) for c in row) for row in rows)
     return lines
 
@@ -54,8 +54,8 @@ def report_markdown(plan, host_rows=64):
         ("uplinks per leaf", sizing["uplinks_per_leaf"]),
         ("host links / fabric links", "%d / %d" % (sizing["host_links"], sizing["fabric_links"])),
         ("optics (one per cable end)", sizing["optics"]),
-        ("leaf down:up bandwidth", "%dG : %dG (%s:1)" % (sizing["leaf_down_gbps"], sizing["leaf_up_gbps"],
-                                                          sizing["oversubscription_effective"])),
+        ("leaf down:up bandwidth", "%dG : %dG (%s:1)" % (
+            sizing["leaf_down_gbps"], sizing["leaf_up_gbps"], sizing["oversubscription_effective"])),
     ])
     out += ["", "Switch hops between GPUs on different servers: " + ", ".join(
         "%s = %s" % (k.replace("_", " "), "no path" if v is None else v) for k, v in sorted(sizing["hops"].items())), ""]
@@ -139,8 +139,8 @@ def topology_dot(plan):
             for link in leaf["downlinks"]:
                 out.append("  %s -> %s;" % (_quote(name), _quote(link["server"])))
         else:
-            out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote(name), _quote("group%d" % leaf["group"]),
-                                                                _quote("%dx" % len(leaf["downlinks"]))))
+            label = _quote("%dx" % len(leaf["downlinks"]))
+            out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote(name), _quote("group%d" % leaf["group"]), label))
     out.append("}")
     return "\n".join(out) + "\n"
 

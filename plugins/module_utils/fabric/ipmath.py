@@ -18,5 +18,5 @@ def ip(value):
 
 def cidrs_for_range(first, last):
     """Smallest list of prefixes covering the integer range [first, last]."""
-    return [str(net) for net in ipaddress.summarize_address_range(ipaddress.IPv4Address(first),
-                                                                   ipaddress.IPv4Address(last))]
+    networks = ipaddress.summarize_address_range(ipaddress.IPv4Address(first), ipaddress.IPv4Address(last))
+    return [str(net) for net in networks]

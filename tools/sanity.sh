@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run `ansible-test sanity` on a copy of the collection laid out as ansible_collections/aifabric/roce
+# (ansible-test needs that path; a symlinked checkout resolves to the real path and is refused).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work="$root/build/sanity/ansible_collections/aifabric/roce"
+rm -rf "$root/build/sanity"
+mkdir -p "$work"
+cd "$root"
+# ansible-test fetches a get-pip script from a host outside PyPI; hand it our stand-in instead.
+pip_version=$(python -c "from ansible_test._internal.python_requirements import get_venv_packages as g; from types import SimpleNamespace as S; print(g(S(version='3.11'))['pip'])" 2>/dev/null || echo 24.2)
+cache="$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+mkdir -p "$(dirname "$cache")"
+cp tools/get_pip_offline.py "$cache"
+# Tracked files plus new files git does not ignore: what would be committed.
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -e "$f" ] || continue
+  mkdir -p "$work/$(dirname "$f")"
+  cp -p "$f" "$work/$f"
+done
+cd "$work"
+git init -q . && git add -A >/dev/null 2>&1 || true
+ansible-test sanity --python 3.11 --color no "$@"
