@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""The virtual lab's GPU hosts and rail gateways (test plumbing, not product code).
+
+    lab.py up      create what is missing (idempotent); builds the image once
+    lab.py down    remove every container, netns, bridge and veth this script created
+    lab.py status  print what exists, exit 1 when the lab is incomplete
+
+Topology, derived from the lab fabric's plan (inventories/lab/group_vars/all/fabric.yml):
+
+* one podman container per GPU host (``aifabric-gpu01`` ...), ``--network none``, runc, low ulimits,
+  CAP_NET_ADMIN/NET_RAW, writable /proc/sys (the role sets per-NIC sysctls);
+* a management link ``eth0`` per host: veth to the bridge ``aflab-mgmt`` in the controller's
+  namespace, which holds the management gateway 192.168.250.1/24, so the controller reaches every
+  host on 192.168.250.(10+N) and every host has a main-table default route via .1;
+* one L2 segment per rail: the namespace ``aflab-leaf`` plays the rail leafs' routed ports: one
+  bridge per rail (MTU 9000) carrying each rail subnet's gateway address from the plan (.6 of each
+  /29), IPv4 forwarding on, so gateways answer and cross-rail traffic is routed by them;
+* each host's rail NIC is the container end of a veth into that bridge, named after the plan's
+  netdev (rail0..rail3) and created at MTU 1500, like a NIC nobody has configured yet.
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+FABRIC_FILE = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")
+LABEL = "aifabric.lab=hosts"
+PREFIX = "aifabric-"
+LEAF_NS = "aflab-leaf"
+MGMT_BRIDGE = "aflab-mgmt"
+MGMT_NET = ipaddress.ip_network(os.environ.get("LAB_MGMT_NET", "192.168.250.0/24"))
+RAIL_MTU = 9000
+NIC_INITIAL_MTU = 1500
+
+
+def run(cmd, check=True, capture=True, quiet=False):
+    """Run a command; return stdout (text)."""
+    if not quiet and os.environ.get("LAB_VERBOSE"):
+        print("+ " + " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(cmd, check=False, text=True, stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.PIPE if capture else None)
+    if check and proc.returncode != 0:
+        raise SystemExit("lab: command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd), (proc.stderr or "").strip()))
+    return proc.stdout if capture else ""
+
+
+def ok(cmd):
+    return subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def lab_topology():
+    """Hosts, rails and gateways of the lab, from the planner (one source of truth)."""
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    import yaml  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan  # pylint: disable=import-outside-toplevel
+    with open(FABRIC_FILE, encoding="utf-8") as handle:
+        fabric = yaml.safe_load(handle)["fabric"]
+    plan = build_plan(fabric)
+    hosts = []
+    gateways = {}
+    for index, name in enumerate(sorted(plan["hosts"]), start=1):
+        intent = plan["hosts"][name]
+        hosts.append({
+            "name": name,
+            "container": PREFIX + name,
+            "index": index,
+            "mgmt_interface": intent["mgmt_interface"],
+            "mgmt_address": str(MGMT_NET.network_address + 10 + index),
+            "nics": [{"rail": nic["rail"], "netdev": nic["netdev"]} for nic in intent["nics"]],
+        })
+        for nic in intent["nics"]:
+            gateways.setdefault(nic["rail"], set()).add("%s/%s" % (nic["gateway"], nic["prefixlen"]))
+    return hosts, {rail: sorted(addrs) for rail, addrs in gateways.items()}
+
+
+def bridge_name(rail):
+    return "br-rail%d" % rail
+
+
+def leaf_port(host, rail):
+    return "afl%02dr%d" % (host["index"], rail)
+
+
+def mgmt_port(host):
+    return "afl%02dm" % host["index"]
+
+
+def in_leaf(*args):
+    return ["ip", "netns", "exec", LEAF_NS] + list(args)
+
+
+def ensure_image():
+    return run(["bash", os.path.join(HERE, "build-image.sh")]).strip().splitlines()[-1]
+
+
+def ensure_mgmt_bridge():
+    if not ok(["ip", "link", "show", "dev", MGMT_BRIDGE]):
+        run(["ip", "link", "add", MGMT_BRIDGE, "type", "bridge"])
+    gateway = "%s/%d" % (MGMT_NET.network_address + 1, MGMT_NET.prefixlen)
+    run(["ip", "addr", "replace", gateway, "dev", MGMT_BRIDGE])
+    run(["ip", "link", "set", MGMT_BRIDGE, "up"])
+
+
+def ensure_leaf(gateways):
+    if LEAF_NS not in run(["ip", "netns", "list"]).split():
+        run(["ip", "netns", "add", LEAF_NS])
+    run(in_leaf("ip", "link", "set", "lo", "up"))
+    run(in_leaf("sysctl", "-qw", "net.ipv4.ip_forward=1"))
+    for rail, addrs in sorted(gateways.items()):
+        bridge = bridge_name(rail)
+        if not ok(in_leaf("ip", "link", "show", "dev", bridge)):
+            run(in_leaf("ip", "link", "add", bridge, "mtu", str(RAIL_MTU), "type", "bridge"))
+        for addr in addrs:
+            run(in_leaf("ip", "addr", "replace", addr, "dev", bridge))
+        run(in_leaf("ip", "link", "set", bridge, "mtu", str(RAIL_MTU), "up"))
+
+
+def container_pid(host):
+    out = run(["podman", "inspect", "-f", "{{.State.Running}} {{.State.Pid}}", host["container"]], check=False).strip()
+    if not out:
+        return None
+    running, pid = out.split()
+    return int(pid) if running == "true" else None
+
+
+def ensure_container(host, image):
+    pid = container_pid(host)
+    if pid:
+        return pid
+    run(["podman", "rm", "-f", "--ignore", host["container"]])
+    run(["podman", "--runtime", "runc", "run", "-d", "--name", host["container"], "--hostname", host["name"],
+         "--label", LABEL, "--network", "none", "--cap-add", "NET_ADMIN,NET_RAW",
+         "--security-opt", "unmask=/proc/sys", "--sysctl", "net.ipv4.ping_group_range=0 0",
+         "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", image, "sleep", "infinity"])
+    return container_pid(host)
+
+
+def in_host(pid, *args):
+    return ["nsenter", "-t", str(pid), "-n"] + list(args)
+
+
+def ensure_links(host, pid):
+    # Management link: controller bridge <-> eth0 (address and default route only if absent).
+    mgmt_if = host["mgmt_interface"]
+    if not ok(in_host(pid, "ip", "link", "show", "dev", mgmt_if)):
+        run(["ip", "link", "del", mgmt_port(host)], check=False)
+        run(["ip", "link", "add", mgmt_port(host), "type", "veth", "peer", "name", mgmt_if, "netns", str(pid)])
+        run(["ip", "link", "set", mgmt_port(host), "master", MGMT_BRIDGE, "up"])
+        run(in_host(pid, "ip", "link", "set", "lo", "up"))
+        run(in_host(pid, "ip", "addr", "add", "%s/%d" % (host["mgmt_address"], MGMT_NET.prefixlen), "dev", mgmt_if))
+        run(in_host(pid, "ip", "link", "set", mgmt_if, "up"))
+        run(in_host(pid, "ip", "route", "replace", "default", "via", str(MGMT_NET.network_address + 1), "dev", mgmt_if))
+    # Rail links: leaf bridge <-> railN, the NIC at 1500 as delivered.
+    for nic in host["nics"]:
+        port = leaf_port(host, nic["rail"])
+        if ok(in_host(pid, "ip", "link", "show", "dev", nic["netdev"])):
+            continue
+        run(in_leaf("ip", "link", "del", port), check=False)
+        run(in_leaf("ip", "link", "add", port, "mtu", str(RAIL_MTU), "type", "veth", "peer", "name", nic["netdev"],
+                    "mtu", str(NIC_INITIAL_MTU), "netns", str(pid)))
+        run(in_leaf("ip", "link", "set", port, "master", bridge_name(nic["rail"]), "up"))
+        run(in_host(pid, "ip", "link", "set", nic["netdev"], "up"))
+
+
+def up(_args):
+    hosts, gateways = lab_topology()
+    image = ensure_image()
+    ensure_mgmt_bridge()
+    ensure_leaf(gateways)
+    for host in hosts:
+        pid = ensure_container(host, image)
+        ensure_links(host, pid)
+    return status(_args)
+
+
+def down(_args):
+    names = run(["podman", "ps", "-a", "--filter", "label=" + LABEL, "--format", "{{.Names}}"]).split()
+    if names:
+        run(["podman", "rm", "-f", "-t", "0"] + names)
+    if LEAF_NS in run(["ip", "netns", "list"]).split():
+        run(["ip", "netns", "del", LEAF_NS])
+    if ok(["ip", "link", "show", "dev", MGMT_BRIDGE]):
+        run(["ip", "link", "del", MGMT_BRIDGE])
+    for link in json.loads(run(["ip", "-j", "link", "show"]) or "[]"):
+        name = link.get("ifname", "")
+        if name.startswith("afl") and name[3:5].isdigit():
+            run(["ip", "link", "del", name], check=False)
+    print("lab hosts: down")
+    return 0
+
+
+def status(_args):
+    hosts, gateways = lab_topology()
+    missing = []
+    for host in hosts:
+        pid = container_pid(host)
+        if not pid:
+            missing.append("%s: container not running" % host["container"])
+            continue
+        names = [link["ifname"] for link in json.loads(run(in_host(pid, "ip", "-j", "link", "show")))]
+        for want in [host["mgmt_interface"]] + [nic["netdev"] for nic in host["nics"]]:
+            if want not in names:
+                missing.append("%s: no %s" % (host["name"], want))
+    if LEAF_NS not in run(["ip", "netns", "list"]).split():
+        missing.append("netns %s missing" % LEAF_NS)
+    else:
+        for rail in gateways:
+            if not ok(in_leaf("ip", "link", "show", "dev", bridge_name(rail))):
+                missing.append("leaf bridge %s missing" % bridge_name(rail))
+    for line in missing:
+        print("lab hosts: " + line)
+    if missing:
+        return 1
+    print("lab hosts: up (%s; mgmt %s, rail gateways %s)" % (
+        ", ".join("%s=%s" % (h["name"], h["mgmt_address"]) for h in hosts), MGMT_NET,
+        ", ".join(a for addrs in gateways.values() for a in addrs)))
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("action", choices=["up", "down", "status"])
+    args = parser.parse_args()
+    return {"up": up, "down": down, "status": status}[args.action](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
