@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Preflight checks: facts + expectations -> findings. Pure functions, no I/O.
+
+A finding is {id, severity, host, subject, expected, actual, message}; severity is ``error`` or
+``warning``. Check ids (and default severities) are listed in CHECKS.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.host.pcitopo import RANK, acs_redirects
+
+CHECKS = {
+    "rdma_module": "error",       # an RDMA kernel module is not loaded
+    "nic_present": "error",       # planned netdev / RDMA device missing or not bound together
+    "link_up": "error",           # netdev not up or RDMA port not ACTIVE
+    "link_speed": "error",        # negotiated speed differs from the plan
+    "mtu": "error",               # netdev MTU differs from the plan
+    "roce_gid": "error",          # no RoCEv2 GID for the rail IP, or at another index than NCCL_IB_GID_INDEX
+    "fw_host_mixed": "error",     # NICs of one model run different firmware on one host
+    "fw_baseline": "error",       # firmware older than the per-model baseline
+    "fw_fleet_mixed": "warning",  # the host's firmware differs from the fleet's most common version
+    "gdr_ready": "error",         # neither nvidia_peermem nor the dma-buf path is available
+    "gpu_present": "error",       # planned GPU index not found
+    "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
+    "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
+    "iommu_mode": "warning",      # IOMMU translates DMA (GDR wants off or passthrough)
+}
+
+DEFAULTS = {
+    "rdma_modules": ["ib_core", "ib_uverbs", "rdma_cm", "mlx5_core", "mlx5_ib"],
+    "gpu_nic_allowed": ["PIX", "PXB"],
+    "require_gdr": True,
+    "require_acs_off": True,
+    "iommu_allowed": ["off", "passthrough"],
+    "firmware_baseline": {},
+    "gid_index": None,
+    "severity": {},
+}
+
+
+def version_key(text):
+    return tuple(int(x) for x in re.findall(r"\d+", text or ""))
+
+
+def _finding(exp, check, host, subject, expected, actual, message):
+    return {"id": check, "severity": exp["severity"].get(check, CHECKS[check]), "host": host,
+            "subject": subject, "expected": expected, "actual": actual, "message": message}
+
+
+def expectations(nics, **overrides):
+    """Expectations with defaults filled in; ``nics`` is the plan's host intent ``nics`` list."""
+    exp = dict(DEFAULTS)
+    exp.update(dict((k, v) for k, v in overrides.items() if v is not None))
+    exp["nics"] = list(nics or [])
+    exp["severity"] = dict(exp.get("severity") or {})
+    if exp.get("gid_index") not in (None, ""):
+        exp["gid_index"] = int(exp["gid_index"])
+    else:
+        exp["gid_index"] = None
+    return exp
+
+
+def _nic_checks(facts, exp, host, nic, out):
+    netdev, rdma_name = nic["netdev"], nic.get("rdma")
+    nd = facts["netdevs"].get(netdev)
+    dev = facts["rdma_devices"].get(rdma_name) if rdma_name else None
+    if nd is None or (rdma_name and dev is None) or (dev is not None and netdev not in dev["netdevs"]):
+        actual = {"netdev": nd is not None, "rdma": dev is not None,
+                  "rdma_netdevs": dev["netdevs"] if dev else None}
+        out.append(_finding(exp, "nic_present", host, netdev, {"netdev": netdev, "rdma": rdma_name}, actual,
+                            "planned NIC %s/%s not found or not bound together" % (netdev, rdma_name)))
+        return
+    port = dev["ports"].get("1") if dev else None
+    port_state = (port or {}).get("state") or ""
+    if nd["operstate"] != "up" or (port is not None and "ACTIVE" not in port_state):
+        out.append(_finding(exp, "link_up", host, netdev, "up/ACTIVE", "%s/%s" % (nd["operstate"], port_state),
+                            "%s is not up (operstate %s, RDMA port %s)" % (netdev, nd["operstate"], port_state or "n/a")))
+    elif nic.get("speed_gbps") and nd["speed_mbps"] != int(nic["speed_gbps"]) * 1000:
+        out.append(_finding(exp, "link_speed", host, netdev, int(nic["speed_gbps"]) * 1000, nd["speed_mbps"],
+                            "%s runs at %s Mb/s, plan says %d Gb/s" % (netdev, nd["speed_mbps"], int(nic["speed_gbps"]))))
+    want_mtu = nic.get("mtu") or exp.get("mtu")
+    if want_mtu and nd["mtu"] != int(want_mtu):
+        out.append(_finding(exp, "mtu", host, netdev, int(want_mtu), nd["mtu"],
+                            "%s MTU is %s, plan says %s" % (netdev, nd["mtu"], want_mtu)))
+    if nic.get("address") and port is not None:
+        v2 = [g for g in port["gids"] if g["ipv4"] == nic["address"] and g["type"] == "RoCE v2"]
+        if not v2:
+            out.append(_finding(exp, "roce_gid", host, netdev, {"address": nic["address"], "type": "RoCE v2"}, None,
+                                "no RoCE v2 GID for %s on %s (address not configured?)" % (nic["address"], rdma_name)))
+        elif exp["gid_index"] is not None and v2[0]["index"] != exp["gid_index"]:
+            out.append(_finding(exp, "roce_gid", host, netdev, exp["gid_index"], v2[0]["index"],
+                                "RoCE v2 GID of %s is at index %d, NCCL_IB_GID_INDEX is %d"
+                                % (nic["address"], v2[0]["index"], exp["gid_index"])))
+    gpus = nic.get("gpus") if nic.get("gpus") is not None else ([nic["gpu"]] if nic.get("gpu") is not None else [])
+    known = dict((str(g["index"]), g) for g in facts["gpus"])
+    for gpu in gpus:
+        gkey = str(gpu)
+        if gkey not in known:
+            out.append(_finding(exp, "gpu_present", host, "GPU%s" % gkey, "present", "missing",
+                                "GPU%s (paired with %s) not found on the PCI bus" % (gkey, netdev)))
+            continue
+        rel = facts["topology"]["gpu_nic"].get(gkey, {}).get(rdma_name)
+        allowed = exp["gpu_nic_allowed"]
+        worst = max(RANK.get(x, 9) for x in allowed) if allowed else 0
+        if rel is None or RANK.get(rel, 9) > worst:
+            out.append(_finding(exp, "gpu_nic_affinity", host, "%s<->GPU%s" % (netdev, gkey), "|".join(allowed), rel,
+                                "%s (%s, NUMA %s) is %s from GPU%s (NUMA %s)"
+                                % (netdev, rdma_name, dev["numa_node"], rel, gkey, known[gkey]["numa_node"])))
+            continue
+        if exp["require_acs_off"]:
+            path = facts["topology"]["acs_path"].get(gkey, {}).get(rdma_name, [])
+            redirecting = [b for b in path if acs_redirects((facts["pci_bridges"].get(b) or {}).get("acs"))]
+            if redirecting:
+                out.append(_finding(exp, "acs_p2p", host, "%s<->GPU%s" % (netdev, gkey), "ReqRedir-/CmpltRedir-", redirecting,
+                                    "ACS redirects peer-to-peer traffic on %s between GPU%s and %s" % (", ".join(redirecting), gkey, netdev)))
+
+
+def host_findings(facts, exp, host):
+    """All findings of one host."""
+    out = []
+    for mod in exp["rdma_modules"]:
+        state = facts["modules"].get(mod, "missing")
+        if state == "missing":
+            out.append(_finding(exp, "rdma_module", host, mod, "loaded", state, "kernel module %s is not loaded" % mod))
+    for nic in exp["nics"]:
+        _nic_checks(facts, exp, host, nic, out)
+    planned = [n.get("rdma") for n in exp["nics"] if n.get("rdma") in facts["rdma_devices"]]
+    by_model = {}
+    for name in planned:
+        dev = facts["rdma_devices"][name]
+        by_model.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], []).append(name)
+    for model, versions in sorted(by_model.items()):
+        if len(versions) > 1:
+            out.append(_finding(exp, "fw_host_mixed", host, model, "one firmware version", versions,
+                                "%s NICs run %d firmware versions: %s" % (model, len(versions), ", ".join(
+                                    "%s on %s" % (v, ",".join(n)) for v, n in sorted(versions.items())))))
+        base = exp["firmware_baseline"].get(model)
+        if base is None:
+            hca = facts["rdma_devices"][list(versions.values())[0][0]]["hca_type"]
+            base = exp["firmware_baseline"].get(hca)
+        if base:
+            for version, names in sorted(versions.items()):
+                if version_key(version) < version_key(base):
+                    for name in names:
+                        out.append(_finding(exp, "fw_baseline", host, name, ">= %s" % base, version,
+                                            "%s (%s) firmware %s is older than the baseline %s" % (name, model, version, base)))
+    if exp["require_gdr"] and exp["nics"]:
+        gdr = facts["gdr"]
+        if not gdr["ready"]:
+            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma", "nvidia_peermem or dma-buf",
+                                {"nvidia_peermem": gdr["nvidia_peermem"], "dmabuf_capable": gdr["dmabuf_capable"]},
+                                "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
+    mode = facts["iommu"]["mode"]
+    if exp["iommu_allowed"] and mode not in exp["iommu_allowed"] and mode != "unknown":
+        out.append(_finding(exp, "iommu_mode", host, "iommu", "|".join(exp["iommu_allowed"]), mode,
+                            "IOMMU is in %s mode (%s); GPUDirect RDMA wants it off or passthrough (iommu=pt)"
+                            % (mode, " ".join(facts["iommu"]["cmdline"]) or "no iommu kernel arguments")))
+    return out
+
+
+def fleet_findings(facts_by_host, exp_by_host=None):
+    """Cross-host firmware consistency: per NIC model, hosts off the most common version."""
+    exp_by_host = exp_by_host or {}
+    counts = {}
+    per_host = {}
+    for host, facts in sorted(facts_by_host.items()):
+        exp = exp_by_host.get(host)
+        planned = [n.get("rdma") for n in exp["nics"]] if exp else list(facts["rdma_devices"])
+        for name in planned:
+            dev = facts["rdma_devices"].get(name)
+            if dev is None or not dev["fw_ver"]:
+                continue
+            counts.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], 0)
+            counts[dev["model"]][dev["fw_ver"]] += 1
+            per_host.setdefault(host, {}).setdefault(dev["model"], set()).add(dev["fw_ver"])
+    out = []
+    for model, versions in sorted(counts.items()):
+        if len(versions) < 2:
+            continue
+        common = sorted(versions.items(), key=lambda kv: (-kv[1], [-x for x in version_key(kv[0])]))[0][0]
+        for host in sorted(per_host):
+            have = sorted(per_host[host].get(model, set()) - set([common]))
+            if have:
+                exp = exp_by_host.get(host) or expectations([])
+                out.append(_finding(exp, "fw_fleet_mixed", host, model, common, have,
+                                    "%s firmware %s differs from the fleet's %s (fleet: %s)" % (
+                                        model, ", ".join(have), common,
+                                        ", ".join("%s x%d" % kv for kv in sorted(versions.items())))))
+    return out
+
+
+def summarize(findings_by_host, fleet, strict=True):
+    """Fleet summary: per host counts and status, plus who fails what."""
+    hosts = {}
+    by_check = {}
+    for host, findings in sorted(findings_by_host.items()):
+        mine = list(findings) + [f for f in fleet if f["host"] == host]
+        errors = sum(1 for f in mine if f["severity"] == "error")
+        warnings = sum(1 for f in mine if f["severity"] == "warning")
+        status = "fail" if errors and strict else ("warn" if errors or warnings else "pass")
+        hosts[host] = {"status": status, "errors": errors, "warnings": warnings, "findings": mine}
+        for f in mine:
+            by_check.setdefault(f["id"], [])
+            if host not in by_check[f["id"]]:
+                by_check[f["id"]].append(host)
+    return {"strict": strict, "hosts": hosts, "by_check": by_check,
+            "totals": {"hosts": len(hosts), "pass": sum(1 for h in hosts.values() if h["status"] == "pass"),
+                       "warn": sum(1 for h in hosts.values() if h["status"] == "warn"),
+                       "fail": sum(1 for h in hosts.values() if h["status"] == "fail")}}
+
+
+def render_markdown(summary):
+    lines = ["# RDMA preflight summary", "",
+             "strict: %s; hosts: %d (pass %d, warn %d, fail %d)" % (
+                 summary["strict"], summary["totals"]["hosts"], summary["totals"]["pass"],
+                 summary["totals"]["warn"], summary["totals"]["fail"]), "",
+             "| host | status | errors | warnings |", "|---|---|---|---|"]
+    for host, item in sorted(summary["hosts"].items()):
+        lines.append("| %s | %s | %d | %d |" % (host, item["status"], item["errors"], item["warnings"]))
+    lines += ["", "## Who fails what", "", "| check | hosts |", "|---|---|"]
+    for check, hosts in sorted(summary["by_check"].items()):
+        lines.append("| %s | %s |" % (check, ", ".join(hosts)))
+    lines += ["", "## Findings", ""]
+    for host, item in sorted(summary["hosts"].items()):
+        lines.append("### %s" % host)
+        if not item["findings"]:
+            lines.append("- no findings")
+        for f in item["findings"]:
+            lines.append("- **%s** `%s` %s: %s" % (f["severity"], f["id"], f["subject"], f["message"]))
+        lines.append("")
+    return "\n".join(lines) + "\n"

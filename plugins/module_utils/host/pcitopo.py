@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PCIe topology: device paths, GPU<->NIC relationship, ACS/ATS from config space, nvidia-smi topo.
+
+Relationship names follow the ``nvidia-smi topo -m`` legend: X (self), PIX (at most one PCIe
+bridge / one switch), PXB (several bridges, no host bridge), PHB (through a PCIe host bridge),
+NODE (between host bridges of one NUMA node), SYS (across the SMP interconnect between NUMA
+nodes), NV# (NVLink, GPU<->GPU only).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+import struct
+
+BDF_RE = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+RANK = {"X": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+
+# PCIe extended capability IDs (PCI Express Base Specification, "Extended Capabilities")
+EXT_CAP_ACS = 0x000D
+EXT_CAP_ATS = 0x000F
+ACS_BITS = (("SrcValid", 0), ("TransBlk", 1), ("ReqRedir", 2), ("CmpltRedir", 3),
+            ("UpstreamFwd", 4), ("EgressCtrl", 5), ("DirectTrans", 6))
+
+
+def device_path(sysroot, bdf):
+    """``/sys/devices/pci0000:15/0000:15:01.0/.../0000:18:00.0`` -> (domain_root, [bdf, ...])."""
+    real = sysroot.realpath("/sys/bus/pci/devices/%s" % bdf)
+    if real is None:
+        return None, []
+    parts = real.split("/")
+    domain = None
+    chain = []
+    for part in parts:
+        if part.startswith("pci") and ":" in part:
+            domain = part
+        elif BDF_RE.match(part):
+            chain.append(part)
+    return domain, chain
+
+
+def relationship(sysroot, bdf_a, bdf_b, numa_a=None, numa_b=None):
+    """nvidia-smi style relationship between two PCI functions, computed from sysfs."""
+    if bdf_a == bdf_b:
+        return "X"
+    dom_a, chain_a = device_path(sysroot, bdf_a)
+    dom_b, chain_b = device_path(sysroot, bdf_b)
+    if not chain_a or not chain_b:
+        return None
+    if dom_a != dom_b:
+        if numa_a is not None and numa_b is not None and numa_a >= 0 and numa_b >= 0 and numa_a != numa_b:
+            return "SYS"
+        return "NODE"
+    common = 0
+    for left, right in zip(chain_a[:-1], chain_b[:-1]):
+        if left != right:
+            break
+        common += 1
+    if common == 0:
+        return "PHB"
+    below_a = len(chain_a) - common - 1
+    below_b = len(chain_b) - common - 1
+    if below_a <= 1 and below_b <= 1:
+        return "PIX"
+    return "PXB"
+
+
+def bridges_between(sysroot, bdf_a, bdf_b):
+    """Switch ports a peer-to-peer TLP enters or leaves between two functions: the bridges below
+    their deepest common ancestor (the downstream ports, where ACS acts); empty across host bridges."""
+    dom_a, chain_a = device_path(sysroot, bdf_a)
+    dom_b, chain_b = device_path(sysroot, bdf_b)
+    if not chain_a or not chain_b or dom_a != dom_b:
+        return []
+    common = 0
+    for left, right in zip(chain_a[:-1], chain_b[:-1]):
+        if left != right:
+            break
+        common += 1
+    if common == 0:
+        return []
+    seen = []
+    for bdf in chain_a[common:-1] + chain_b[common:-1]:
+        if bdf not in seen:
+            seen.append(bdf)
+    return seen
+
+
+def _ext_caps(config):
+    """Yield (cap_id, offset) of the PCIe extended capability list of a config-space dump."""
+    if config is None or len(config) < 0x104:
+        return
+    offset = 0x100
+    visited = set()
+    while offset and offset not in visited and offset + 4 <= len(config):
+        visited.add(offset)
+        header = struct.unpack_from("<I", config, offset)[0]
+        if header in (0, 0xFFFFFFFF):
+            return
+        yield header & 0xFFFF, offset
+        offset = (header >> 20) & 0xFFC
+
+
+def read_acs_ats(sysroot, bdf):
+    """ACS control bits and ATS enable of one function from its config space.
+
+    Returns {'config_readable': bool, 'acs': None|{bit: bool}, 'ats_enabled': None|bool}.
+    Extended config space is readable only by root; otherwise config_readable is False.
+    """
+    config = sysroot.read_bytes("/sys/bus/pci/devices/%s/config" % bdf)
+    result = {"config_readable": bool(config) and len(config) > 0x100, "acs": None, "ats_enabled": None}
+    for cap_id, offset in _ext_caps(config):
+        if cap_id == EXT_CAP_ACS and offset + 8 <= len(config):
+            ctl = struct.unpack_from("<H", config, offset + 6)[0]
+            result["acs"] = dict((name, bool(ctl & (1 << bit))) for name, bit in ACS_BITS)
+        elif cap_id == EXT_CAP_ATS and offset + 8 <= len(config):
+            ctl = struct.unpack_from("<H", config, offset + 6)[0]
+            result["ats_enabled"] = bool(ctl & 0x8000)
+    return result
+
+
+def acs_redirects(acs):
+    """True when ACS redirects peer-to-peer requests or completions upstream (breaks P2P/GDR)."""
+    return bool(acs) and (acs.get("ReqRedir") or acs.get("CmpltRedir"))
+
+
+def parse_topo_matrix(text):
+    """Parse ``nvidia-smi topo -m``.
+
+    Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...}},
+    or None when the text has no matrix. NIC columns named NIC<n> are resolved through the
+    "NIC Legend" block; older drivers name the columns after the RDMA device directly.
+    """
+    lines = [line.rstrip("\n") for line in (text or "").splitlines()]
+    header = None
+    for idx, line in enumerate(lines):
+        tokens = line.split()
+        if tokens and tokens[0] == "GPU0" and line[:1] in ("\t", " "):
+            header = idx
+            break
+    if header is None:
+        return None
+    columns = []
+    for token in lines[header].split():
+        if re.match(r"^(GPU\d+|NIC\d+|mlx\w+|\w+_\d+)$", token):
+            columns.append(token)
+        else:
+            break
+    legend = {}
+    for line in lines:
+        match = re.match(r"^\s*(NIC\d+):\s*(\S+)\s*$", line)
+        if match:
+            legend[match.group(1)] = match.group(2)
+    gpu_nic = {}
+    gpu_gpu = {}
+    for line in lines[header + 1:]:
+        tokens = line.split()
+        if not tokens or not re.match(r"^GPU\d+$", tokens[0]):
+            if tokens and tokens[0].startswith("Legend"):
+                break
+            continue
+        gpu = tokens[0][3:]
+        values = tokens[1:1 + len(columns)]
+        for column, value in zip(columns, values):
+            if column.startswith("GPU"):
+                gpu_gpu.setdefault(gpu, {})[column[3:]] = value
+            else:
+                gpu_nic.setdefault(gpu, {})[legend.get(column, column)] = value
+    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend}
