@@ -29,6 +29,13 @@ options:
         for large fabrics; validation always covers the whole fabric.
     type: list
     elements: str
+  as_fact:
+    description:
+      - Return the plan as the fact C(aifabric_plan) (under C(ansible_facts)) instead of RV(plan).
+        With O(as_fact=true), C(delegate_to=localhost) and C(delegate_facts=true), every role reads
+        C(hostvars['localhost'].aifabric_plan) - the plan is computed once and stored once.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -56,9 +63,19 @@ EXAMPLES = r"""
 RETURN = r"""
 plan:
   description: The plan. Keys C(hosts), C(leafs), C(spines), C(cabling), C(qos), C(sizing); see docs/plan-format.md.
-  returned: success
+  returned: success and O(as_fact=false)
   type: dict
   sample: {"fabric": "lab", "schema_version": 1, "sizing": {"gpus": 16, "leafs": 4, "spines": 2}}
+ansible_facts:
+  description: The fact C(aifabric_plan) holding the plan.
+  returned: success and O(as_fact=true)
+  type: dict
+  contains:
+    aifabric_plan:
+      description: The plan, as RV(plan) would be.
+      type: dict
+      returned: success and O(as_fact=true)
+      sample: {"fabric": "lab", "schema_version": 1}
 problems:
   description: On bad input, every problem with its key path and fix.
   returned: failure
@@ -75,7 +92,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import b
 def main():
     module = AnsibleModule(
         argument_spec=dict(fabric=dict(type="dict", required=True),
-                           hosts=dict(type="list", elements="str")),
+                           hosts=dict(type="list", elements="str"),
+                           as_fact=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     try:
@@ -88,6 +106,8 @@ def main():
         if unknown:
             module.fail_json(msg="hosts not in the fabric plan: %s" % ", ".join(unknown))
         plan["hosts"] = dict((name, plan["hosts"][name]) for name in wanted)
+    if module.params["as_fact"]:
+        module.exit_json(changed=False, ansible_facts={"aifabric_plan": plan})
     module.exit_json(changed=False, plan=plan)
 
 

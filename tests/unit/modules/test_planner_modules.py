@@ -73,3 +73,9 @@ def test_fabric_artifacts_removes_files_of_a_removed_host(tmp_path, capsys):
     smaller["servers"]["count"] = 3
     result = run(fabric_artifacts, {"fabric": smaller, "dest": dest, "render_svg": False}, capsys)
     assert result["removed"] == ["hosts/gpu04.json"] and not os.path.exists(os.path.join(dest, "hosts", "gpu04.json"))
+
+
+def test_fabric_plan_as_fact(capsys):
+    result = run(fabric_plan, {"fabric": lab(), "as_fact": True}, capsys)
+    assert "plan" not in result
+    assert result["ansible_facts"]["aifabric_plan"]["sizing"]["gpus"] == 16
