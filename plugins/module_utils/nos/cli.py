@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared machinery for hierarchical (Cisco-like) CLIs: EOS, NX-OS, SONiC/AsterNOS klish.
+
+Remediation uses hier_config (the field's library for CLI config diffs).
+"""
+
+from __future__ import annotations
+
+import re
+
+try:
+    from hier_config import Platform, WorkflowRemediation, get_hconfig
+    HAS_HIER_CONFIG = True
+except ImportError:  # pragma: no cover - reported by the module
+    HAS_HIER_CONFIG = False
+    Platform = None
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
+
+
+def parse_tree(text):
+    """Indented config text -> list of (line, children) nodes; skips '!' comments and blank lines."""
+    root = []
+    stack = [(-1, root)]
+    for raw in text.splitlines():
+        if not raw.strip() or raw.strip().startswith("!") or raw.strip() == "exit":
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        node = (raw.strip(), [])
+        stack[-1][1].append(node)
+        stack.append((indent, node[1]))
+    return root
+
+
+def natural_key(text):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def sort_tree(nodes, ordered_re=r"policy-map "):
+    out = []
+    for line, children in nodes:
+        kids = sort_tree(children, ordered_re)
+        if not re.match(ordered_re, line):
+            kids = sorted(kids, key=lambda n: natural_key(n[0]))
+        out.append((line, kids))
+    return out
+
+
+def dump_tree(nodes, indent, depth=0):
+    out = []
+    for line, children in nodes:
+        out.append(" " * (indent * depth) + line)
+        out.extend(dump_tree(children, indent, depth + 1))
+    return out
+
+
+class CliDriver(Driver):
+    indent = 3
+    hier_platform = "GENERIC"
+    # top-level sections owned entirely by us (regex on the section line)
+    owned_sections = ()
+    # top-level single lines owned by us
+    owned_lines = ()
+    # interface child lines we manage, per section
+    interface_children = {}
+    interface_re = r"interface (\S+)$"
+
+    def _sort_key(self, line):
+        return line
+
+    def render_tree(self, intent, qos, sections):
+        raise NotImplementedError
+
+    def render(self, intent, qos, sections=SECTIONS):
+        return self.canonical(self.render_tree(intent, qos, sections))
+
+    def canonical(self, nodes):
+        """Canonical order: owned global sections sorted, then interfaces sorted; children sorted
+        (natural order) except where order is semantic (policy-map classes)."""
+        glob = sorted([n for n in nodes if not re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
+        intfs = sorted([n for n in nodes if re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
+        lines = dump_tree(sort_tree(glob + intfs), self.indent)
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def _child_managed(self, line, sections):
+        for sec in sections:
+            for pat in self.interface_children.get(sec, ()):
+                if re.match(pat, line):
+                    return True
+        return False
+
+    def _owned(self, line, sections):
+        for sec in sections:
+            for pat in self.owned_sections.get(sec, ()) if isinstance(self.owned_sections, dict) else ():
+                if re.match(pat, line):
+                    return True
+            for pat in self.owned_lines.get(sec, ()) if isinstance(self.owned_lines, dict) else ():
+                if re.match(pat, line):
+                    return True
+        return False
+
+    def parse(self, running, intent, sections=SECTIONS):
+        ports = set(self.port(p) for p in ports_of(intent))
+        out = []
+        for line, children in parse_tree(running):
+            m = re.match(self.interface_re, line)
+            if m:
+                if m.group(1) not in ports:
+                    continue
+                kept = [c for c in children if self._child_managed(c[0], sections)]
+                if kept:
+                    out.append((line, kept))
+            elif self._owned(line, sections):
+                out.append((line, children))
+        return self.canonical(out)
+
+    def _hconfig(self, text):
+        return get_hconfig(getattr(Platform, self.hier_platform), text)
+
+    def diff(self, current, intended):
+        if current == intended:
+            return []
+        rem = WorkflowRemediation(self._hconfig(current), self._hconfig(intended)).remediation_config
+        return self._lines(rem)
+
+    def _lines(self, hconf):
+        out = []
+        for child in hconf.all_children_sorted():
+            out.append(" " * (self.indent * (child.depth() - 1)) + child.text)
+        return out
+
+    def state(self, managed):
+        interfaces = {}
+        glob = []
+        for line, children in parse_tree(managed):
+            m = re.match(self.interface_re, line)
+            if m:
+                interfaces[m.group(1)] = dump_tree(children, 1)
+            else:
+                glob.append(line)
+        return {"interfaces": interfaces, "global": glob}

@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA Cumulus Linux 5.x NVUE driver (netmiko device_type cumulus_linux: a Linux shell running ``nv``).
+
+Config is a flat list of ``nv set`` commands (``nv config show -o commands``); changes are staged in
+the pending revision and applied atomically with ``nv config apply -y``; ``nv config detach`` drops
+a pending revision. Command sources: docs/switch-commands-sources.md#nvidia-cumulus-linux-nvue.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, ports_of
+
+# managed paths (regex on the text after "nv set "), per section
+MANAGED = {
+    "mtu": (r"interface (\S+) link mtu \d+$",),
+    "qos": (r"qos mapping default-global trust ", r"qos mapping default-global dscp \d+ switch-priority ",
+            r"qos pfc default-global switch-priority ", r"qos congestion-control default-global traffic-class ",
+            r"qos egress-scheduler default-global traffic-class \d+ mode ", r"interface (\S+) qos pfc-watchdog$"),
+    "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop-group %s" % PREFIX,
+            r"interface (\S+) router pbr map "),
+}
+# how many trailing tokens of a managed line are the value (dropped to build the nv unset path)
+VALUE_TOKENS = ((r"interface \S+ qos pfc-watchdog$", 0), (r"interface \S+ router pbr map ", 1), (r".*", 1))
+
+
+def nh_name(address):
+    return "%sNH-%s" % (PREFIX, address.replace(".", "-").replace(":", "-"))
+
+
+class NvueDriver(Driver):
+    name = "nvue"
+    device_type = "cumulus_linux"
+    transaction = "revision"
+    show_running = "nv config show -o commands"
+    error_pattern = r"^Error:|Invalid Command|command not found"
+    save_command = "nv config save"
+
+    def port(self, plan_port):
+        """Cumulus Linux front-panel ports are swpN: plan ``EthernetN`` -> ``swpN``."""
+        m = re.match(r"^Ethernet(\d+)$", plan_port)
+        return "swp%s" % m.group(1) if m else plan_port
+
+    def render(self, intent, qos, sections=SECTIONS):
+        lines = []
+        ports = [self.port(p) for p in ports_of(intent)]
+        if "mtu" in sections:
+            lines += ["interface %s link mtu %d" % (p, intent["mtu"]) for p in ports]
+        if "qos" in sections:
+            lines.append("qos mapping default-global trust l3")
+            for d, p in qos["dscp_to_priority"].items():
+                lines.append("qos mapping default-global dscp %s switch-priority %s" % (d, p))
+            for p in qos["lossless_priorities"]:
+                lines.append("qos pfc default-global switch-priority %d" % p)
+            tc = "qos congestion-control default-global traffic-class %d" % qos["ecn_queue"]
+            lines += [tc + " min-threshold %d" % (qos["ecn_min_kbytes"] * 1024),
+                      tc + " max-threshold %d" % (qos["ecn_max_kbytes"] * 1024),
+                      tc + " probability %d" % qos["ecn_probability_percent"],
+                      tc + " ecn enable"]
+            if qos.get("cnp_strict_priority"):
+                lines.append("qos egress-scheduler default-global traffic-class %d mode strict" % qos["cnp_priority"])
+            if qos.get("pfc_watchdog"):
+                lines += ["interface %s qos pfc-watchdog" % p for p in ports]
+        bindings = intent.get("bindings") or [] if "pbr" in sections else []
+        if bindings:
+            lines.append("router pbr state enabled")
+            for nh in sorted(set(b["next_hop"] for b in bindings)):
+                lines.append("router nexthop-group %s via %s" % (nh_name(nh), nh))
+            for b in bindings:
+                port = self.port(b["ingress"])
+                name = "%sBIND-%s" % (PREFIX, port)
+                rule = 10
+                for dest in b["exclude_destinations"]:
+                    lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
+                              "router pbr map %s rule %d match destination-ip %s" % (name, rule, dest),
+                              "router pbr map %s rule %d action vrf default" % (name, rule)]
+                    rule += 10
+                lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
+                          "router pbr map %s rule %d action nexthop-group %s" % (name, rule, nh_name(b["next_hop"])),
+                          "interface %s router pbr map %s" % (port, name)]
+        return self._canonical(lines)
+
+    @staticmethod
+    def _canonical(paths):
+        return "".join("nv set %s\n" % p for p in sorted(set(paths)))
+
+    def _managed(self, path, ports, sections):
+        for sec in sections:
+            for pat in MANAGED[sec]:
+                m = re.match(pat, path)
+                if m:
+                    return not (m.groups() and m.group(1) not in ports)
+        return False
+
+    def parse(self, running, intent, sections=SECTIONS):
+        ports = set(self.port(p) for p in ports_of(intent))
+        paths = []
+        for line in running.splitlines():
+            line = line.strip()
+            if line.startswith("nv set ") and self._managed(line[7:], ports, sections):
+                paths.append(line[7:])
+        return self._canonical(paths)
+
+    @staticmethod
+    def unset_path(path):
+        for pat, n in VALUE_TOKENS:
+            if re.match(pat, path):
+                return " ".join(path.split()[:-n]) if n else path
+        return path  # pragma: no cover
+
+    def diff(self, current, intended):
+        cur = set(current.splitlines())
+        want = set(intended.splitlines())
+        cmds = []
+        want_paths = set(self.unset_path(w[7:]) for w in want)
+        for line in sorted(cur - want):
+            path = self.unset_path(line[7:])
+            # a changed leaf value is simply re-set; only unset what the intent no longer has
+            if path not in want_paths or path == line[7:]:
+                cmds.append("nv unset %s" % path)
+        cmds += sorted(want - cur)
+        return cmds
+
+    def state(self, managed):
+        return {"commands": managed.splitlines()}

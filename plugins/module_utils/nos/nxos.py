@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cisco NX-OS driver (netmiko device_type cisco_nxos).
+
+Transaction: ``checkpoint`` before the change, ``rollback running-config checkpoint`` on failure.
+Command sources: docs/switch-commands-sources.md#cisco-nx-os.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+
+
+class NxosDriver(CliDriver):
+    name = "nxos"
+    device_type = "cisco_nxos"
+    indent = 2
+    hier_platform = "CISCO_NXOS"
+    transaction = "checkpoint"
+    error_pattern = r"% ?(Invalid command|Incomplete command|Ambiguous command|Invalid number|Invalid range)|ERROR:"
+    save_command = "copy running-config startup-config"
+    owned_sections = {
+        "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$"),
+        "pbr": (r"feature pbr$", r"ip access-list %s" % PREFIX, r"route-map %s" % PREFIX),
+    }
+    interface_children = {
+        "mtu": (r"mtu \d+$",),
+        "qos": (r"priority-flow-control ", r"service-policy type qos input "),
+        "pbr": (r"ip policy route-map ",),
+    }
+
+    def port(self, plan_port):
+        """NX-OS names front-panel ports EthernetS/P: plan ``EthernetN`` -> ``Ethernet1/N``."""
+        m = re.match(r"^Ethernet(\d+)$", plan_port)
+        return "Ethernet1/%s" % m.group(1) if m else plan_port
+
+    def render_tree(self, intent, qos, sections=SECTIONS):
+        nodes = []
+        if "qos" in sections:
+            classes = []
+            for dscp, prio in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0])):
+                cname = "%sDSCP%s" % (PREFIX, dscp)
+                nodes.append(("class-map type qos match-all %s" % cname, [("match dscp %s" % dscp, [])]))
+                classes.append(("class %s" % cname, [("set qos-group %d" % prio, [])]))
+            nodes.append(("policy-map type qos %sQOS-IN" % PREFIX, classes))
+            nq = []
+            for p in qos["lossless_priorities"]:
+                nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % intent["mtu"], [])]))
+            nodes.append(("policy-map type network-qos %sNQ" % PREFIX, nq))
+            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [(
+                "random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
+                % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])])]
+            if qos.get("cnp_strict_priority"):
+                queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
+            nodes.append(("policy-map type queuing %sQ-OUT" % PREFIX, queues))
+            nodes.append(("system qos", [("service-policy type network-qos %sNQ" % PREFIX, []),
+                                         ("service-policy type queuing output %sQ-OUT" % PREFIX, [])]))
+        bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
+        if bindings:
+            nodes.append(("feature pbr", []))
+        for port in ports_of(intent):
+            children = []
+            if "mtu" in sections:
+                children.append(("mtu %d" % intent["mtu"], []))
+            if "qos" in sections:
+                children.append(("priority-flow-control mode on", []))
+                if qos.get("pfc_watchdog"):
+                    children.append(("priority-flow-control watch-dog-interval on", []))
+                children.append(("service-policy type qos input %sQOS-IN" % PREFIX, []))
+            b = bindings.get(port)
+            if b:
+                name = "%sBIND-%s" % (PREFIX, safe_name(self.port(port)))
+                src = "%s/32" % host_of(b["source"])
+                rules = [("%d deny ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
+                rules.append(("%d permit ip %s any" % (10 * (len(rules) + 1), src), []))
+                nodes.append(("ip access-list %s" % name, rules))
+                nodes.append(("route-map %s permit 10" % name, [("match ip address %s" % name, []),
+                                                                ("set ip next-hop %s" % b["next_hop"], [])]))
+                children.append(("ip policy route-map %s" % name, []))
+            if children:
+                nodes.append(("interface %s" % self.port(port), children))
+        return nodes

@@ -1,0 +1,19 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Platform name -> NOS driver. Adding a NOS = one driver module + an entry here + its tests."""
+
+from __future__ import annotations
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.eos import EosDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import AsterNosDriver, KlishDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import NvueDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.nxos import NxosDriver
+
+DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver)}
+
+
+def get_driver(platform):
+    try:
+        return DRIVERS[platform]()
+    except KeyError:
+        raise KeyError("no NOS driver for platform %r; known: %s" % (platform, ", ".join(sorted(DRIVERS))))

@@ -1,0 +1,122 @@
+"""NOS drivers: render / parse / diff for every platform, on the lab plan (pure, no network)."""
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.fixture(scope="module")
+def plan():
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        return build_plan(yaml.safe_load(fh)["fabric"])
+
+
+def devices(plan):
+    out = [(n, i) for n, i in sorted(plan["leafs"].items())] + [(n, i) for n, i in sorted(plan["spines"].items())]
+    # every driver on every leaf intent too (the lab gives each leaf one NOS)
+    for platform in sorted(DRIVERS):
+        out.append(("leaf1-as-" + platform, dict(plan["leafs"]["leaf1"], platform=platform)))
+    return out
+
+
+def test_registry_matches_planner_platforms():
+    assert sorted(DRIVERS) == sorted(PLATFORM_DEVICE_TYPES)
+    for platform, device_type in PLATFORM_DEVICE_TYPES.items():
+        assert get_driver(platform).device_type == device_type
+
+
+def test_unknown_platform_is_a_clear_error():
+    with pytest.raises(KeyError, match="no NOS driver for platform 'junos'"):
+        get_driver("junos")
+
+
+def test_render_parse_roundtrip_and_noop_diff(plan):
+    for name, intent in devices(plan):
+        drv = get_driver(intent["platform"])
+        text = drv.render(intent, plan["qos"])
+        assert text.strip(), name
+        assert drv.parse(text, intent) == text, name
+        assert drv.diff(text, text) == [], name
+        assert drv.diff("", text), name
+        assert drv.render(intent, plan["qos"]) == text  # deterministic
+
+
+def test_render_carries_intent_values(plan):
+    qos = plan["qos"]
+    for name, intent in devices(plan):
+        drv = get_driver(intent["platform"])
+        text = drv.render(intent, qos)
+        assert "9216" in text
+        assert str(qos["ecn_min_kbytes"]) in text or str(qos["ecn_min_kbytes"] * 1024) in text
+        for b in intent.get("bindings") or []:
+            assert b["next_hop"] in text, name
+        for port in [d["port"] for d in intent["downlinks"]]:
+            assert drv.port(port) in text, name
+
+
+def test_sections_select_what_is_rendered(plan):
+    leaf = plan["leafs"]["leaf1"]
+    for platform in DRIVERS:
+        drv = get_driver(platform)
+        mtu_only = drv.render(leaf, plan["qos"], sections=("mtu",))
+        assert "9216" in mtu_only
+        assert "10.254.0.8" not in mtu_only
+        pbr_only = drv.render(leaf, plan["qos"], sections=("pbr",))
+        assert "10.254.0.8" in pbr_only and "mtu" not in pbr_only
+
+
+UNMANAGED = {
+    "eos": "hostname x\ninterface Ethernet1\n   description gpu01\n   no switchport\ninterface Ethernet40\n   mtu 1500\n",
+    "nxos": "hostname x\nfeature lldp\ninterface Ethernet1/1\n  description gpu01\ninterface Ethernet1/40\n  mtu 1500\n",
+    "sonic": "hostname x\ninterface Ethernet1\n description gpu01\ninterface Ethernet40\n mtu 1500\n",
+    "asternos": "hostname x\ninterface Ethernet1\n description gpu01\ninterface Ethernet40\n mtu 1500\n",
+    "nvue": "nv set system hostname x\nnv set interface swp1 link state up\nnv set interface swp40 link mtu 1500\n",
+}
+
+
+def test_parse_ignores_unmanaged_config(plan):
+    leaf = plan["leafs"]["leaf1"]
+    for platform, extra in UNMANAGED.items():
+        drv = get_driver(platform)
+        assert drv.parse(extra, leaf) == "", platform
+
+
+def test_drift_is_remediated_and_stale_objects_removed(plan):
+    leaf = plan["leafs"]["leaf1"]
+    for platform in ("eos", "nxos", "sonic"):
+        drv = get_driver(platform)
+        want = drv.render(leaf, plan["qos"])
+        port = drv.port("Ethernet1")
+        drifted = want.replace("mtu 9216", "mtu 1500")
+        stale = "ip access-list AIF-BIND-Stale\n" + " " * drv.indent + "10 permit ip any any\n"
+        cur = drv.parse(drifted + stale, leaf)
+        assert "AIF-BIND-Stale" in cur
+        cmds = drv.diff(cur, want)
+        assert "no ip access-list AIF-BIND-Stale" in cmds, platform
+        assert any(c.strip() == "mtu 9216" for c in cmds), (platform, cmds)
+        assert "interface %s" % port in cmds, (platform, cmds)
+
+
+def test_nvue_diff_sets_changed_values_and_unsets_stale(plan):
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    want = drv.render(leaf, plan["qos"])
+    cur = want.replace("interface swp1 link mtu 9216", "interface swp1 link mtu 1500")
+    cur += "nv set router pbr map AIF-BIND-swp7 rule 10 match source-ip 10.0.0.1/32\n"
+    cmds = drv.diff(drv.parse(cur, leaf), want)
+    assert "nv set interface swp1 link mtu 9216" in cmds
+    assert "nv unset interface swp1 link mtu" not in cmds
+    assert "nv unset router pbr map AIF-BIND-swp7 rule 10 match source-ip" in cmds
+
+
+def test_port_name_mapping():
+    assert get_driver("nxos").port("Ethernet7") == "Ethernet1/7"
+    assert get_driver("nvue").port("Ethernet7") == "swp7"
+    assert get_driver("eos").port("Ethernet7") == "Ethernet7"
+    assert get_driver("nvue").port("swp3") == "swp3"
