@@ -79,3 +79,18 @@ def test_fabric_plan_as_fact(capsys):
     result = run(fabric_plan, {"fabric": lab(), "as_fact": True}, capsys)
     assert "plan" not in result
     assert result["ansible_facts"]["aifabric_plan"]["sizing"]["gpus"] == 16
+
+
+def test_drift_report_writes_three_files_and_can_fail_on_drift(tmp_path, capsys):
+    from ansible_collections.aifabric.roce.plugins.modules import drift_report
+    results = {"gpu01": {"host_network": {"changed": False}},
+               "leaf1": {"switch_qos": {"changed": True, "diff": {"before": {"mtu": 1500}, "after": {"mtu": 9216}}}}}
+    args = {"results": results, "kinds": {"leaf1": "switch"}, "fabric": "lab", "dest": str(tmp_path)}
+    first = run(drift_report, args, capsys)
+    assert first["changed"] and first["drift"] and first["summary"]["devices_drift"] == ["leaf1"]
+    assert sorted(os.listdir(str(tmp_path))) == ["drift-report.html", "drift-report.json", "drift-report.md"]
+    assert run(drift_report, args, capsys)["changed"] is False
+    failed = run(drift_report, dict(args, fail_on_drift=True), capsys)
+    assert failed["failed"] and "leaf1" in failed["msg"] and failed["rc"] == 1
+    clean = run(drift_report, dict(args, results={"gpu01": {"host_network": {"changed": False}}}, fail_on_drift=True), capsys)
+    assert clean["rc"] == 0 and clean["drift"] is False

@@ -1,0 +1,168 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: drift_report
+short_description: Write the fabric drift report (JSON, Markdown, self-contained HTML)
+description:
+  - Takes one entry per device and check (built from check-mode task results) and writes
+    C(drift-report.json), C(drift-report.md) and C(drift-report.html) under O(dest): a fleet summary
+    and, per device, every drifted item with its expected and actual value.
+  - With O(fail_on_drift=true) the task fails after writing the report when any device drifted
+    or failed a check, so cron and CI jobs can alert on it.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers (@aifabric)
+options:
+  entries:
+    description:
+      - Report entries. Each has C(device), C(kind) (host or switch), C(check), C(status) (ok, drift,
+        fail, warn, skipped), C(items) (list of C(item), C(expected), C(actual)) and C(message).
+      - Give O(results) instead to have entries built from registered task results.
+    type: list
+    elements: dict
+    default: []
+  results:
+    description:
+      - Registered check-mode results by device, then by check - C({device: {check: result}}) - with
+        O(kinds) telling whether a device is a host or a switch. Drift items come from each result's
+        C(drift) list or its before/after C(diff).
+    type: dict
+    default: {}
+  kinds:
+    description: Device kind by device name for O(results); devices not listed are C(host).
+    type: dict
+    default: {}
+  fabric:
+    description: Fabric name for the report title.
+    type: str
+    default: ""
+  generated:
+    description: Timestamp text to print in the report (none when empty, which keeps reruns identical).
+    type: str
+    default: ""
+  dest:
+    description: Directory for the report files; created when missing.
+    type: path
+    required: true
+  fail_on_drift:
+    description: Fail (after writing the report) when any device drifted or failed a check.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Builds the report and returns it; writes no file.
+  diff_mode:
+    support: none
+    description: The report itself is the diff.
+"""
+
+EXAMPLES = r"""
+- name: Write the drift report from check-mode results collected on localhost
+  aifabric.roce.drift_report:
+    results: "{{ audit_results }}"
+    kinds: "{{ audit_kinds }}"
+    fabric: "{{ fabric.name }}"
+    dest: "{{ playbook_dir }}/../build/audit"
+    fail_on_drift: "{{ audit_fail_on_drift | default(false) }}"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+summary:
+  description: Fleet summary - device count, drifted item count, device names per worst status.
+  returned: always
+  type: dict
+  sample: {"devices": 6, "drifted_items": 2, "devices_drift": ["gpu02", "leaf1"], "devices_ok": ["gpu01"]}
+drift:
+  description: Whether any device drifted or failed a check.
+  returned: always
+  type: bool
+  sample: true
+files:
+  description: Paths of the report files.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/srv/audit/drift-report.json", "/srv/audit/drift-report.md", "/srv/audit/drift-report.html"]
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
+    build_report, entry_from_result, render_html, render_json, render_markdown)
+
+REQUIRED_ENTRY_KEYS = ("device", "kind", "check", "status")
+
+
+def _entries(module):
+    entries = []
+    for index, entry in enumerate(module.params["entries"]):
+        missing = [key for key in REQUIRED_ENTRY_KEYS if key not in entry]
+        if missing:
+            module.fail_json(msg="entries[%d] lacks %s" % (index, ", ".join(missing)))
+        entries.append(dict({"items": [], "message": ""}, **entry))
+    kinds = module.params["kinds"]
+    for device, checks in sorted(module.params["results"].items()):
+        if not isinstance(checks, dict):
+            module.fail_json(msg="results.%s must map check names to task results" % device)
+        for check, result in sorted(checks.items()):
+            entries.append(entry_from_result(device, kinds.get(device, "host"), check, result))
+    return entries
+
+
+def _write_if_changed(module, path, text):
+    data = text.encode("utf-8")
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() == data:
+                return False
+    except (IOError, OSError):
+        pass
+    if module.check_mode:
+        return True
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(tmp, 0o644)
+    module.atomic_move(tmp, path)
+    return True
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(entries=dict(type="list", elements="dict", default=[]), results=dict(type="dict", default={}),
+                           kinds=dict(type="dict", default={}), fabric=dict(type="str", default=""),
+                           generated=dict(type="str", default=""), dest=dict(type="path", required=True),
+                           fail_on_drift=dict(type="bool", default=False)),
+        supports_check_mode=True,
+    )
+    report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"])
+    dest = module.params["dest"]
+    if not module.check_mode and not os.path.isdir(dest):
+        os.makedirs(dest)
+    renders = (("drift-report.json", render_json), ("drift-report.md", render_markdown), ("drift-report.html", render_html))
+    files, changed = [], False
+    for name, render in renders:
+        path = os.path.join(dest, name)
+        files.append(path)
+        changed = _write_if_changed(module, path, render(report)) or changed
+    result = dict(changed=changed, summary=report["summary"], drift=report["drift"], files=files)
+    if module.params["fail_on_drift"] and report["drift"]:
+        module.fail_json(msg="drift found on %d device(s): %s; report: %s" % (
+            len(report["summary"]["devices_drift"]) + len(report["summary"]["devices_fail"]),
+            ", ".join(report["summary"]["devices_fail"] + report["summary"]["devices_drift"]), files[2]), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+import json
+
+from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
+    build_report, entry_from_result, items_from_diff, render_html, render_json, render_markdown)
+
+
+def test_dict_diff_items_name_the_path_and_both_sides():
+    diff = {"before": {"rail0": {"mtu": 1500, "address": "10.0.0.1/29"}, "rules": ["1000: from 10.0.0.1 lookup 100"]},
+            "after": {"rail0": {"mtu": 9000, "address": "10.0.0.1/29"},
+                      "rules": ["1000: from 10.0.0.1 lookup 100", "1001: from 10.1.0.1 lookup 101"]}}
+    assert items_from_diff(diff) == [
+        {"item": "rail0.mtu", "expected": "9000", "actual": "1500"},
+        {"item": "rules", "expected": "1001: from 10.1.0.1 lookup 101", "actual": "(absent)"}]
+
+
+def test_text_diff_items_are_changed_lines():
+    diff = [{"before": "interface Ethernet1\n mtu 1500\n", "after": "interface Ethernet1\n mtu 9216\n", "after_header": "leaf1"}]
+    assert items_from_diff(diff) == [{"item": "leaf1: line", "expected": "(absent)", "actual": " mtu 1500"},
+                                     {"item": "leaf1: line", "expected": " mtu 9216", "actual": "(absent)"}]
+
+
+def test_no_difference_no_items():
+    assert items_from_diff({"before": {"a": 1}, "after": {"a": 1}}) == []
+    assert items_from_diff(None) == []
+
+
+def test_entry_status_from_results():
+    assert entry_from_result("gpu01", "host", "net", {"changed": False})["status"] == "ok"
+    drift = entry_from_result("gpu01", "host", "net", {"changed": True, "diff": {"before": {"mtu": 1500}, "after": {"mtu": 9000}}})
+    assert drift["status"] == "drift" and drift["items"] == [{"item": "mtu", "expected": "9000", "actual": "1500"}]
+    opaque = entry_from_result("gpu01", "host", "net", {"changed": True})
+    assert opaque["status"] == "drift" and opaque["items"][0]["actual"].startswith("differs")
+    assert entry_from_result("leaf0", "switch", "qos", {"failed": True, "msg": "timeout"})["status"] == "fail"
+    assert entry_from_result("leaf0", "switch", "qos", {"skipped": True})["status"] == "skipped"
+    explicit = entry_from_result("gpu02", "host", "net", {"changed": True, "drift": [{"item": "x", "expected": "1", "actual": "2"}]})
+    assert explicit["items"] == [{"item": "x", "expected": "1", "actual": "2"}]
+
+
+def _entries():
+    return [
+        entry_from_result("gpu01", "host", "host_network", {"changed": False}),
+        entry_from_result("gpu02", "host", "host_network", {"changed": True, "diff": {"before": {"rail0.mtu": 1500}, "after": {"rail0.mtu": 9000}}}),
+        entry_from_result("leaf0", "switch", "switch_qos", {"changed": True, "diff": {"before": "pfc\n", "after": "pfc\n<b>x</b>\n"}}),
+        entry_from_result("leaf1", "switch", "switch_qos", {"failed": True, "msg": "SSH timeout"}),
+    ]
+
+
+def test_report_summary_ranks_devices_by_worst_status():
+    report = build_report(_entries(), fabric="lab")
+    summary = report["summary"]
+    assert summary["devices"] == 4 and summary["drifted_items"] == 2
+    assert (summary["devices_drift"], summary["devices_fail"], summary["devices_ok"]) == (["gpu02", "leaf0"], ["leaf1"], ["gpu01"])
+    assert report["drift"] is True
+    assert report["by_check"]["host_network"]["drift"] == 1 and report["by_check"]["host_network"]["ok"] == 1
+
+
+def test_in_sync_fleet_reports_no_drift():
+    report = build_report([entry_from_result("gpu01", "host", "host_network", {"changed": False})], fabric="lab")
+    assert report["drift"] is False
+    assert "IN SYNC" in render_markdown(report) and "IN SYNC" in render_html(report)
+
+
+def test_renderings_show_each_drifted_item_and_escape_html():
+    report = build_report(_entries(), fabric="lab")
+    md = render_markdown(report)
+    assert "| gpu02 | host_network | rail0.mtu | 9000 | 1500 |" in md
+    assert "| leaf1 | switch_qos | SSH timeout | | |" in md
+    page = render_html(report)
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
+    assert json.loads(render_json(report))["summary"]["devices_fail"] == ["leaf1"]
+
+
+def test_report_is_deterministic_whatever_the_entry_order():
+    entries = _entries()
+    assert render_json(build_report(entries, "lab")) == render_json(build_report(list(reversed(entries)), "lab"))
