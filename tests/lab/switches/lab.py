@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Start / stop the switch lab: one simulator process per switch of the lab plan, on 127.0.0.1.
+
+    lab.py up [--fresh]      start all (seed a baseline config when --fresh or none exists)
+    lab.py down              stop all
+    lab.py status
+
+State lives in $AIFABRIC_SWITCH_LAB (default /tmp/aifabric-lab/switches): per device a directory
+with state.json (running/startup config), faults.json, pid; plus the host key and known_hosts that
+the inventory points netmiko at (host key checking stays on).
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+
+PORTS = {"leaf0": 2201, "leaf1": 2202, "leaf2": 2203, "leaf3": 2204, "spine1": 2211, "spine2": 2212}
+
+
+def state_root():
+    return os.environ.get("AIFABRIC_SWITCH_LAB", "/tmp/aifabric-lab/switches")
+
+
+def lab_plan():
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        return build_plan(yaml.safe_load(fh)["fabric"])
+
+
+def devices(plan=None):
+    plan = plan or lab_plan()
+    out = {}
+    for name, intent in list(plan["leafs"].items()) + list(plan["spines"].items()):
+        out[name] = {"platform": intent["platform"], "port": PORTS.get(name), "intent": intent}
+    return out
+
+
+def seed(name, platform, intent):
+    """Baseline config a switch has before we manage it: hostname, port descriptions."""
+    ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
+    if platform == "nvue":
+        return sorted(["system hostname %s" % name] + ["interface swp%s link state up" % p[len("Ethernet"):] for p in ports])
+    tree = [["hostname %s" % name, []]]
+    for p in ports:
+        port = "Ethernet1/%s" % p[len("Ethernet"):] if platform == "nxos" else p
+        tree.append(["interface %s" % port, [["description aifabric %s" % p, []]]])
+    return tree
+
+
+def host_key(root):
+    import paramiko
+    path = os.path.join(root, "host_key")
+    if not os.path.exists(path):
+        paramiko.RSAKey.generate(2048).write_private_key_file(path)
+    return paramiko.RSAKey(filename=path)
+
+
+def reset(name, platform, intent, root=None):
+    d = os.path.join(root or state_root(), name)
+    os.makedirs(d, exist_ok=True)
+    running = seed(name, platform, intent)
+    with open(os.path.join(d, "state.json"), "w") as fh:
+        json.dump({"running": running, "startup": running, "checkpoints": {}, "pending": None, "revision": 1}, fh)
+    set_faults(name, {}, root)
+
+
+def set_faults(name, faults, root=None):
+    with open(os.path.join(root or state_root(), name, "faults.json"), "w") as fh:
+        json.dump(faults, fh)
+
+
+def read_state(name, root=None):
+    with open(os.path.join(root or state_root(), name, "state.json")) as fh:
+        return json.load(fh)
+
+
+def wait_port(port, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def up(fresh=False, only=None, root=None, ports=None):
+    root = root or state_root()
+    os.makedirs(root, exist_ok=True)
+    key = host_key(root)
+    devs = devices()
+    known = []
+    for name, dev in sorted(devs.items()):
+        if only and name not in only:
+            continue
+        port = (ports or {}).get(name, dev["port"])
+        d = os.path.join(root, name)
+        if fresh or not os.path.exists(os.path.join(d, "state.json")):
+            reset(name, dev["platform"], dev["intent"], root)
+        stop_one(name, root)
+        log = open(os.path.join(d, "sim.log"), "a")
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "simulator.py"), "--name", name, "--nos", dev["platform"],
+                                 "--port", str(port), "--state-dir", d, "--host-key", os.path.join(root, "host_key")],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(d, "pid"), "w") as fh:
+            fh.write(str(proc.pid))
+        known.append("[127.0.0.1]:%d %s %s" % (port, key.get_name(), key.get_base64()))
+    with open(os.path.join(root, "known_hosts"), "w") as fh:
+        fh.write("\n".join(known) + "\n")
+    for name, dev in devs.items():
+        if not only or name in only:
+            if not wait_port((ports or {}).get(name, dev["port"])):
+                raise RuntimeError("simulator %s did not start (see %s/%s/sim.log)" % (name, root, name))
+    return root
+
+
+def stop_one(name, root=None):
+    pidfile = os.path.join(root or state_root(), name, "pid")
+    if os.path.exists(pidfile):
+        with open(pidfile) as fh:
+            pid = int(fh.read().strip() or 0)
+        try:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(50):
+                os.kill(pid, 0)
+                time.sleep(0.02)
+        except OSError:
+            pass
+        os.remove(pidfile)
+
+
+def down(root=None):
+    for name in devices():
+        stop_one(name, root)
+
+
+def main(argv):
+    cmd = argv[1] if len(argv) > 1 else "status"
+    if cmd == "up":
+        root = up(fresh="--fresh" in argv)
+        print("switch lab up: %s (known_hosts %s/known_hosts)" % (", ".join("%s:%d" % kv for kv in sorted(PORTS.items())), root))
+    elif cmd == "down":
+        down()
+        print("switch lab down")
+    else:
+        for name, dev in sorted(devices().items()):
+            print("%-7s %-9s 127.0.0.1:%d %s" % (name, dev["platform"], dev["port"], "up" if wait_port(dev["port"], 0.3) else "down"))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

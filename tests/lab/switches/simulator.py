@@ -1,0 +1,609 @@
+#!/usr/bin/env python3
+"""Stateful SSH switch simulator (test code). One process per device:
+
+    simulator.py --name leaf1 --nos eos --port 2202 --state-dir /tmp/aifabric-lab/leaf1 --host-key KEY
+
+The running config is a tree that changes only through commands listed in grammar.py (taken from
+the vendor references cited in docs/switch-commands-sources.md); anything else is answered with the
+NOS's error text. Each NOS's transaction mechanism is modelled (EOS configure session + commit
+timer, NX-OS checkpoint/rollback, NVUE pending revision + apply/detach, klish immediate apply).
+
+Fault injection, read at each new SSH session from <state-dir>/faults.json:
+    {"drop_after": k}      close the session right after the k-th config command (one shot)
+    {"reject": "regex"}    answer matching config commands with the NOS's error text
+    {"delay": 0.05}        sleep before every answer
+"""
+
+import argparse
+import copy
+import difflib
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+
+import paramiko
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import grammar  # noqa: E402
+
+USER, PASSWORD = "admin", "admin"
+
+
+class Dropped(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------- config trees
+def new_node(line):
+    return [line, []]
+
+
+def tree_lines(nodes, indent, depth=0):
+    out = []
+    for line, children in nodes:
+        out.append(" " * (indent * depth) + line)
+        out.extend(tree_lines(children, indent, depth + 1))
+        if depth == 0 and indent != 2:
+            out.append("!")
+    return out
+
+
+def load_tree(text):
+    root = []
+    stack = [(-1, root)]
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s or s == "!":
+            continue
+        ind = len(raw) - len(raw.lstrip())
+        while ind <= stack[-1][0]:
+            stack.pop()
+        node = new_node(s)
+        stack[-1][1].append(node)
+        stack.append((ind, node[1]))
+    return root
+
+
+class Device(object):
+    def __init__(self, name, nos, state_dir):
+        self.name, self.nos, self.state_dir = name, nos, state_dir
+        self.lock = threading.RLock()
+        self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
+        path = os.path.join(state_dir, "state.json")
+        with open(path) as fh:
+            st = json.load(fh)
+        self.running = st["running"]          # tree (CLI) or list of nv paths (nvue)
+        self.startup = st.get("startup", copy.deepcopy(self.running))
+        self.checkpoints = st.get("checkpoints", {})
+        self.pending = st.get("pending")      # nvue pending revision (survives sessions, like NVUE)
+        self.revision = st.get("revision", 1)
+        self.timer = None
+
+    def persist(self):
+        st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
+              "pending": self.pending, "revision": self.revision}
+        tmp = os.path.join(self.state_dir, "state.json.tmp")
+        with open(tmp, "w") as fh:
+            json.dump(st, fh, indent=1)
+        os.replace(tmp, os.path.join(self.state_dir, "state.json"))
+
+    def faults(self):
+        path = os.path.join(self.state_dir, "faults.json")
+        try:
+            with open(path) as fh:
+                f = json.load(fh)
+        except (IOError, ValueError):
+            return {}
+        if "drop_after" in f:  # one shot: consumed by the session that reads it
+            rest = dict(f)
+            rest.pop("drop_after")
+            with open(path, "w") as fh:
+                json.dump(rest, fh)
+        return f
+
+
+# ----------------------------------------------------------------------------- CLI sessions
+class Session(object):
+    """One interactive shell on one device."""
+
+    def __init__(self, dev, chan):
+        self.dev, self.chan = dev, chan
+        self.f = dev.faults()
+        self.config_count = 0
+        self.closed = False
+
+    def write(self, text):
+        if self.f.get("delay"):
+            time.sleep(float(self.f["delay"]))
+        self.chan.sendall(text.replace("\n", "\r\n").encode())
+
+    def count_config(self):
+        self.config_count += 1
+        if self.f.get("drop_after") and self.config_count >= int(self.f["drop_after"]):
+            raise Dropped()
+
+    def rejected(self, line):
+        return bool(self.f.get("reject")) and re.search(self.f["reject"], line)
+
+    def run(self):
+        self.write(self.banner())
+        self.write(self.prompt())
+        buf = ""
+        while True:
+            data = self.chan.recv(4096)
+            if not data:
+                return
+            for ch in data.decode("utf-8", "replace"):
+                if ch in "\r\n":
+                    if ch == "\n" and buf == "" and getattr(self, "_last_cr", False):
+                        self._last_cr = False
+                        continue
+                    self._last_cr = ch == "\r"
+                    self.write("\n")
+                    line, buf = buf, ""
+                    with self.dev.lock:
+                        out = self.handle(line.strip())
+                    if out is None:
+                        return
+                    if out:
+                        self.write(out if out.endswith("\n") else out + "\n")
+                    self.write(self.prompt())
+                elif ch in "\x7f\x08":
+                    buf = buf[:-1]
+                else:
+                    buf += ch
+                    self.chan.sendall(ch.encode())
+
+    def banner(self):
+        return ""
+
+
+class CliSession(Session):
+    GRAMMAR = {}
+    error_text = "% Invalid input"
+    ctx_names = {}
+
+    def __init__(self, dev, chan):
+        Session.__init__(self, dev, chan)
+        self.mode = "exec"
+        self.stack = []           # [(node, ctx)] path from root in config mode
+        self.target = None        # tree being edited (running, or a session copy)
+
+    # prompt
+    def prompt(self):
+        if self.mode == "exec":
+            return "%s#" % self.dev.name
+        ctx = self.stack[-1][1] if self.stack else "config"
+        return "%s(%s)#" % (self.dev.name, self.ctx_label(ctx))
+
+    def ctx_label(self, ctx):
+        return "config" if ctx == "config" else "config-%s" % self.ctx_names.get(ctx, ctx)
+
+    def invalid(self, line):
+        return self.error_text
+
+    def running_text(self):
+        return "\n".join(tree_lines(self.dev.running, self.dev.indent)) + "\n"
+
+    def handle(self, line):
+        if not line:
+            return ""
+        if self.mode == "exec":
+            return self.exec_cmd(line)
+        return self.config_cmd(line)
+
+    def exec_cmd(self, line):
+        if re.match(r"terminal (length|width) \d+$", line):
+            return ""
+        if line in ("exit", "logout", "quit"):
+            return None
+        if line in ("show running-config", "show running-config | no-more", "show run"):
+            return self.show_running()
+        if line in ("configure terminal", "configure", "conf t"):
+            self.mode, self.stack, self.target = "config", [], self.dev.running
+            return ""
+        return self.exec_extra(line)
+
+    def show_running(self):
+        return self.running_text()
+
+    def exec_extra(self, line):
+        return self.invalid(line)
+
+    def commit_target(self):
+        self.dev.persist()
+
+    def leave_config(self):
+        self.mode, self.stack = "exec", []
+
+    def config_cmd(self, line):
+        if line == "end":
+            self.leave_config()
+            return ""
+        if line == "exit":
+            if self.stack:
+                self.stack.pop()
+            else:
+                self.leave_config()
+            return ""
+        extra = self.config_extra(line)
+        if extra is not None:
+            return extra
+        if self.rejected(line):
+            return self.invalid(line)
+        negate = line.startswith("no ")
+        body = line[3:] if negate else line
+        for depth in range(len(self.stack), -1, -1):
+            ctx = self.stack[depth - 1][1] if depth else "config"
+            parent = self.stack[depth - 1][0][1] if depth else self.target
+            if negate:
+                victims = [n for n in parent if n[0] == body or n[0].startswith(body + " ")]
+                if victims or self.accepts(ctx, body):
+                    for v in victims:
+                        parent.remove(v)
+                    del self.stack[depth:]
+                    self.changed()
+                    return ""
+                continue
+            rule = self.accepts(ctx, body)
+            if rule:
+                regex, child_ctx, key = rule
+                del self.stack[depth:]
+                node = next((n for n in parent if n[0] == body), None)
+                if node is None:
+                    if key:
+                        pre = body.split()[:key]
+                        for n in list(parent):
+                            if n[0].split()[:key] == pre:
+                                parent.remove(n)
+                    node = new_node(body)
+                    parent.append(node)
+                if child_ctx:
+                    self.stack.append((node, child_ctx))
+                self.changed()
+                return ""
+        return self.invalid(line)
+
+    def changed(self):
+        if self.target is self.dev.running:
+            self.dev.persist()
+        self.count_config()
+
+    def accepts(self, ctx, body):
+        for rule in self.GRAMMAR.get(ctx, ()):
+            if re.match(rule[0], body):
+                return rule
+        return None
+
+    def config_extra(self, line):
+        return None
+
+
+class EosSession(CliSession):
+    GRAMMAR = grammar.EOS
+    error_text = "% Invalid input"
+    ctx_names = {"if": "if", "txq": "if-txq", "acl": "acl", "cmap-pbr": "cmap-pbr", "pmap-pbr": "pmap-pbr", "pmap-c": "pmap-c-pbr"}
+
+    def __init__(self, dev, chan):
+        CliSession.__init__(self, dev, chan)
+        self.session = None
+
+    def prompt(self):
+        if self.mode == "exec":
+            return "%s#" % self.dev.name
+        ctx = self.stack[-1][1] if self.stack else "config"
+        label = self.ctx_names.get(ctx, "")
+        if self.session:
+            return "%s(config-s-%s%s)#" % (self.dev.name, self.session[0][:6], "-" + label if label else "")
+        return "%s(config%s)#" % (self.dev.name, "-" + label if label else "")
+
+    def exec_cmd(self, line):
+        if re.match(r"terminal width \d+$", line):
+            return "Width set to %s columns." % line.split()[-1]
+        if line == "terminal length 0":
+            return "Pagination disabled."
+        m = re.match(r"configure session (\S+)( commit)?$", line)
+        if m and m.group(2):
+            return self.confirm_timer(m.group(1))
+        if m:
+            self.mode, self.stack = "config", []
+            self.session = (m.group(1), copy.deepcopy(self.dev.running))
+            self.target = self.session[1]
+            return ""
+        if line in ("copy running-config startup-config", "write memory", "write"):
+            self.dev.startup = copy.deepcopy(self.dev.running)
+            self.dev.persist()
+            return "Copy completed successfully."
+        if line == "show priority-flow-control counters":
+            return self.pfc_counters()
+        return CliSession.exec_cmd(self, line)
+
+    def pfc_counters(self):
+        out = ["Port       RxPfc      TxPfc"]
+        for n in self.dev.running:
+            if n[0].startswith("interface "):
+                out.append("%-10s %-10d %d" % (n[0].split()[1].replace("Ethernet", "Et"), 0, 0))
+        return "\n".join(out)
+
+    def confirm_timer(self, name):
+        if self.dev.timer and self.dev.timer[0] == name:
+            self.dev.timer[1].cancel()
+            self.dev.timer = None
+            return ""
+        return "% Session %s not found or timer not pending" % name
+
+    def config_extra(self, line):
+        if not self.session:
+            return None
+        if line == "show session-config diffs":
+            a = tree_lines(self.dev.running, 3)
+            b = tree_lines(self.session[1], 3)
+            return "\n".join(difflib.unified_diff(a, b, "system:/running-config", "session:/%s-session-config" % self.session[0], lineterm=""))
+        if line == "abort":
+            self.session = None
+            self.leave_config()
+            return ""
+        m = re.match(r"commit( timer (\d\d):(\d\d):(\d\d))?$", line)
+        if m:
+            prev = copy.deepcopy(self.dev.running)
+            self.dev.running[:] = self.session[1]
+            if m.group(1):
+                self.arm_timer(self.session[0], prev, int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4)))
+            self.dev.persist()
+            self.session = None
+            self.leave_config()
+            return ""
+        return None
+
+    def arm_timer(self, name, prev, secs):
+        """commit timer: roll back unless `configure session NAME commit` confirms in time."""
+        def rollback():
+            with self.dev.lock:
+                self.dev.running[:] = prev
+                self.dev.timer = None
+                self.dev.persist()
+        t = threading.Timer(secs, rollback)
+        t.daemon = True
+        self.dev.timer = (name, t)
+        t.start()
+
+    def leave_config(self):
+        CliSession.leave_config(self)
+        self.target = self.dev.running
+
+
+class NxosSession(CliSession):
+    GRAMMAR = grammar.NXOS
+    error_text = "                      ^\n% Invalid command at '^' marker."
+    ctx_names = {"if": "if", "acl": "acl", "route-map": "route-map", "cmap-qos": "cmap-qos", "pmap-qos": "pmap-qos",
+                 "pmap-c-qos": "pmap-c-qos", "pmap-nq": "pmap-nq", "pmap-c-nq": "pmap-c-nq", "pmap-que": "pmap-que",
+                 "pmap-c-que": "pmap-c-que", "sys-qos": "sys-qos"}
+
+    def banner(self):
+        return "Cisco Nexus Operating System (NX-OS) Software (simulated)\n"
+
+    def show_running(self):
+        return "\n!Command: show running-config\n!Running configuration last done at: now\n\nversion 10.3(4a) Bios:version\n" + self.running_text()
+
+    def exec_extra(self, line):
+        m = re.match(r"checkpoint (\S+)$", line)
+        if m:
+            self.dev.checkpoints[m.group(1)] = copy.deepcopy(self.dev.running)
+            self.dev.persist()
+            return "Done"
+        m = re.match(r"no checkpoint (\S+)$", line)
+        if m:
+            self.dev.checkpoints.pop(m.group(1), None)
+            self.dev.persist()
+            return ""
+        m = re.match(r"rollback running-config checkpoint (\S+)$", line)
+        if m:
+            if m.group(1) not in self.dev.checkpoints:
+                return "ERROR: Checkpoint name %s does not exist" % m.group(1)
+            self.dev.running[:] = copy.deepcopy(self.dev.checkpoints[m.group(1)])
+            self.dev.persist()
+            return ("Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n"
+                    "#Generating Rollback Patch\nExecuting Rollback Patch\nGenerating Running-config for verification\n"
+                    "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.")
+        if line == "copy running-config startup-config":
+            self.dev.startup = copy.deepcopy(self.dev.running)
+            self.dev.persist()
+            return "[########################################] 100%\nCopy complete, now saving to disk (please wait)...\nCopy complete."
+        return self.invalid(line)
+
+
+class KlishSession(CliSession):
+    GRAMMAR = grammar.KLISH
+    error_text = "%Error: Invalid input detected at \"^\" marker."
+    ctx_names = {"if": "if-Ethernet", "acl": "ipv4-acl", "map-dscp-tc": "dscp-tc-map", "wred": "wred", "sched": "sched-policy",
+                 "sched-q": "sched-policy-queue", "cmap": "classifier", "pmap": "policy-map", "pmap-c": "policy-map-flow"}
+
+    def __init__(self, dev, chan):
+        CliSession.__init__(self, dev, chan)
+        self.shell = True  # login lands in the Linux shell; `sonic-cli` enters klish
+        self.confirm = None
+
+    def prompt(self):
+        if self.shell:
+            return "admin@%s:~$" % self.dev.name
+        if self.confirm:
+            return ""
+        return CliSession.prompt(self)
+
+    def handle(self, line):
+        if self.confirm:
+            self.confirm = None
+            if line.lower().startswith("y"):
+                self.dev.startup = copy.deepcopy(self.dev.running)
+                self.dev.persist()
+            return ""
+        if self.shell:
+            if line == "sonic-cli":
+                self.shell = False
+                return ""
+            if line in ("exit", "logout"):
+                return None
+            return "-bash: %s: command not found" % line.split()[0] if line else ""
+        if self.mode == "exec" and line == "exit":
+            self.shell = True
+            return ""
+        if self.mode == "exec" and line == "terminal raw-output":
+            return ""
+        return CliSession.handle(self, line)
+
+    def exec_extra(self, line):
+        if line == "write memory" and self.dev.nos == "sonic":
+            self.dev.startup = copy.deepcopy(self.dev.running)
+            self.dev.persist()
+            return ""
+        if line == "write" and self.dev.nos == "asternos":
+            self.confirm = True
+            return "Existing file will be overwritten, continue? [y/N]:"
+        return self.invalid(line)
+
+
+class NvueSession(Session):
+    """Cumulus Linux shell with NVUE: applied config + one pending revision."""
+
+    def prompt(self):
+        return "cumulus@%s:mgmt:~$ " % self.dev.name
+
+    def banner(self):
+        return "Linux %s 6.1.0-cl-1-amd64 #1 SMP Debian x86_64\n" % self.dev.name
+
+    @staticmethod
+    def path_rule(path):
+        for regex, key in grammar.NVUE_PATHS:
+            if re.match(regex, path):
+                return regex, key
+        return None
+
+    def handle(self, line):
+        dev = self.dev
+        if not line:
+            return ""
+        if line in ("exit", "logout"):
+            return None
+        if line == "nv config show -o commands":
+            return "".join("nv set %s\n" % p for p in dev.running)
+        if line == "nv config diff -o commands":
+            pend = dev.pending if dev.pending is not None else dev.running
+            out = ["nv unset %s" % p for p in dev.running if p not in pend]
+            out += ["nv set %s" % p for p in pend if p not in dev.running]
+            return "\n".join(out)
+        if line == "nv config detach":
+            dev.pending = None
+            dev.persist()
+            return ""
+        if line in ("nv config apply -y", "nv config apply --assume-yes"):
+            self.count_config()
+            if dev.pending is None:
+                return "Warning: The applied config is already up to date."
+            dev.running[:] = dev.pending
+            dev.pending = None
+            dev.revision += 1
+            dev.persist()
+            return "applied [rev_id: %d]" % dev.revision
+        if line == "nv config save":
+            dev.startup = list(dev.running)
+            dev.persist()
+            return "saved [rev_id: %d]" % dev.revision
+        m = re.match(r"nv (set|unset) (.+)$", line)
+        if m:
+            path = m.group(2).strip()
+            if self.rejected(line):
+                return "Error: Invalid config: %s" % path
+            if dev.pending is None:
+                dev.pending = list(dev.running)
+            if m.group(1) == "set":
+                rule = self.path_rule(path)
+                if not rule:
+                    return "Error: Invalid command: nv set %s" % path
+                key = rule[1]
+                toks = path.split()
+                if key:
+                    pre = toks[:-key]
+                    dev.pending = [p for p in dev.pending if p.split()[:-key] != pre or not re.match(rule[0], p)]
+                if path not in dev.pending:
+                    dev.pending.append(path)
+            else:
+                dev.pending = [p for p in dev.pending if not (p == path or p.startswith(path + " "))]
+            dev.pending.sort()
+            dev.persist()
+            self.count_config()
+            return ""
+        if line.startswith("nv "):
+            return "Error: Invalid command: %s" % line
+        return "-bash: %s: command not found" % line.split()[0]
+
+
+SESSIONS = {"eos": EosSession, "nxos": NxosSession, "sonic": KlishSession, "asternos": KlishSession, "nvue": NvueSession}
+
+
+# ----------------------------------------------------------------------------- SSH server
+class Server(paramiko.ServerInterface):
+    def __init__(self):
+        self.shell = threading.Event()
+
+    def check_auth_password(self, username, password):
+        return paramiko.AUTH_SUCCESSFUL if (username, password) == (USER, PASSWORD) else paramiko.AUTH_FAILED
+
+    def get_allowed_auths(self, username):
+        return "password"
+
+    def check_channel_request(self, kind, chanid):
+        return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+
+    def check_channel_pty_request(self, *args):
+        return True
+
+    def check_channel_shell_request(self, channel):
+        self.shell.set()
+        return True
+
+
+def serve_client(dev, sock, host_key):
+    t = paramiko.Transport(sock)
+    t.add_server_key(host_key)
+    srv = Server()
+    try:
+        t.start_server(server=srv)
+        chan = t.accept(20)
+        if chan is None or not srv.shell.wait(10):
+            return
+        sess = SESSIONS[dev.nos](dev, chan)
+        try:
+            sess.run()
+        except Dropped:
+            pass
+    except Exception:  # noqa: BLE001 - a client that goes away is normal
+        pass
+    finally:
+        t.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--nos", required=True, choices=sorted(SESSIONS))
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--state-dir", required=True)
+    ap.add_argument("--host-key", required=True)
+    args = ap.parse_args()
+    dev = Device(args.name, args.nos, args.state_dir)
+    key = paramiko.RSAKey(filename=args.host_key)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", args.port))
+    ls.listen(64)
+    while True:
+        sock, _ = ls.accept()
+        threading.Thread(target=serve_client, args=(dev, sock, key), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
