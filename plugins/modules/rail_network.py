@@ -1,0 +1,277 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rail_network
+short_description: Configure a GPU host's rail NICs (MTU, addresses, policy routing, sysctls) from the plan
+description:
+  - Runs on the GPU host. In one invocation it reads the rail NICs, routes and rules with C(ip -j), compares
+    them with the host intent computed by M(aifabric.roce.fabric_plan), applies the difference with one
+    C(ip -batch), writes the per-NIC sysctls, verifies the result and the management path, and writes the
+    files that make the configuration survive a reboot (netplan, NetworkManager keyfiles or a systemd unit).
+  - Owns only what the plan owns - the rail NICs named in O(intent), every route in the plan's routing tables
+    (and O(owned_tables)), main-table routes out of a rail NIC that the kernel did not add itself, and rules
+    whose priority is one of the plan's (and O(owned_rule_priorities)). Stale entries of those are removed;
+    nothing else is read for removal or changed.
+  - Before any change it fails, changing nothing, if the plan names the management interface, an interface
+    that does not exist, a rail NIC that carries the main table's default route, a main-table default route,
+    or a route that would capture a management target. After the change the main default route and the
+    route to (and ping of) each management target must be as before; otherwise the previous state is restored
+    and the task fails.
+  - Python standard library and iproute2 only on the host.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  intent:
+    description:
+      - The host intent, C(plan.hosts[inventory_hostname]) from M(aifabric.roce.fabric_plan). Keys used -
+        C(mgmt_interface), C(nics) (C(netdev), C(address), C(prefixlen), C(mtu), C(table)), C(routes),
+        C(rules), C(sysctls).
+    type: dict
+    required: true
+  persistence:
+    description:
+      - How the configuration survives a reboot. V(auto) picks V(netplan) on Ubuntu, V(networkmanager) on
+        RHEL-like systems (each only when installed), otherwise V(systemd) (a unit replaying an iproute2 batch).
+      - V(none) writes no files (runtime state only).
+    type: str
+    choices: [auto, netplan, networkmanager, systemd, none]
+    default: auto
+  sysctls:
+    description: Set the intent's per-NIC sysctls (arp_ignore, arp_announce, rp_filter) at runtime and in sysctl.d.
+    type: bool
+    default: true
+  owned_tables:
+    description:
+      - Extra routing table ids this module owns besides the plan's (for example the whole range reserved for rails),
+        so tables of rails removed from the plan are emptied.
+    type: list
+    elements: int
+    default: []
+  owned_rule_priorities:
+    description: Extra rule priorities this module owns besides the plan's; rules at these priorities are removed.
+    type: list
+    elements: int
+    default: []
+  mgmt_check_targets:
+    description:
+      - Addresses that must stay reachable the same way (route and, if they answered before, ping) after the
+        change, for example the controller's or the management gateway's address. The main table's default
+        route is always checked.
+    type: list
+    elements: str
+    default: []
+  rollback:
+    description: Restore the previous rail state when applying or the after-checks fail.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Reports exactly the items that would change; writes nothing.
+  diff_mode:
+    support: full
+    description: Before/after of the owned runtime state and of each persistence file.
+notes:
+  - Requires root (CAP_NET_ADMIN) and iproute2 with JSON output (C(ip -j), iproute2 4.14 or later).
+  - Persistence files take effect at the next boot; the running state is already applied with iproute2, so the
+    module never restarts a network service (NetworkManager only reloads the keyfiles it wrote).
+seealso:
+  - module: aifabric.roce.fabric_plan
+"""
+
+EXAMPLES = r"""
+- name: Configure the rail NICs of this GPU host
+  aifabric.roce.rail_network:
+    intent: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname] }}"
+    mgmt_check_targets: [192.168.250.1]
+
+- name: Audit only (what would change)
+  aifabric.roce.rail_network:
+    intent: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname] }}"
+  check_mode: true
+  register: rail_drift
+"""
+
+RETURN = r"""
+changes:
+  description: One line per changed (or, in check mode, to-be-changed) item.
+  returned: always
+  type: list
+  elements: str
+  sample: ["mtu rail1 1500 -> 9000", "rule add priority 1002 from 10.102.0.1/32 table 102",
+           "route delete 10.9.9.0/24 via 10.100.0.6 dev rail0 table 100"]
+items:
+  description: The same changes as structured items (kind, action and the fields of the kind).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"kind": "mtu", "action": "set", "dev": "rail1", "before": 1500, "after": 9000}]
+batch:
+  description: The C(ip -batch) lines applied (in check mode, those that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: ["link set dev rail1 mtu 9000", "rule add priority 1002 from 10.102.0.1/32 table 102"]
+backend:
+  description: The persistence backend used.
+  returned: always
+  type: str
+  sample: systemd
+files:
+  description: The persistence files (and links) this module manages with that backend.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/etc/sysctl.d/60-aifabric-rails.conf", "/etc/aifabric/rail-network.batch"]
+owned:
+  description: What this run owned (rail NICs, routing tables, rule priorities).
+  returned: always
+  type: dict
+  sample: {"devs": ["rail0"], "tables": [100], "rule_priorities": [1000]}
+rolled_back:
+  description: Whether a failed apply was rolled back.
+  returned: always
+  type: bool
+  sample: false
+not_restored:
+  description: After a rollback, items that could not be restored.
+  returned: when rolled back
+  type: list
+  elements: str
+  sample: []
+"""
+
+import glob
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.host_net.engine import ApplyError, run
+from ansible_collections.aifabric.roce.plugins.module_utils.host_net.model import HostNetError
+
+
+class SystemHost(object):
+    """The real host, through iproute2 and the file system."""
+
+    def __init__(self, module):
+        self.module = module
+        self.ip = module.get_bin_path("ip", required=True)
+        self.ping_bin = module.get_bin_path("ping")
+
+    def ip_json(self, args):
+        rc, out, err = self.module.run_command([self.ip, "-j"] + list(args))
+        if rc != 0:
+            if args and args[0] == "route" and "get" in args:
+                return []
+            self.module.fail_json(msg="ip -j %s failed: %s" % (" ".join(args), err.strip()))
+        return json.loads(out or "[]")
+
+    def ip_batch(self, lines, force=False):
+        cmd = [self.ip] + (["-force"] if force else []) + ["-batch", "-"]
+        rc, dummy, err = self.module.run_command(cmd, data="\n".join(lines))
+        return rc, err
+
+    @staticmethod
+    def read(path):
+        try:
+            with open(path) as handle:
+                return handle.read()
+        except (IOError, OSError):
+            return None
+
+    @staticmethod
+    def write(path, content, mode):
+        directory = os.path.dirname(path)
+        if mode is None:  # /proc/sys: write in place
+            with open(path, "w") as handle:
+                handle.write(content)
+            return
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        tmp = path + ".aifabric-tmp"
+        with open(tmp, "w") as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+
+    @staticmethod
+    def remove(path):
+        if os.path.lexists(path):
+            os.unlink(path)
+
+    @staticmethod
+    def symlink(path, target):
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.symlink(target, path)
+
+    @staticmethod
+    def readlink(path):
+        return os.readlink(path) if os.path.islink(path) else None
+
+    @staticmethod
+    def glob(pattern):
+        return glob.glob(pattern)
+
+    @staticmethod
+    def exists(path):
+        return os.path.exists(path)
+
+    def ping(self, address):
+        if not self.ping_bin:
+            return None
+        rc = self.module.run_command([self.ping_bin, "-n", "-c", "1", "-W", "1", address])[0]
+        if rc != 0:  # one retry: the first probe can race ARP resolution
+            rc = self.module.run_command([self.ping_bin, "-n", "-c", "1", "-W", "1", address])[0]
+        return rc == 0
+
+    def reload_backend(self, backend, paths):
+        nmcli = self.module.get_bin_path("nmcli")
+        if backend == "networkmanager" and nmcli:
+            keyfiles = [p for p in paths if p.endswith(".nmconnection")]
+            if keyfiles:
+                self.module.run_command([nmcli, "connection", "load"] + keyfiles)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            intent=dict(type="dict", required=True),
+            persistence=dict(type="str", default="auto", choices=["auto", "netplan", "networkmanager", "systemd", "none"]),
+            sysctls=dict(type="bool", default=True),
+            owned_tables=dict(type="list", elements="int", default=[]),
+            owned_rule_priorities=dict(type="list", elements="int", default=[]),
+            mgmt_check_targets=dict(type="list", elements="str", default=[]),
+            rollback=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        result = run(SystemHost(module), params["intent"], check_mode=module.check_mode,
+                     persistence=params["persistence"], manage_sysctls=params["sysctls"],
+                     owned_tables=params["owned_tables"], owned_priorities=params["owned_rule_priorities"],
+                     mgmt_targets=params["mgmt_check_targets"], rollback=params["rollback"])
+    except ApplyError as exc:
+        result = exc.result
+        result.pop("diff", None)
+        module.fail_json(msg=str(exc), **result)
+    except (HostNetError, ValueError) as exc:
+        module.fail_json(msg=str(exc), changed=False)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
