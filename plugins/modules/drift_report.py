@@ -11,7 +11,7 @@ module: drift_report
 short_description: Write the fabric drift report (JSON, Markdown, self-contained HTML)
 description:
   - Takes one entry per device and check (built from check-mode task results) and writes
-    C(drift-report.json), C(drift-report.md) and C(drift-report.html) under O(dest): a fleet summary
+    C(drift-report.json), C(drift-report.md) and C(drift-report.html) under O(dest) - a fleet summary
     and, per device, every drifted item with its expected and actual value.
   - With O(fail_on_drift=true) the task fails after writing the report when any device drifted
     or failed a check, so cron and CI jobs can alert on it.
@@ -29,7 +29,7 @@ options:
     default: []
   results:
     description:
-      - Registered check-mode results by device, then by check - C({device: {check: result}}) - with
+      - Registered check-mode results by device, then by check (a mapping of device name to a mapping of check name to task result), with
         O(kinds) telling whether a device is a host or a switch. Drift items come from each result's
         C(drift) list or its before/after C(diff).
     type: dict

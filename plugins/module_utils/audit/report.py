@@ -123,7 +123,8 @@ def render_markdown(report):
         len(s["devices_warn"]), len(s["devices_ok"]), s["drifted_items"]), ""]
     out += ["| check | " + " | ".join(STATUSES) + " |", "|---|" + "---|" * len(STATUSES)]
     for check, counts in sorted(report["by_check"].items()):
-        out.append("| %s | %s |" % (check, " | ".join(str(counts[st]) for st in STATUSES)))
+        cells = " | ".join(str(counts[st]) for st in STATUSES)
+        out.append("| %s | %s |" % (check, cells))
     out += [""]
     for status in ("fail", "drift", "warn"):
         rows = [e for e in report["entries"] if e["status"] == status]
@@ -135,8 +136,8 @@ def render_markdown(report):
             if not entry["items"]:
                 out.append("| %s | %s | %s | | |" % (entry["device"], entry["check"], _cell(entry["message"])))
             for item in entry["items"]:
-                out.append("| %s | %s | %s | %s | %s |" % (entry["device"], entry["check"], _cell(item["item"]),
-                                                          _cell(item["expected"]), _cell(item["actual"])))
+                cells = (entry["device"], entry["check"], _cell(item["item"]), _cell(item["expected"]), _cell(item["actual"]))
+                out.append("| %s | %s | %s | %s | %s |" % cells)
         out.append("")
     return "\n".join(out)
 
@@ -165,12 +166,13 @@ def render_html(report):
     out.append("</table>")
     out.append("<h2>Per device</h2><table><tr><th>device</th><th>kind</th><th>check</th><th>status</th><th>item</th>"
                "<th>expected</th><th>actual</th></tr>")
+    row = ("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td>"
+           "<td><code>%s</code></td></tr>")
     for entry in report["entries"]:
         rows = entry["items"] or [{"item": entry["message"], "expected": "", "actual": ""}]
         for item in rows:
-            out.append("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td>"
-                       "<td><code>%s</code></td></tr>" % (entry["status"], e(entry["device"]), e(entry["kind"]), e(entry["check"]),
-                                                         e(entry["status"]), e(str(item["item"])), e(str(item["expected"])),
-                                                         e(str(item["actual"]))))
+            cells = (entry["status"], entry["device"], entry["kind"], entry["check"], entry["status"], item["item"],
+                     item["expected"], item["actual"])
+            out.append(row % tuple(e(str(cell)) for cell in cells))
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
