@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host RoCE QoS: desired state from the fabric QoS profile, current state, and the commands between.
+
+Knobs and their documented interfaces:
+- trust DSCP, DSCP->priority, PFC: iproute2 ``dcb apptrust|app|pfc`` (dcb-apptrust(8), dcb-app(8),
+  dcb-pfc(8)), or NVIDIA ``mlnx_qos -i <if> --trust dscp --pfc ... --dscp2prio set,<dscp>,<prio>``
+  (MLNX_OFED/DOCA-OFED user manual, "mlnx_qos").
+- ECN (DCQCN) per priority and CNP DSCP/802.1p: /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<prio>,
+  roce_np/cnp_dscp, roce_np/cnp_802p_prio (MLNX_OFED "Explicit Congestion Notification" sysfs; absent
+  with the inbox driver, which enables DCQCN by default).
+- default RoCE ToS for rdma_cm connections: configfs /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_tos
+  (Documentation/ABI/testing/configfs-rdma_cm).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+REPLAY_SCRIPT = "/usr/local/sbin/aifabric-rdma-qos"
+UNIT = "/etc/systemd/system/aifabric-rdma-qos.service"
+CONFIGFS = "/sys/kernel/config/rdma_cm"
+
+
+def sysfs_targets(netdev, rdma, profile, port="1"):
+    """[(path, value)] of the sysfs/configfs attributes the profile sets on one rail NIC."""
+    prio = int(profile["roce_priority"])
+    out = []
+    if profile.get("ecn", True):
+        out += [("/sys/class/net/%s/ecn/roce_np/enable/%d" % (netdev, prio), "1"),
+                ("/sys/class/net/%s/ecn/roce_rp/enable/%d" % (netdev, prio), "1")]
+    if profile.get("cnp_dscp") is not None:
+        out.append(("/sys/class/net/%s/ecn/roce_np/cnp_dscp" % netdev, str(int(profile["cnp_dscp"]))))
+    if profile.get("cnp_priority") is not None:
+        out.append(("/sys/class/net/%s/ecn/roce_np/cnp_802p_prio" % netdev, str(int(profile["cnp_priority"]))))
+    if rdma and profile.get("roce_tos") is not None:
+        out.append(("%s/%s/ports/%s/default_roce_tos" % (CONFIGFS, rdma, port), str(int(profile["roce_tos"]))))
+    return out
+
+
+def desired(profile):
+    pfc = sorted(int(p) for p in profile.get("lossless_priorities") or [profile["roce_priority"]])
+    mapping = dict((int(d), int(p)) for d, p in (profile.get("dscp_to_priority") or {}).items())
+    return {"trust": profile.get("trust", "dscp"), "pfc": pfc, "dscp_prio": mapping}
+
+
+# ---- mlnx_qos -------------------------------------------------------------------------------
+
+def parse_mlnx_qos(text):
+    state = {"trust": None, "pfc": None, "dscp_prio": {}}
+    match = re.search(r"Priority trust state:\s*(\w+)", text or "")
+    if match:
+        state["trust"] = match.group(1)
+    match = re.search(r"PFC configuration:\s*\n\s*priority[^\n]*\n\s*enabled\s+([0-9 ]+)", text or "")
+    if match:
+        state["pfc"] = [i for i, v in enumerate(match.group(1).split()) if v == "1"]
+    for prio, dscps in re.findall(r"prio:(\d+)\s+dscp:([0-9,]+)", text or ""):
+        for dscp in dscps.strip(",").split(","):
+            if dscp:
+                state["dscp_prio"][int(dscp)] = int(prio)
+    return state
+
+
+def mlnx_qos_commands(netdev, state, want):
+    argv = ["mlnx_qos", "-i", netdev]
+    extra = []
+    if state["trust"] != want["trust"]:
+        extra += ["--trust", want["trust"]]
+    if state["pfc"] != want["pfc"]:
+        extra += ["--pfc", ",".join("1" if p in want["pfc"] else "0" for p in range(8))]
+    cmds = [argv + extra] if extra else []
+    for dscp, prio in sorted(want["dscp_prio"].items()):
+        if state["dscp_prio"].get(dscp) != prio:
+            cmds.append(argv + ["--dscp2prio", "set,%d,%d" % (dscp, prio)])
+    return cmds
+
+
+# ---- iproute2 dcb ---------------------------------------------------------------------------
+
+def parse_dcb(apptrust, pfc, app):
+    state = {"trust": None, "pfc": None, "dscp_prio": {}}
+    match = re.search(r"order\s+([\w -]+)", apptrust or "")
+    if match:
+        order = match.group(1).split()
+        state["trust"] = order[0] if order else "none"
+    match = re.search(r"prio-pfc\s+((?:\d:\w+\s*)+)", pfc or "")
+    if match:
+        state["pfc"] = [int(p) for p, v in re.findall(r"(\d):(\w+)", match.group(1)) if v == "on"]
+    match = re.search(r"dscp-prio\s+((?:\d+:\d+\s*)+)", app or "")
+    if match:
+        for dscp, prio in re.findall(r"(\d+):(\d+)", match.group(1)):
+            state["dscp_prio"][int(dscp)] = int(prio)
+    return state
+
+
+def dcb_commands(netdev, state, want):
+    cmds = []
+    if state["trust"] != want["trust"]:
+        cmds.append(["dcb", "apptrust", "set", "dev", netdev, "order", want["trust"]])
+    if state["pfc"] != want["pfc"]:
+        cmds.append(["dcb", "pfc", "set", "dev", netdev, "prio-pfc"] + ["%d:%s" % (p, "on" if p in want["pfc"] else "off") for p in range(8)])
+    wrong = [(d, p) for d, p in sorted(want["dscp_prio"].items()) if state["dscp_prio"].get(d) != p]
+    if wrong:
+        cmds.append(["dcb", "app", "replace", "dev", netdev, "dscp-prio"] + ["%d:%d" % dp for dp in wrong])
+    return cmds
+
+
+def read_tool_state(runner, tool, netdev):
+    """(state, problem) for one interface through ``tool``."""
+    if tool == "mlnx_qos":
+        res = runner.run(["mlnx_qos", "-i", netdev])
+        if not res.ok:
+            return None, "mlnx_qos -i %s failed (%s)" % (netdev, "missing" if res.missing else "rc=%s" % res.rc)
+        return parse_mlnx_qos(res.stdout), None
+    results = [runner.run(["dcb", "apptrust", "show", "dev", netdev]), runner.run(["dcb", "pfc", "show", "dev", netdev]),
+               runner.run(["dcb", "-N", "app", "show", "dev", netdev])]
+    if not results[1].ok:
+        return None, "dcb pfc show dev %s failed (%s)" % (netdev, "missing" if results[1].missing else results[1].stderr.strip() or results[1].rc)
+    state = parse_dcb(results[0].stdout if results[0].ok else "", results[1].stdout, results[2].stdout if results[2].ok else "")
+    if not results[0].ok:
+        state["trust"] = "unsupported"
+    return state, None
+
+
+def choose_tool(runner, tool):
+    """auto -> dcb when present, else mlnx_qos, else None."""
+    if tool in ("dcb", "mlnx_qos"):
+        return tool if runner.available(tool) else None
+    if tool == "none":
+        return None
+    for name in ("dcb", "mlnx_qos"):
+        if runner.available(name):
+            return name
+    return None
+
+
+def replay_script(settings):
+    """Boot-time replay of the sysfs/configfs values and tool commands (no state, idempotent)."""
+    lines = ["#!/bin/sh", "# Rendered by aifabric.roce.rdma_qos from the fabric QoS profile; do not edit.",
+             "# Re-applies host RoCE QoS at boot: trust/PFC/DSCP map, ECN, CNP DSCP, default RoCE ToS."]
+    for item in settings:
+        for argv in item["tool_commands"]:
+            lines.append(" ".join(argv) + " || echo \"aifabric: %s failed\" >&2" % argv[0])
+        for path, value in item["sysfs"]:
+            if path.startswith(CONFIGFS):
+                dev_dir = "/".join(path.split("/")[:6])
+                lines.append("[ -d %s ] || mkdir %s 2>/dev/null" % (dev_dir, dev_dir))
+            lines.append("[ -e %s ] && echo %s > %s" % (path, value, path))
+    lines.append("exit 0")
+    return "\n".join(lines) + "\n"
+
+
+def full_commands(tool, netdev, want):
+    """Commands that set the whole profile from scratch (used by the replay script)."""
+    empty = {"trust": None, "pfc": None, "dscp_prio": {}}
+    if tool == "mlnx_qos":
+        return mlnx_qos_commands(netdev, empty, want)
+    if tool == "dcb":
+        return dcb_commands(netdev, empty, want)
+    return []

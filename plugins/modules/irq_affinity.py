@@ -1,0 +1,162 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: irq_affinity
+short_description: Pin rail NIC completion IRQs to the cores of the NIC's NUMA node
+description:
+  - Spreads each rail NIC's completion IRQs (by name, e.g. C(mlx5_comp*)) round-robin over the CPUs of
+    the NIC's NUMA node, minus O(reserved_cpus), by writing C(/proc/irq/<n>/smp_affinity_list).
+    NICs sharing a node start at staggered CPUs.
+  - Keeps irqbalance from undoing it - O(irqbalance=ban) installs an irqbalance C(--policyscript) that bans
+    the rail NICs' IRQs (by PCI address, so it survives IRQ renumbering) and adds it to C(IRQBALANCE_ARGS)
+    in C(/etc/default/irqbalance); O(irqbalance=disable) only reports it (the role stops and disables the service).
+  - With O(persist), writes a boot-time replay script and a systemd unit (the role enables it) that recompute
+    the same spread from C(msi_irqs) at boot.
+  - Every path is under O(root), so tests can act on a fixture copy of C(/proc) and C(/sys).
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  nics:
+    description: Rail netdevs whose IRQs to pin.
+    type: list
+    elements: str
+    required: true
+  reserved_cpus:
+    description: CPUs never used for these IRQs (kernel cpulist, e.g. C(0-1,64-65)).
+    type: str
+    default: ''
+  irq_name_glob:
+    description: Shell glob selecting the completion IRQs by their C(/proc/interrupts) name (part before C(@)).
+    type: str
+    default: mlx5_comp*
+  irqbalance:
+    description: How to keep irqbalance off these IRQs.
+    type: str
+    choices: [ban, disable, ignore]
+    default: ban
+  persist:
+    description: Write the replay script and systemd unit.
+    type: bool
+    default: true
+  root:
+    description: Filesystem root (C(/) on a host; a fixture copy in tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Computes and reports every change without writing.
+  diff_mode:
+    support: full
+    description: IRQ affinity before/after and file diffs.
+notes:
+  - Some IRQs are kernel-managed and refuse affinity changes; such IRQs are reported in RV(failed_irqs) and the task fails.
+"""
+
+EXAMPLES = r"""
+- name: Pin rail NIC IRQs, keep irqbalance off them, persist
+  aifabric.roce.irq_affinity:
+    nics: [rail0, rail1]
+    reserved_cpus: "0,64"
+"""
+
+RETURN = r"""
+assignments:
+  description: Completion IRQs and their CPU.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"netdev": "rail0", "irq": 101, "name": "mlx5_comp0", "cpu": 0, "before": "0-127", "status": "changed"}]
+irqbalance_action:
+  description: What was done about irqbalance (C(policyscript), C(disable requested), C(ignored), C(not installed)).
+  returned: always
+  type: str
+files:
+  description: Files written or checked (policy script, irqbalance defaults, replay script, unit).
+  returned: always
+  type: list
+  elements: str
+failed_irqs:
+  description: IRQs whose affinity could not be written.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.host import irq
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
+from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, parse_cpulist
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(nics=dict(type="list", elements="str", required=True),
+                           reserved_cpus=dict(type="str", default=""),
+                           irq_name_glob=dict(type="str", default="mlx5_comp*"),
+                           irqbalance=dict(type="str", choices=["ban", "disable", "ignore"], default="ban"),
+                           persist=dict(type="bool", default=True),
+                           root=dict(type="path", default="/")),
+        supports_check_mode=True,
+    )
+    p = module.params
+    sysroot = SysRoot(p["root"])
+    try:
+        reserved = parse_cpulist(p["reserved_cpus"])
+    except ValueError:
+        module.fail_json(msg="reserved_cpus: %r is not a cpulist (e.g. 0-1,64-65)" % p["reserved_cpus"])
+    assignments, problems = irq.plan(sysroot, p["nics"], reserved, p["irq_name_glob"])
+    if problems:
+        module.fail_json(msg="cannot plan IRQ affinity: %s" % "; ".join(problems), problems=problems)
+    changed = False
+    before_lines, after_lines, failed = [], [], []
+    for item in assignments:
+        res = ensure_value(sysroot, "/proc/irq/%d/smp_affinity_list" % item["irq"], str(item["cpu"]), module.check_mode)
+        item["before"] = res["before"]
+        item["status"] = res["status"]
+        label = "%s irq %d (%s)" % (item["netdev"], item["irq"], item["name"])
+        before_lines.append("%s: %s" % (label, res["before"]))
+        after_lines.append("%s: %s" % (label, item["cpu"]))
+        if res["status"] == "missing" or res["status"].startswith("failed"):
+            failed.append(dict(item))
+        changed = changed or res["changed"]
+    diff = [{"before_header": "irq affinity", "after_header": "irq affinity",
+             "before": "\n".join(before_lines) + "\n", "after": "\n".join(after_lines) + "\n"}]
+    files = []
+
+    def put(rel, content, mode=0o644):
+        this, d = ensure_file(sysroot, rel, content, mode, module.check_mode)
+        files.append(rel)
+        if this:
+            diff.append(d)
+        return this
+
+    action = "ignored"
+    if p["irqbalance"] == "ban":
+        if sysroot.exists(irq.IRQBALANCE_DEFAULTS) or sysroot.exists("/usr/sbin/irqbalance") or sysroot.exists("/lib/systemd/system/irqbalance.service"):
+            pcis = [a["pci"] for a in assignments if a["pci"]]
+            changed = put(irq.POLICY_SCRIPT, irq.policy_script(pcis), 0o755) or changed
+            changed = put(irq.IRQBALANCE_DEFAULTS, irq.irqbalance_defaults(sysroot.read(irq.IRQBALANCE_DEFAULTS), irq.POLICY_SCRIPT)) or changed
+            action = "policyscript"
+        else:
+            action = "not installed"
+    elif p["irqbalance"] == "disable":
+        action = "disable requested"
+    if p["persist"]:
+        changed = put(irq.REPLAY_SCRIPT, irq.replay_script(reserved, p["irq_name_glob"], assignments), 0o755) or changed
+        changed = put(irq.UNIT, systemd_oneshot_unit("aifabric.roce rail NIC IRQ affinity", irq.REPLAY_SCRIPT)) or changed
+    result = dict(changed=changed, assignments=assignments, irqbalance_action=action, files=files, failed_irqs=failed, diff=diff)
+    if failed:
+        module.fail_json(msg="could not set the affinity of %d IRQ(s)" % len(failed), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_facts
+short_description: Gather RDMA readiness facts of a GPU host
+description:
+  - Reads, without changing anything, what a RoCEv2 GPU host needs to be ready for NCCL over RDMA
+    - RDMA devices with their netdevs, PCI address and NUMA node; link state, speed and MTU; the
+    RoCE GID table (type and netdev of each entry); firmware (C(fw_ver), C(ethtool -i)), board id (PSID)
+    and model; GPUs and each GPU<->NIC PCIe relationship (PIX/PXB/PHB/NODE/SYS, from
+    C(nvidia-smi topo -m) or computed from sysfs); ACS control of the bridges between each GPU and
+    NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness (C(nvidia_peermem)
+    or the dma-buf path); IOMMU mode; irqbalance state; RDMA kernel modules.
+  - Every read goes through O(root), so a fixture tree can stand in for C(/sys) and C(/proc). A missing
+    tool or device is reported as such, never as a failure.
+  - Runs on the GPU host; Python standard library only.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  root:
+    description: Root of the filesystem to read (C(/) on a host; a fixture tree in tests).
+    type: path
+    default: /
+  tool_output_dir:
+    description:
+      - Read tool output (C(nvidia-smi topo -m), C(ethtool -i <if>)) from captured files in this directory
+        (one file per invocation, e.g. C(nvidia-smi_topo_-m.txt)) instead of running the tools.
+      - When O(root) is not C(/) and this is unset, tools are reported missing (the live tools would describe
+        this machine, not the tree).
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; the same facts in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+  facts:
+    support: full
+    description: Returns C(ansible_facts.aifabric_rdma).
+seealso:
+  - module: aifabric.roce.rdma_preflight
+notes:
+  - Reading extended PCIe config space (ACS/ATS) needs root; otherwise those values are null.
+"""
+
+EXAMPLES = r"""
+- name: Gather RDMA readiness facts
+  aifabric.roce.rdma_facts:
+
+- name: Read a fixture tree instead of the live system
+  aifabric.roce.rdma_facts:
+    root: /tmp/fixtures/h100-cx7/root
+    tool_output_dir: /tmp/fixtures/h100-cx7/tools
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts under C(aifabric_rdma).
+  returned: always
+  type: complex
+  contains:
+    aifabric_rdma:
+      description:
+        - Keys C(rdma_devices), C(netdevs), C(gpus), C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(source)),
+          C(pci_bridges), C(ats), C(modules), C(gdr), C(iommu), C(irqbalance), C(kernel), C(root).
+      type: dict
+      returned: always
+      sample: {"gdr": {"ready": true, "mode": "dmabuf"}, "iommu": {"mode": "passthrough"}}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import gather
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path")),
+        supports_check_mode=True,
+    )
+    facts = gather(module.params["root"], module.params["tool_output_dir"])
+    module.exit_json(changed=False, ansible_facts={"aifabric_rdma": facts})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_preflight
+short_description: Check RDMA readiness facts of a GPU host against the plan
+description:
+  - Pure check of facts from M(aifabric.roce.rdma_facts) against the host intent of the fabric plan.
+    Returns findings C({id, severity, host, subject, expected, actual, message}); changes nothing.
+  - "Checks: C(rdma_module), C(nic_present), C(link_up), C(link_speed), C(mtu), C(roce_gid), C(fw_host_mixed),
+    C(fw_baseline), C(gdr_ready), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode)."
+  - Fleet-wide firmware consistency is checked by M(aifabric.roce.rdma_preflight_report).
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  facts:
+    description: The C(aifabric_rdma) facts of the host.
+    type: dict
+    required: true
+  host:
+    description: Host name used in findings.
+    type: str
+    required: true
+  nics:
+    description: The host intent's C(nics) (C(netdev), C(rdma), C(speed_gbps), C(gpu) or C(gpus), C(address), C(mtu)).
+    type: list
+    elements: dict
+    required: true
+  gid_index:
+    description: Expected RoCEv2 GID index of each rail IP (the plan's C(NCCL_IB_GID_INDEX)); not checked when omitted.
+    type: int
+  mtu:
+    description: MTU expected where a NIC of O(nics) has none.
+    type: int
+  rdma_modules:
+    description: Kernel modules that must be loaded.
+    type: list
+    elements: str
+    default: [ib_core, ib_uverbs, rdma_cm, mlx5_core, mlx5_ib]
+  firmware_baseline:
+    description: Minimum firmware per NIC model (C(ConnectX-7)) or hca_type (C(MT4129)).
+    type: dict
+    default: {}
+  gpu_nic_allowed:
+    description: GPU<->NIC relationships accepted for a rail NIC and its GPU.
+    type: list
+    elements: str
+    default: [PIX, PXB]
+  require_gdr:
+    description: Require GPUDirect RDMA (nvidia_peermem or dma-buf).
+    type: bool
+    default: true
+  require_acs_off:
+    description: Require ACS redirect off on the bridges between each GPU and its rail NIC.
+    type: bool
+    default: true
+  iommu_allowed:
+    description: Accepted IOMMU modes (C(off), C(passthrough), C(translated)).
+    type: list
+    elements: str
+    default: ['off', passthrough]
+  severity:
+    description: Severity override per check id (C(error) or C(warning)).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+    description: Pure computation.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+"""
+
+EXAMPLES = r"""
+- name: Check this host against its plan
+  aifabric.roce.rdma_preflight:
+    facts: "{{ ansible_facts.aifabric_rdma }}"
+    host: "{{ inventory_hostname }}"
+    nics: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname].nics }}"
+    gid_index: 3
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+findings:
+  description: What differs from the expectation.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"id": "gdr_ready", "severity": "error", "host": "gpu01", "subject": "gpudirect_rdma",
+            "expected": "nvidia_peermem or dma-buf", "actual": {"nvidia_peermem": "missing"}, "message": "GPUDirect RDMA not ready"}]
+errors:
+  description: Number of findings of severity error.
+  returned: always
+  type: int
+warnings_count:
+  description: Number of findings of severity warning.
+  returned: always
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            facts=dict(type="dict", required=True), host=dict(type="str", required=True),
+            nics=dict(type="list", elements="dict", required=True), gid_index=dict(type="int"), mtu=dict(type="int"),
+            rdma_modules=dict(type="list", elements="str", default=["ib_core", "ib_uverbs", "rdma_cm", "mlx5_core", "mlx5_ib"]),
+            firmware_baseline=dict(type="dict", default={}),
+            gpu_nic_allowed=dict(type="list", elements="str", default=["PIX", "PXB"]),
+            require_gdr=dict(type="bool", default=True), require_acs_off=dict(type="bool", default=True),
+            iommu_allowed=dict(type="list", elements="str", default=["off", "passthrough"]),
+            severity=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    bad = sorted(k for k, v in p["severity"].items() if k not in checks.CHECKS or v not in ("error", "warning"))
+    if bad:
+        module.fail_json(msg="severity: unknown check id or severity for %s (checks: %s; severities: error, warning)"
+                         % (", ".join(bad), ", ".join(sorted(checks.CHECKS))))
+    exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"],
+                              firmware_baseline=p["firmware_baseline"], gpu_nic_allowed=p["gpu_nic_allowed"],
+                              require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"],
+                              iommu_allowed=p["iommu_allowed"], severity=p["severity"])
+    try:
+        findings = checks.host_findings(p["facts"], exp, p["host"])
+    except (KeyError, TypeError) as exc:
+        module.fail_json(msg="facts do not look like aifabric_rdma facts from aifabric.roce.rdma_facts: missing %s" % exc)
+    module.exit_json(changed=False, findings=findings,
+                     errors=sum(1 for f in findings if f["severity"] == "error"),
+                     warnings_count=sum(1 for f in findings if f["severity"] == "warning"))
+
+
+if __name__ == "__main__":
+    main()

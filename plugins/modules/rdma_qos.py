@@ -1,0 +1,206 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_qos
+short_description: Apply the fabric's RoCE QoS profile to a GPU host's rail NICs
+description:
+  - From the fabric QoS profile shared with the switches - trust DSCP, DSCP->priority map and PFC on the
+    lossless priorities through iproute2 C(dcb) (vendor neutral) or C(mlnx_qos) when present; ECN (DCQCN)
+    enable on the RoCE priority, CNP DSCP and CNP 802.1p priority through the mlx5 C(ecn) sysfs; the default
+    RoCE ToS of rdma_cm connections through configfs (C(default_roce_tos)).
+  - A knob whose interface is absent (no C(dcb)/C(mlnx_qos), no ECN sysfs with the inbox driver) is reported
+    per interface as C(tool missing) / C(missing), never as a traceback; O(require) turns chosen gaps into failures.
+  - With O(persist), writes a boot-time replay script and systemd unit (the role enables it).
+  - Every path is under O(root). When O(root) is not C(/), tools are never run live; with O(tool_output_dir)
+    their state is read from captured output and the commands that would fix it are returned in
+    RV(pending_commands), not run (captured output is read-only).
+version_added: 0.1.0
+author:
+  - aifabric.roce developers
+options:
+  interfaces:
+    description: Rail NICs, each with C(netdev) and C(rdma) (the plan's host intent C(nics) works as is).
+    type: list
+    elements: dict
+    required: true
+  profile:
+    description:
+      - The fabric QoS profile (plan C(qos)) - C(trust), C(roce_priority), C(lossless_priorities),
+        C(dscp_to_priority), C(cnp_dscp), C(cnp_priority), C(roce_tos).
+    type: dict
+    required: true
+  tool:
+    description: Tool for trust/PFC/DSCP map. C(auto) uses C(dcb) when present, else C(mlnx_qos).
+    type: str
+    choices: [auto, dcb, mlnx_qos, none]
+    default: auto
+  require:
+    description: Knobs whose absence fails the task (C(tool), C(ecn), C(roce_tos)).
+    type: list
+    elements: str
+    default: []
+  persist:
+    description: Write the replay script and systemd unit.
+    type: bool
+    default: true
+  root:
+    description: Filesystem root (C(/) on a host; a fixture copy in tests).
+    type: path
+    default: /
+  tool_output_dir:
+    description: Captured tool output to read instead of running tools (see M(aifabric.roce.rdma_facts)).
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Reports every change and command without writing or running.
+  diff_mode:
+    support: full
+    description: Per attribute before/after and file diffs.
+"""
+
+EXAMPLES = r"""
+- name: Apply the fabric QoS profile to the rail NICs
+  aifabric.roce.rdma_qos:
+    interfaces: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname].nics }}"
+    profile: "{{ hostvars['localhost'].aifabric_plan.qos }}"
+"""
+
+RETURN = r"""
+interfaces:
+  description: Per netdev - C(tool), C(tool_state), C(commands), C(sysfs) (path, before, after, status).
+  returned: always
+  type: dict
+commands:
+  description: Tool commands run.
+  returned: always
+  type: list
+  elements: list
+pending_commands:
+  description: Tool commands needed but not run (check mode, or captured tool output under an alternate root).
+  returned: always
+  type: list
+  elements: list
+gaps:
+  description: Knobs that could not be handled on this host, per interface.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
+from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
+
+REQUIRED_PROFILE_KEYS = ("roce_priority",)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(interfaces=dict(type="list", elements="dict", required=True),
+                           profile=dict(type="dict", required=True),
+                           tool=dict(type="str", choices=["auto", "dcb", "mlnx_qos", "none"], default="auto"),
+                           require=dict(type="list", elements="str", default=[]),
+                           persist=dict(type="bool", default=True),
+                           root=dict(type="path", default="/"),
+                           tool_output_dir=dict(type="path")),
+        supports_check_mode=True,
+    )
+    p = module.params
+    missing = [k for k in REQUIRED_PROFILE_KEYS if p["profile"].get(k) is None]
+    if missing:
+        module.fail_json(msg="profile: missing %s (pass the plan's qos profile)" % ", ".join(missing))
+    bad_req = sorted(set(p["require"]) - set(["tool", "ecn", "roce_tos"]))
+    if bad_req:
+        module.fail_json(msg="require: unknown knob(s) %s (known: tool, ecn, roce_tos)" % ", ".join(bad_req))
+    sysroot = SysRoot(p["root"])
+    runner = ToolRunner(capture_dir=p["tool_output_dir"], live=sysroot.live)
+    can_run = sysroot.live and not p["tool_output_dir"]
+    tool = qos.choose_tool(runner, p["tool"])
+    want = qos.desired(p["profile"])
+    changed = False
+    run, pending, gaps, diff, per_if, replay = [], [], [], [], {}, []
+    for nic in p["interfaces"]:
+        netdev, rdma = nic.get("netdev"), nic.get("rdma")
+        if not netdev:
+            module.fail_json(msg="interfaces: every item needs netdev (and rdma for the RoCE ToS)")
+        item = {"tool": tool, "tool_state": None, "commands": [], "sysfs": []}
+        if tool is None:
+            gaps.append("%s: trust/PFC/DSCP map not set (no dcb or mlnx_qos%s)" % (netdev, "" if can_run else " output for this root"))
+        else:
+            state, problem = qos.read_tool_state(runner, tool, netdev)
+            if problem:
+                gaps.append("%s: %s" % (netdev, problem))
+            else:
+                item["tool_state"] = state
+                cmds = qos.mlnx_qos_commands(netdev, state, want) if tool == "mlnx_qos" else qos.dcb_commands(netdev, state, want)
+                if state.get("trust") == "unsupported":
+                    cmds = [c for c in cmds if c[1] != "apptrust"]
+                    gaps.append("%s: dcb apptrust unsupported (iproute2 < 6.1 or driver); trust not set" % netdev)
+                item["commands"] = cmds
+                if cmds:
+                    diff.append({"before_header": "%s qos" % netdev, "after_header": "%s qos" % netdev,
+                                 "before": "trust %s pfc %s dscp->prio %s\n" % (state["trust"], state["pfc"], sorted(state["dscp_prio"].items())),
+                                 "after": "trust %s pfc %s dscp->prio %s (merged)\n" % (want["trust"], want["pfc"], sorted(want["dscp_prio"].items()))})
+                for argv in cmds:
+                    if module.check_mode or not can_run:
+                        pending.append(argv)
+                        continue
+                    rc, out, err = module.run_command(argv)
+                    run.append(argv)
+                    if rc != 0:
+                        module.fail_json(msg="%s failed (rc=%d): %s" % (" ".join(argv), rc, err.strip()), commands=run)
+                    changed = True
+        targets = qos.sysfs_targets(netdev, rdma, p["profile"])
+        for path, value in targets:
+            if path.startswith(qos.CONFIGFS) and not sysroot.exists(path):
+                dev_dir = "/".join(path.split("/")[:6])
+                if sysroot.isdir(qos.CONFIGFS) and not sysroot.exists(dev_dir) and not module.check_mode:
+                    try:
+                        # the kernel populates ports/<n>/ when the device directory is created
+                        os.mkdir(sysroot.path(dev_dir))
+                    except OSError as exc:
+                        gaps.append("%s: mkdir %s failed: %s" % (netdev, dev_dir, exc))
+            res = ensure_value(sysroot, path, value, module.check_mode)
+            item["sysfs"].append(res)
+            if res["status"] == "missing":
+                knob = "roce_tos" if path.startswith(qos.CONFIGFS) else "ecn"
+                gaps.append("%s: %s missing (%s)" % (netdev, path, knob))
+            elif res["status"].startswith("failed"):
+                module.fail_json(msg="%s: writing %s failed: %s" % (netdev, path, res["status"]), interfaces=per_if)
+            if res["changed"]:
+                changed = True
+                diff.append({"before_header": path, "after_header": path, "before": "%s\n" % res["before"], "after": "%s\n" % value})
+        per_if[netdev] = item
+        replay.append({"tool_commands": qos.full_commands(tool, netdev, want) if tool else [],
+                       "sysfs": [(path, value) for path, value in targets if sysroot.exists(path)]})
+    required_gaps = [g for g in gaps if any(("(%s)" % k) in g or (k == "tool" and "trust/PFC" in g) for k in p["require"])]
+    files = []
+    if p["persist"]:
+        for rel, content, mode in ((qos.REPLAY_SCRIPT, qos.replay_script(replay), 0o755),
+                                   (qos.UNIT, systemd_oneshot_unit("aifabric.roce RoCE QoS", qos.REPLAY_SCRIPT,
+                                                                   after="systemd-modules-load.service network-pre.target"), 0o644)):
+            this, d = ensure_file(sysroot, rel, content, mode, module.check_mode)
+            files.append(rel)
+            if this:
+                changed = True
+                diff.append(d)
+    result = dict(changed=changed, interfaces=per_if, commands=run, pending_commands=pending, gaps=gaps, files=files, diff=diff)
+    if required_gaps:
+        module.fail_json(msg="required QoS knobs unavailable: %s" % "; ".join(required_gaps), **result)
+    for gap in gaps:
+        module.warn(gap)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
