@@ -1,0 +1,103 @@
+import copy
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
+
+HOSTS = ("h100-cx7", "gpu8-nic4", "broken")
+# The problems planted in tests/fixtures/hosts/gen_fixtures.py (broken_spec), and nothing else.
+PLANTED = {
+    "h100-cx7": set(),
+    "gpu8-nic4": set(),
+    "broken": {("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7"), ("gdr_ready", "gpudirect_rdma"),
+               ("gpu_nic_affinity", "rail3<->GPU3"), ("acs_p2p", "rail1<->GPU1")},
+}
+BASELINE = {"ConnectX-7": "28.36.1010"}
+
+
+@pytest.fixture(scope="module")
+def fleet(fixture_hosts):
+    out = {}
+    for name in HOSTS:
+        base = os.path.join(fixture_hosts, name)
+        intent = json.load(open(os.path.join(base, "intent.json")))
+        exp = checks.expectations(intent["nics"], gid_index=intent["nccl"]["NCCL_IB_GID_INDEX"], firmware_baseline=BASELINE)
+        out[name] = (hf.gather(os.path.join(base, "root"), os.path.join(base, "tools")), exp)
+    return out
+
+
+def ids(findings):
+    return set((f["id"], f["subject"]) for f in findings)
+
+
+def test_exactly_the_planted_problems(fleet):
+    fleet_f = checks.fleet_findings(dict((h, v[0]) for h, v in fleet.items()), dict((h, v[1]) for h, v in fleet.items()))
+    for host, (facts, exp) in fleet.items():
+        found = ids(checks.host_findings(facts, exp, host)) | ids(f for f in fleet_f if f["host"] == host)
+        assert found == PLANTED[host], host
+
+
+def test_finding_shape_and_detail(fleet):
+    facts, exp = fleet["broken"]
+    by_id = dict((f["id"], f) for f in checks.host_findings(facts, exp, "broken"))
+    assert set(by_id["acs_p2p"]) == {"id", "severity", "host", "subject", "expected", "actual", "message"}
+    assert by_id["gpu_nic_affinity"]["actual"] == "SYS" and "NUMA 1" in by_id["gpu_nic_affinity"]["message"]
+    assert by_id["fw_host_mixed"]["actual"]["28.36.1010"] == ["mlx5_5"]
+    assert by_id["gdr_ready"]["severity"] == "error"
+
+
+def test_baseline(fleet):
+    facts, exp = fleet["broken"]
+    exp = dict(exp, firmware_baseline={"MT4129": "28.39.1002"})
+    base = [f for f in checks.host_findings(facts, exp, "broken") if f["id"] == "fw_baseline"]
+    assert [(f["subject"], f["actual"]) for f in base] == [("mlx5_5", "28.36.1010")]
+
+
+@pytest.mark.parametrize("mutate,expected", [
+    (lambda f: f["netdevs"]["rail2"].update(operstate="down"), {("link_up", "rail2")}),
+    (lambda f: f["netdevs"]["rail2"].update(speed_mbps=200000), {("link_speed", "rail2")}),
+    (lambda f: f["netdevs"]["rail6"].update(mtu=1500), {("mtu", "rail6")}),
+    (lambda f: f["modules"].update(mlx5_ib="missing"), {("rdma_module", "mlx5_ib")}),
+    (lambda f: f["iommu"].update(mode="translated"), {("iommu_mode", "iommu")}),
+    (lambda f: f["rdma_devices"]["mlx5_0"]["ports"]["1"]["gids"].pop(3), {("roce_gid", "rail0")}),
+    (lambda f: [g.update(index=5) for g in f["rdma_devices"]["mlx5_0"]["ports"]["1"]["gids"] if g["type"] == "RoCE v2" and g["ipv4"]],
+     {("roce_gid", "rail0")}),
+    (lambda f: f["rdma_devices"]["mlx5_7"].update(netdevs=["eth9"]), {("nic_present", "rail7")}),
+    (lambda f: f["gpus"].pop(), {("gpu_present", "GPU7")}),
+])
+def test_each_check_fires_alone(fleet, mutate, expected):
+    facts, exp = fleet["h100-cx7"]
+    facts = copy.deepcopy(facts)
+    mutate(facts)
+    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == expected
+
+
+def test_severity_override_and_summary(fleet):
+    facts, exp = fleet["broken"]
+    exp = dict(exp, severity={"gdr_ready": "warning", "acs_p2p": "warning", "gpu_nic_affinity": "warning", "fw_host_mixed": "warning"})
+    findings = checks.host_findings(facts, exp, "broken")
+    assert all(f["severity"] == "warning" for f in findings)
+    summary = checks.summarize({"broken": findings, "ok": []}, [], strict=True)
+    assert summary["hosts"]["broken"]["status"] == "warn" and summary["hosts"]["ok"]["status"] == "pass"
+    strict = checks.summarize({"broken": checks.host_findings(facts, fleet["broken"][1], "broken")}, [], strict=True)
+    lenient = checks.summarize({"broken": checks.host_findings(facts, fleet["broken"][1], "broken")}, [], strict=False)
+    assert strict["hosts"]["broken"]["status"] == "fail" and lenient["hosts"]["broken"]["status"] == "warn"
+    md = checks.render_markdown(strict)
+    assert "| broken | fail | 4 | 0 |" in md and "| gdr_ready | broken |" in md
+
+
+def test_plan_host_intent_is_accepted_as_is(fixture_hosts):
+    # the lab plan's gpu01 (4x 100G rails) against the 4-NIC fixture: same names, planned speed differs
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    plan = build_plan(yaml.safe_load(open(os.path.join(root, "inventories/lab/group_vars/all/fabric.yml")))["fabric"])
+    host = plan["hosts"]["gpu01"]
+    exp = checks.expectations(host["nics"], gid_index=host["nccl"]["NCCL_IB_GID_INDEX"])
+    facts = hf.gather(os.path.join(fixture_hosts, "gpu8-nic4", "root"), os.path.join(fixture_hosts, "gpu8-nic4", "tools"))
+    found = ids(checks.host_findings(facts, exp, "gpu01"))
+    assert {("link_speed", "rail%d" % i) for i in range(4)} <= found
+    assert all(f[0] in ("link_speed", "roce_gid", "gpu_nic_affinity") for f in found)
