@@ -160,6 +160,12 @@ def _build_plan(fabric_intent):
         "fabric": intent["name"],
         "addressing_scheme": intent["addressing"]["scheme"],
         "qos": qos,
+        # Table ids and rule priorities reserved for rails (max_rails of them): hosts own exactly these.
+        "routing": {
+            "tables": list(range(intent["routing"]["table_base"], intent["routing"]["table_base"] + lay.max_rails)),
+            "rule_priorities": list(range(intent["routing"]["rule_priority_base"],
+                                          intent["routing"]["rule_priority_base"] + lay.max_rails)),
+        },
         "hosts": {},
         "leafs": {},
         "spines": {},

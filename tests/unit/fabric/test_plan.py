@@ -218,3 +218,8 @@ def test_rail512_reproduces_digest_001():
     assert leaf["downlinks"][1]["port"] == "Ethernet1/2" and leaf["uplinks"][0]["port"] == "Ethernet33/1"
     spine_ports = [link["port"] for spine in plan["spines"].values() for link in spine["downlinks"]]
     assert len(spine_ports) == 256 and len(set((s, l["port"]) for s, sp in plan["spines"].items() for l in sp["downlinks"])) == 256
+
+
+def test_plan_names_the_owned_table_and_priority_ranges():
+    routing = build_plan(lab())["routing"]
+    assert routing == {"tables": list(range(100, 108)), "rule_priorities": list(range(1000, 1008))}
