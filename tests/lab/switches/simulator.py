@@ -82,10 +82,16 @@ class Device(object):
         self.pending = st.get("pending")      # nvue pending revision (survives sessions, like NVUE)
         self.revision = st.get("revision", 1)
         self.timer = None
+        self.config_entries = st.get("config_entries", 0)
+
+    def entered(self):
+        self.config_entries += 1
+        self.persist()
 
     def persist(self):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
-              "pending": self.pending, "revision": self.revision}
+              "pending": self.pending, "revision": self.revision,
+              "config_entries": self.config_entries}
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
@@ -204,6 +210,7 @@ class CliSession(Session):
         if line in ("show running-config", "show running-config | no-more", "show run"):
             return self.show_running()
         if line in ("configure terminal", "configure", "conf t"):
+            self.dev.entered()
             self.mode, self.stack, self.target = "config", [], self.dev.running
             return ""
         return self.exec_extra(line)
@@ -310,6 +317,7 @@ class EosSession(CliSession):
         if m and m.group(2):
             return self.confirm_timer(m.group(1))
         if m:
+            self.dev.entered()
             self.mode, self.stack = "config", []
             self.session = (m.group(1), copy.deepcopy(self.dev.running))
             self.target = self.session[1]
@@ -356,6 +364,7 @@ class EosSession(CliSession):
             self.dev.persist()
             self.session = None
             self.leave_config()
+            self.count_config()
             return ""
         return None
 
@@ -519,6 +528,7 @@ class NvueSession(Session):
                 return "Error: Invalid config: %s" % path
             if dev.pending is None:
                 dev.pending = list(dev.running)
+            dev.entered()
             if m.group(1) == "set":
                 rule = self.path_rule(path)
                 if not rule:

@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""netmiko connection factory shared by switch_config and switch_facts."""
+
+from __future__ import annotations
+
+import os
+
+CONNECTION_ARGS = dict(
+    host=dict(type="str", required=True),
+    port=dict(type="int", default=22),
+    username=dict(type="str", required=True),
+    password=dict(type="str", no_log=True),
+    device_type=dict(type="str"),
+    host_key_checking=dict(type="bool", default=True),
+    known_hosts=dict(type="path"),
+    timeout=dict(type="int", default=30),
+)
+
+
+def netmiko_factory(params, driver):
+    """Return connect() for the module's connection parameters (host keys checked unless disabled)."""
+    from netmiko import ConnectHandler
+
+    device_type = params.get("device_type") or driver.device_type
+    if device_type == "asterfusion_asternos":
+        # netmiko 4.8 sets _cli_mode after __init__ has already run session_preparation()
+        from netmiko.asterfusion import AsterfusionAsterNOSSSH
+        if not hasattr(AsterfusionAsterNOSSSH, "_cli_mode"):
+            AsterfusionAsterNOSSSH._cli_mode = "klish"
+    kwargs = dict(device_type=device_type, host=params["host"], port=params["port"], username=params["username"],
+                  password=params.get("password"), conn_timeout=params["timeout"], auth_timeout=params["timeout"],
+                  ssh_strict=bool(params["host_key_checking"]), fast_cli=True)
+    if params.get("known_hosts"):
+        kwargs.update(system_host_keys=False, alt_host_keys=True, alt_key_file=os.path.expanduser(params["known_hosts"]))
+    else:
+        kwargs.update(system_host_keys=True)
+
+    def connect():
+        conn = ConnectHandler(**kwargs)
+        if device_type == "asterfusion_asternos":
+            conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
+        return conn
+    return connect

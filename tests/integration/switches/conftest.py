@@ -1,0 +1,22 @@
+"""Switch lab fixtures: simulators on private ports and state dir, one set per test session."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+
+import lab  # noqa: E402
+
+PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
+
+
+@pytest.fixture(scope="session")
+def switch_lab(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("switchlab"))
+    ports = {n: p + PORT_OFFSET for n, p in lab.PORTS.items()}
+    lab.up(fresh=True, root=root, ports=ports)
+    yield {"root": root, "ports": ports, "devices": lab.devices(), "plan": lab.lab_plan()}
+    lab.down(root)

@@ -1,0 +1,22 @@
+import os
+
+import lab
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+
+def params(switch_lab, name):
+    return dict(host="127.0.0.1", port=switch_lab["ports"][name], username="admin", password="admin", device_type=None,
+                host_key_checking=True, known_hosts=os.path.join(switch_lab["root"], "known_hosts"), timeout=10)
+
+
+def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None):
+    dev = switch_lab["devices"][name]
+    drv = get_driver(platform or dev["platform"])
+    return Applier(drv, netmiko_factory(params(switch_lab, name), drv), dev["intent"], switch_lab["plan"]["qos"], sections)
+
+
+def reset(switch_lab, name):
+    dev = switch_lab["devices"][name]
+    lab.reset(name, dev["platform"], dev["intent"], switch_lab["root"])
