@@ -1,0 +1,19 @@
+"""The fleet summary of the fixture hosts holds exactly the planted problems."""
+import json
+import sys
+
+PLANTED = {
+    "h100-cx7": set(),
+    "gpu8-nic4": set(),
+    "broken": {("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7"), ("gdr_ready", "gpudirect_rdma"),
+               ("gpu_nic_affinity", "rail3<->GPU3"), ("acs_p2p", "rail1<->GPU1")},
+}
+summary = json.load(open(sys.argv[1]))
+bad = False
+for host, want in PLANTED.items():
+    got = set((f["id"], f["subject"]) for f in summary["hosts"][host]["findings"])
+    if got != want:
+        print("%s: got %s, want %s" % (host, sorted(got), sorted(want)))
+        bad = True
+assert summary["hosts"]["broken"]["status"] == "warn" and summary["totals"] == {"hosts": 3, "pass": 2, "warn": 1, "fail": 0}, summary["totals"]
+sys.exit(1 if bad else 0)
