@@ -84,7 +84,7 @@ def parse_ping(text, rc):
 def judge_ping(probe, parsed):
     return {"probe": "ping -M do -s %d %s from %s (%s)" % (probe["size"], probe["dst"], probe["src"], probe["dev"]),
             "status": "ok" if parsed["ok"] else "fail",
-            "expected": "0% loss at %d bytes, DF" % (probe["size"] + ICMP_OVERHEAD),
+            "expected": "0%% loss at %d bytes, DF" % (probe["size"] + ICMP_OVERHEAD),
             "actual": "%s%% loss%s" % (parsed["loss_percent"], (", avg %s ms" % parsed["rtt_avg_ms"]) if parsed["rtt_avg_ms"] else "")}
 
 
