@@ -176,3 +176,34 @@ def render_html(report):
             out.append(row % tuple(e(str(cell)) for cell in cells))
     out.append("</table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def entry_from_findings(device, kind, check, findings):
+    """One entry from check findings ({id, severity, subject, expected, actual, message}):
+    errors -> fail, warnings only -> warn, none -> ok."""
+    findings = list(findings or [])
+    severities = set(f.get("severity") for f in findings)
+    status = "fail" if "error" in severities else ("warn" if findings else "ok")
+    items = [{"item": "%s %s" % (f.get("id", check), f.get("subject", "")), "expected": _text(f.get("expected")),
+              "actual": _text(f.get("actual"))} for f in findings]
+    return {"device": device, "kind": kind, "check": check, "status": status, "items": items,
+            "message": "; ".join(f.get("message", "") for f in findings if f.get("message"))}
+
+
+def collect_entries(hostvars, hosts, checks, kind):
+    """Entries for `hosts` from their registered results: checks = {check name: variable name}.
+    A variable holding `findings` is read as findings; otherwise as a task result. A host that
+    never registered the variable (unreachable, not in play) gets a fail entry saying so."""
+    entries = []
+    for host in hosts:
+        variables = hostvars[host]
+        for check, variable in sorted(checks.items()):
+            result = variables.get(variable) if hasattr(variables, "get") else None
+            if result is None:
+                entries.append({"device": host, "kind": kind, "check": check, "status": "fail", "items": [],
+                                "message": "no result: host unreachable or check did not run (%s)" % variable})
+            elif isinstance(result, dict) and "findings" in result and not result.get("failed"):
+                entries.append(entry_from_findings(host, kind, check, result["findings"]))
+            else:
+                entries.append(entry_from_result(host, kind, check, result))
+    return entries

@@ -74,3 +74,21 @@ def test_renderings_show_each_drifted_item_and_escape_html():
 def test_report_is_deterministic_whatever_the_entry_order():
     entries = _entries()
     assert render_json(build_report(entries, "lab")) == render_json(build_report(list(reversed(entries)), "lab"))
+
+
+def test_collect_entries_reads_results_findings_and_missing_hosts():
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import collect_entries
+    hostvars = {
+        "gpu01": {"net": {"changed": False}, "pre": {"findings": []}},
+        "gpu02": {"net": {"changed": True, "diff": {"before": {"mtu": 1500}, "after": {"mtu": 9000}}},
+                  "pre": {"findings": [{"id": "fw_fleet_mixed", "severity": "warning", "subject": "ConnectX-7",
+                                        "expected": "28.39.1002", "actual": "28.38.1000", "message": "fw differs"}]}},
+        "gpu03": {},
+    }
+    entries = collect_entries(hostvars, ["gpu01", "gpu02", "gpu03"], {"host_network": "net", "host_preflight": "pre"}, "host")
+    status = dict(((e["device"], e["check"]), e["status"]) for e in entries)
+    assert status == {("gpu01", "host_network"): "ok", ("gpu01", "host_preflight"): "ok",
+                      ("gpu02", "host_network"): "drift", ("gpu02", "host_preflight"): "warn",
+                      ("gpu03", "host_network"): "fail", ("gpu03", "host_preflight"): "fail"}
+    warn = [e for e in entries if e["status"] == "warn"][0]
+    assert warn["items"] == [{"item": "fw_fleet_mixed ConnectX-7", "expected": "28.39.1002", "actual": "28.38.1000"}]
