@@ -21,7 +21,7 @@ description:
   - Every path is under O(root), so tests can act on a fixture copy of C(/proc) and C(/sys).
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   nics:
     description: Rail netdevs whose IRQs to pin.

@@ -22,7 +22,7 @@ description:
   - Runs on the GPU host; Python standard library only.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   root:
     description: Root of the filesystem to read (C(/) on a host; a fixture tree in tests).

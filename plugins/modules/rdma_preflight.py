@@ -17,7 +17,7 @@ description:
   - Fleet-wide firmware consistency is checked by M(aifabric.roce.rdma_preflight_report).
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   facts:
     description: The C(aifabric_rdma) facts of the host.

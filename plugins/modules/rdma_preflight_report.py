@@ -13,10 +13,10 @@ description:
   - Takes each host's facts and findings, adds the fleet-wide firmware consistency check
     (C(fw_fleet_mixed) - per NIC model, hosts off the fleet's most common version), and writes
     C(preflight.json), C(preflight.md) and one C(<host>.json) per host to O(dest).
-  - Runs on the controller (C(delegate_to: localhost), C(run_once)).
+  - Runs on the controller (C(delegate_to=localhost), C(run_once)).
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   hosts:
     description: Per host, a dict with C(facts) (aifabric_rdma facts), C(findings) and C(nics) (the intent checked).

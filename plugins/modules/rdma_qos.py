@@ -22,7 +22,7 @@ description:
     RV(pending_commands), not run (captured output is read-only).
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   interfaces:
     description: Rail NICs, each with C(netdev) and C(rdma) (the plan's host intent C(nics) works as is).

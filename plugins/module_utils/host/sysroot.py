@@ -175,17 +175,15 @@ def parse_cpulist(text):
 
 def format_cpulist(cpus):
     """[0, 1, 2, 3, 8] -> ``0-3,8``."""
-    cpus = sorted(set(cpus))
     parts = []
-    start = prev = None
-    for cpu in cpus:
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
-        else:
-            parts.append(str(start) if start == prev else "%d-%d" % (start, prev))
-            start = prev = cpu
-    if start is not None:
-        parts.append(str(start) if start == prev else "%d-%d" % (start, prev))
+    run = []
+    for cpu in sorted(set(cpus)):
+        if run and cpu == run[-1] + 1:
+            run.append(cpu)
+            continue
+        if run:
+            parts.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
+        run = [cpu]
+    if run:
+        parts.append(str(run[0]) if len(run) == 1 else "%d-%d" % (run[0], run[-1]))
     return ",".join(parts)
