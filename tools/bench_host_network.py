@@ -45,13 +45,13 @@ def main():
     subprocess.run([os.path.join(BIN, "python"), os.path.join(ROOT, "tests", "lab", "hosts", "lab.py"), "status"], check=True)
     timed([os.path.join(BIN, "ansible-playbook"), PLAYBOOK])  # converge once; later runs are no-ops
     pings, roles = [], []
-    for _ in range(RUNS):
+    for dummy in range(RUNS):
         pings.append(timed([os.path.join(BIN, "ansible"), "gpu_hosts", "-m", "ansible.builtin.ping"])[0])
         elapsed, out = timed([os.path.join(BIN, "ansible-playbook"), PLAYBOOK])
         if not re.search(r"changed=0", out) or re.search(r"changed=[1-9]", out):
             sys.exit("the role was not a no-op:\n" + out[-2000:])
         roles.append(elapsed)
-    _, log = timed([os.path.join(BIN, "ansible-playbook"), PLAYBOOK, "-vvv"])
+    log = timed([os.path.join(BIN, "ansible-playbook"), PLAYBOOK, "-vvv"])[1]
     hosts = sorted(set(re.findall(r"^ok: \[(gpu\d+)\]", log, re.M)))
     invocations = {}
     for line in log.splitlines():

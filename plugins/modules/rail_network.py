@@ -26,7 +26,7 @@ description:
   - Python standard library and iproute2 only on the host.
 version_added: 0.1.0
 author:
-  - aifabric.roce developers
+  - aifabric.roce developers (@aifabric)
 options:
   intent:
     description:

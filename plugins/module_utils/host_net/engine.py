@@ -128,7 +128,7 @@ def file_item_text(item):
 def apply_runtime(host, desired, scope, current):
     """Apply until the host matches (the kernel may drop things as a side effect); return batches run."""
     batches = []
-    for _ in range(MAX_PASSES):
+    for dummy in range(MAX_PASSES):
         items = diff(desired, current)
         if not items:
             return batches, []
