@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark the host_network role on the virtual lab (`make bench-host-network`).
 
 Measures, on the lab's GPU hosts (run `make lab-up` first; the role is converged once here):

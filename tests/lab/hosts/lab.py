@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The virtual lab's GPU hosts and rail gateways (test plumbing, not product code).
 
     lab.py up      create what is missing (idempotent); builds the image once
