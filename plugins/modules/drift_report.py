@@ -42,6 +42,10 @@ options:
     description: Fabric name for the report title.
     type: str
     default: ""
+  title:
+    description: Report title (the validation playbook uses this module for its report too).
+    type: str
+    default: Drift audit
   generated:
     description: Timestamp text to print in the report (none when empty, which keeps reruns identical).
     type: str
@@ -142,11 +146,12 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(entries=dict(type="list", elements="dict", default=[]), results=dict(type="dict", default={}),
                            kinds=dict(type="dict", default={}), fabric=dict(type="str", default=""),
-                           generated=dict(type="str", default=""), dest=dict(type="path", required=True),
+                           generated=dict(type="str", default=""), title=dict(type="str", default="Drift audit"), dest=dict(type="path", required=True),
                            fail_on_drift=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
-    report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"])
+    report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"],
+                          title=module.params["title"])
     dest = module.params["dest"]
     if not module.check_mode and not os.path.isdir(dest):
         os.makedirs(dest)

@@ -86,7 +86,7 @@ def entry_from_result(device, kind, check, result):
             "message": _text(result.get("msg")) if result.get("msg") else ""}
 
 
-def build_report(entries, fabric="", generated=""):
+def build_report(entries, fabric="", generated="", title="Drift audit"):
     """Fleet summary + entries sorted by device and check. Deterministic."""
     entries = sorted(entries, key=lambda e: (e["kind"], e["device"], e["check"]))
     devices = {}
@@ -101,7 +101,7 @@ def build_report(entries, fabric="", generated=""):
     for entry in entries:
         counts = by_check.setdefault(entry["check"], dict((s, 0) for s in STATUSES))
         counts[entry["status"]] += 1
-    return {"fabric": fabric, "generated": generated, "summary": summary, "by_check": by_check, "entries": entries,
+    return {"title": title, "fabric": fabric, "generated": generated, "summary": summary, "by_check": by_check, "entries": entries,
             "drift": bool(summary["devices_drift"] or summary["devices_fail"])}
 
 
@@ -115,7 +115,7 @@ def _cell(value):
 
 def render_markdown(report):
     s = report["summary"]
-    out = ["# Drift audit: %s" % report["fabric"], ""]
+    out = ["# %s: %s" % (report["title"], report["fabric"]), ""]
     if report["generated"]:
         out += ["Generated %s." % report["generated"], ""]
     out += ["**%s** - %d devices: %d drifted, %d failed, %d with warnings, %d in sync; %d drifted items." % (
@@ -152,8 +152,8 @@ def render_html(report):
     """A self-contained page (inline CSS, no scripts, every value escaped)."""
     e = html.escape
     s = report["summary"]
-    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>Drift audit: %s</title>" % e(report["fabric"]),
-           "<style>%s</style></head><body>" % _CSS, "<h1>Drift audit: %s</h1>" % e(report["fabric"])]
+    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>%s: %s</title>" % (e(report["title"]), e(report["fabric"])),
+           "<style>%s</style></head><body>" % _CSS, "<h1>%s: %s</h1>" % (e(report["title"]), e(report["fabric"]))]
     if report["generated"]:
         out.append("<p>Generated %s.</p>" % e(report["generated"]))
     out.append("<p class=\"banner %s\">%s &mdash; %d devices: %d drifted, %d failed, %d warnings, %d in sync; %d drifted items</p>" % (
@@ -178,14 +178,23 @@ def render_html(report):
     return "\n".join(out) + "\n"
 
 
+def _finding_level(finding):
+    if finding.get("severity") == "error" or finding.get("status") == "fail":
+        return "fail"
+    if finding.get("severity") == "warning" or finding.get("status") == "warn":
+        return "warn"
+    return finding.get("status") or "warn"
+
+
 def entry_from_findings(device, kind, check, findings):
-    """One entry from check findings ({id, severity, subject, expected, actual, message}):
-    errors -> fail, warnings only -> warn, none -> ok."""
-    findings = list(findings or [])
-    severities = set(f.get("severity") for f in findings)
-    status = "fail" if "error" in severities else ("warn" if findings else "ok")
-    items = [{"item": "%s %s" % (f.get("id", check), f.get("subject", "")), "expected": _text(f.get("expected")),
-              "actual": _text(f.get("actual"))} for f in findings]
+    """One entry from check findings: preflight ({id, severity, subject, expected, actual, message})
+    or probes ({probe, status ok/fail/skipped, expected, actual}). The entry takes the worst level
+    (fail > warn > skipped > ok); every finding that is not ok becomes an item."""
+    findings = [f for f in (findings or []) if _finding_level(f) != "ok"]
+    levels = set(_finding_level(f) for f in findings)
+    status = next((level for level in ("fail", "warn", "skipped") if level in levels), "ok")
+    items = [{"item": f.get("probe") or "%s %s" % (f.get("id", check), f.get("subject", "")),
+              "expected": _text(f.get("expected")), "actual": _text(f.get("actual"))} for f in findings]
     return {"device": device, "kind": kind, "check": check, "status": status, "items": items,
             "message": "; ".join(f.get("message", "") for f in findings if f.get("message"))}
 

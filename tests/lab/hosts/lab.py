@@ -36,6 +36,11 @@ MGMT_BRIDGE = "aflab-mgmt"
 MGMT_NET = ipaddress.ip_network(os.environ.get("LAB_MGMT_NET", "192.168.250.0/24"))
 RAIL_MTU = 9000
 NIC_INITIAL_MTU = 1500
+# Containers have no RDMA NICs or mlx5 IRQs: each gets a synthetic 8x H100 + 8x ConnectX-7 tree
+# (tests/fixtures/hosts/gen_fixtures.py, NICs named rail0..rail7) at HW_ROOT, and the lab inventory
+# points the QoS and IRQ roles' `root` there, so they act on files shaped like real sysfs/procfs.
+HW_ROOT = "/opt/aifabric-hw"
+HW_FIXTURE = "h100-cx7"
 
 
 def run(cmd, check=True, capture=True, quiet=False):
@@ -167,14 +172,36 @@ def ensure_links(host, pid):
         run(in_host(pid, "ip", "link", "set", nic["netdev"], "up"))
 
 
+def ensure_hw_tree(host, tree):
+    """Copy the synthetic hardware tree into the container once (a fresh container gets a fresh tree)."""
+    if ok(["podman", "exec", host["container"], "test", "-d", HW_ROOT + "/root"]):
+        return
+    run(["podman", "exec", host["container"], "mkdir", "-p", HW_ROOT])
+    run(["podman", "cp", os.path.join(tree, "root"), "%s:%s/root" % (host["container"], HW_ROOT)])
+    run(["podman", "cp", os.path.join(tree, "tools"), "%s:%s/tools" % (host["container"], HW_ROOT)])
+
+
+def generate_hw_tree():
+    import tempfile
+    out = tempfile.mkdtemp(prefix="aflab-hw-")
+    run([sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), out, HW_FIXTURE])
+    return os.path.join(out, HW_FIXTURE)
+
+
 def up(_args):
+    import shutil
     hosts, gateways = lab_topology()
     image = ensure_image()
     ensure_mgmt_bridge()
     ensure_leaf(gateways)
-    for host in hosts:
-        pid = ensure_container(host, image)
-        ensure_links(host, pid)
+    tree = generate_hw_tree()
+    try:
+        for host in hosts:
+            pid = ensure_container(host, image)
+            ensure_links(host, pid)
+            ensure_hw_tree(host, tree)
+    finally:
+        shutil.rmtree(os.path.dirname(tree), ignore_errors=True)
     return status(_args)
 
 

@@ -92,3 +92,16 @@ def test_collect_entries_reads_results_findings_and_missing_hosts():
                       ("gpu03", "host_network"): "fail", ("gpu03", "host_preflight"): "fail"}
     warn = [e for e in entries if e["status"] == "warn"][0]
     assert warn["items"] == [{"item": "fw_fleet_mixed ConnectX-7", "expected": "28.39.1002", "actual": "28.38.1000"}]
+
+
+def test_probe_findings_make_fail_skipped_or_ok_entries():
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import entry_from_findings
+    ok = {"probe": "route a", "status": "ok", "expected": "x", "actual": "x"}
+    skipped = {"probe": "lldp", "status": "skipped", "expected": "", "actual": "lldpctl not installed"}
+    failed = {"probe": "ping b", "status": "fail", "expected": "0% loss", "actual": "100% loss"}
+    assert entry_from_findings("h", "host", "validate", [ok])["status"] == "ok"
+    assert entry_from_findings("h", "host", "validate", [ok, skipped])["status"] == "skipped"
+    entry = entry_from_findings("h", "host", "validate", [ok, skipped, failed])
+    assert entry["status"] == "fail"
+    assert entry["items"] == [{"item": "lldp", "expected": "", "actual": "lldpctl not installed"},
+                              {"item": "ping b", "expected": "0% loss", "actual": "100% loss"}]
