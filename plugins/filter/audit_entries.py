@@ -33,6 +33,12 @@ options:
     description: C(host) or C(switch).
     type: str
     default: host
+  category:
+    description:
+      - C(config) for checks whose differences are drift (network, QoS, IRQ, switch config);
+        C(readiness) for findings that are reported but are not configuration drift (preflight).
+    type: str
+    default: config
 """
 
 EXAMPLES = r"""
@@ -51,8 +57,8 @@ _value:
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import collect_entries
 
 
-def audit_entries(hostvars, hosts, checks, kind="host"):
-    return collect_entries(hostvars, hosts, checks, kind)
+def audit_entries(hostvars, hosts, checks, kind="host", category="config"):
+    return collect_entries(hostvars, hosts, checks, kind, category)
 
 
 class FilterModule(object):

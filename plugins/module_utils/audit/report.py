@@ -67,6 +67,25 @@ def _compare(actual, expected, path):
     return []
 
 
+def items_from_change_items(changes):
+    """Structured change items ({kind, action, before/after or the changed value}) -> report items."""
+    items = []
+    for change in changes:
+        if not isinstance(change, dict) or "kind" not in change:
+            continue
+        subject = change.get("dev") or change.get("name") or change.get("interface") or ""
+        label = ("%s %s" % (change["kind"], subject)).strip()
+        if "before" in change or "after" in change:
+            items.append({"item": label, "expected": _text(change.get("after")), "actual": _text(change.get("before"))})
+            continue
+        value = next((change[k] for k in ("route", "rule", "address", "value", "line") if k in change), label)
+        if change.get("action") in ("delete", "del", "remove", "absent"):
+            items.append({"item": label, "expected": _MISSING, "actual": _text(value)})
+        else:
+            items.append({"item": label, "expected": _text(value), "actual": _MISSING})
+    return items
+
+
 def entry_from_result(device, kind, check, result):
     """One report entry from a registered Ansible task result (check mode)."""
     result = result or {}
@@ -77,6 +96,8 @@ def entry_from_result(device, kind, check, result):
         return {"device": device, "kind": kind, "check": check, "status": "fail", "items": [],
                 "message": _text(result.get("msg", "failed"))}
     items = list(result.get("drift") or [])
+    if not items and result.get("changed") and isinstance(result.get("items"), list):
+        items = items_from_change_items(result["items"])
     if not items and result.get("changed"):
         items = items_from_diff(result.get("diff"))
         if not items:
@@ -87,22 +108,37 @@ def entry_from_result(device, kind, check, result):
 
 
 def build_report(entries, fabric="", generated="", title="Drift audit"):
-    """Fleet summary + entries sorted by device and check. Deterministic."""
-    entries = sorted(entries, key=lambda e: (e["kind"], e["device"], e["check"]))
+    """Fleet summary + entries sorted by device and check. Deterministic.
+
+    Entries of category `config` (the default) are drift: their drift or fail makes the report
+    drifted. Entries of category `readiness` (preflight findings) are listed and counted but are
+    not configuration drift."""
+    entries = sorted((dict({"category": "config"}, **e) for e in entries), key=lambda e: (e["kind"], e["device"], e["check"]))
     devices = {}
     for entry in entries:
-        devices.setdefault(entry["device"], {"kind": entry["kind"], "statuses": set()})["statuses"].add(entry["status"])
-    summary = {"devices": len(devices), "drifted_items": sum(len(e["items"]) for e in entries if e["status"] == "drift")}
-    for status in STATUSES:
-        summary["devices_%s" % status] = sorted(
-            name for name, info in devices.items()
-            if status in info["statuses"] and not any(s in info["statuses"] for s in STATUSES[:STATUSES.index(status)]))
+        devices.setdefault(entry["device"], set()).add((entry["category"], entry["status"]))
+
+    def having(pairs):
+        return sorted(name for name, seen in devices.items() if seen & pairs)
+
+    drifted = having({("config", "drift")})
+    failed = having({("config", "fail")})
+    findings = having({("readiness", "fail"), ("readiness", "warn")})
+    summary = {"devices": len(devices), "drifted_items": sum(len(e["items"]) for e in entries if e["status"] == "drift"),
+               "devices_drift": drifted, "devices_fail": failed, "devices_findings": findings,
+               "devices_ok": sorted(set(devices) - set(drifted) - set(failed) - set(findings))}
     by_check = {}
     for entry in entries:
         counts = by_check.setdefault(entry["check"], dict((s, 0) for s in STATUSES))
         counts[entry["status"]] += 1
-    return {"title": title, "fabric": fabric, "generated": generated, "summary": summary, "by_check": by_check, "entries": entries,
-            "drift": bool(summary["devices_drift"] or summary["devices_fail"])}
+    return {"title": title, "fabric": fabric, "generated": generated, "summary": summary, "by_check": by_check,
+            "entries": entries, "drift": bool(drifted or failed)}
+
+
+def _headline(summary):
+    return "%d devices: %d drifted, %d failed checks, %d with readiness findings, %d clean; %d drifted items" % (
+        summary["devices"], len(summary["devices_drift"]), len(summary["devices_fail"]), len(summary["devices_findings"]),
+        len(summary["devices_ok"]), summary["drifted_items"])
 
 
 def render_json(report):
@@ -118,9 +154,7 @@ def render_markdown(report):
     out = ["# %s: %s" % (report["title"], report["fabric"]), ""]
     if report["generated"]:
         out += ["Generated %s." % report["generated"], ""]
-    out += ["**%s** - %d devices: %d drifted, %d failed, %d with warnings, %d in sync; %d drifted items." % (
-        "DRIFT" if report["drift"] else "IN SYNC", s["devices"], len(s["devices_drift"]), len(s["devices_fail"]),
-        len(s["devices_warn"]), len(s["devices_ok"]), s["drifted_items"]), ""]
+    out += ["**%s** - %s." % ("DRIFT" if report["drift"] else "IN SYNC", _headline(s)), ""]
     out += ["| check | " + " | ".join(STATUSES) + " |", "|---|" + "---|" * len(STATUSES)]
     for check, counts in sorted(report["by_check"].items()):
         cells = " | ".join(str(counts[st]) for st in STATUSES)
@@ -130,7 +164,7 @@ def render_markdown(report):
         rows = [e for e in report["entries"] if e["status"] == status]
         if not rows:
             continue
-        out += ["## %s" % {"fail": "Failed checks", "drift": "Drift", "warn": "Warnings"}[status], ""]
+        out += ["## %s" % {"fail": "Failed checks and error findings", "drift": "Drift", "warn": "Warnings"}[status], ""]
         out += ["| device | check | item | expected | actual |", "|---|---|---|---|---|"]
         for entry in rows:
             if not entry["items"]:
@@ -156,9 +190,8 @@ def render_html(report):
            "<style>%s</style></head><body>" % _CSS, "<h1>%s: %s</h1>" % (e(report["title"]), e(report["fabric"]))]
     if report["generated"]:
         out.append("<p>Generated %s.</p>" % e(report["generated"]))
-    out.append("<p class=\"banner %s\">%s &mdash; %d devices: %d drifted, %d failed, %d warnings, %d in sync; %d drifted items</p>" % (
-        "drift" if report["drift"] else "ok", "DRIFT" if report["drift"] else "IN SYNC", s["devices"], len(s["devices_drift"]),
-        len(s["devices_fail"]), len(s["devices_warn"]), len(s["devices_ok"]), s["drifted_items"]))
+    out.append("<p class=\"banner %s\">%s &mdash; %s</p>" % (
+        "drift" if report["drift"] else "ok", "DRIFT" if report["drift"] else "IN SYNC", e(_headline(s))))
     out.append("<h2>Fleet summary</h2><table><tr><th>check</th>%s</tr>" % "".join("<th>%s</th>" % st for st in STATUSES))
     for check, counts in sorted(report["by_check"].items()):
         out.append("<tr><td>%s</td>%s</tr>" % (e(check), "".join(
@@ -199,7 +232,7 @@ def entry_from_findings(device, kind, check, findings):
             "message": "; ".join(f.get("message", "") for f in findings if f.get("message"))}
 
 
-def collect_entries(hostvars, hosts, checks, kind):
+def collect_entries(hostvars, hosts, checks, kind, category="config"):
     """Entries for `hosts` from their registered results: checks = {check name: variable name}.
     A variable holding `findings` is read as findings; otherwise as a task result. A host that
     never registered the variable (unreachable, not in play) gets a fail entry saying so."""
@@ -215,4 +248,6 @@ def collect_entries(hostvars, hosts, checks, kind):
                 entries.append(entry_from_findings(host, kind, check, result["findings"]))
             else:
                 entries.append(entry_from_result(host, kind, check, result))
+    for entry in entries:
+        entry["category"] = category
     return entries

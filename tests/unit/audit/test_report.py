@@ -105,3 +105,28 @@ def test_probe_findings_make_fail_skipped_or_ok_entries():
     assert entry["status"] == "fail"
     assert entry["items"] == [{"item": "lldp", "expected": "", "actual": "lldpctl not installed"},
                               {"item": "ping b", "expected": "0% loss", "actual": "100% loss"}]
+
+
+def test_readiness_findings_are_reported_but_are_not_drift():
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import collect_entries
+    hostvars = {"gpu01": {"net": {"changed": False},
+                          "pre": {"findings": [{"id": "rdma_module", "severity": "error", "subject": "mlx5_ib",
+                                                "expected": "loaded", "actual": "missing", "message": "not loaded"}]}}}
+    entries = (collect_entries(hostvars, ["gpu01"], {"host_network": "net"}, "host")
+               + collect_entries(hostvars, ["gpu01"], {"host_preflight": "pre"}, "host", category="readiness"))
+    report = build_report(entries, fabric="lab")
+    assert report["drift"] is False
+    assert report["summary"]["devices_findings"] == ["gpu01"] and report["summary"]["devices_ok"] == []
+    assert "| gpu01 | host_preflight | rdma_module mlx5_ib | loaded | missing |" in render_markdown(report)
+
+
+def test_structured_change_items_become_report_items():
+    result = {"changed": True, "items": [
+        {"kind": "mtu", "action": "set", "dev": "rail1", "before": 1500, "after": 9000},
+        {"kind": "rule", "action": "add", "rule": "priority 1001 from 10.101.0.2/32 table 101"},
+        {"kind": "route", "action": "delete", "route": "10.9.9.0/24 via 10.100.0.6 dev rail0 table 100"}]}
+    entry = entry_from_result("gpu02", "host", "host_network", result)
+    assert entry["items"] == [
+        {"item": "mtu rail1", "expected": "9000", "actual": "1500"},
+        {"item": "rule", "expected": "priority 1001 from 10.101.0.2/32 table 101", "actual": "(absent)"},
+        {"item": "route", "expected": "(absent)", "actual": "10.9.9.0/24 via 10.100.0.6 dev rail0 table 100"}]
