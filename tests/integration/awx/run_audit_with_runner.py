@@ -1,0 +1,80 @@
+"""Run playbooks/audit.yml through ansible-runner from a private_data_dir laid out the way AWX
+lays it out, against the running lab (`make lab-up`). Exit 0 when the job succeeds and the report
+says the fabric is in sync.
+
+AWX's layout (awx/main/tasks/jobs.py build_private_data_files / ansible-runner's input dir):
+  <pdd>/project/          the project checkout (AWX copies the SCM tree here; cwd of the job)
+  <pdd>/inventory/hosts   an executable script printing the inventory as `ansible-inventory --list` JSON
+  <pdd>/env/extravars     extra vars (survey answers)
+  <pdd>/env/envvars       environment (collections path inside the EE)
+  <pdd>/env/settings      runner settings
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import ansible_runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BIN = os.path.dirname(sys.executable)
+
+
+def build_private_data_dir(pdd):
+    project = os.path.join(pdd, "project")
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = os.path.join(ROOT, rel)
+        if not os.path.isfile(src):
+            continue
+        dst = os.path.join(project, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+    # The EE has the collection installed; here the collection is this checkout, installed the same way.
+    collections = os.path.join(pdd, "collections")
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", pdd, project],
+                   check=True, capture_output=True)
+    tarball = [f for f in os.listdir(pdd) if f.endswith(".tar.gz")][0]
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--force", "-p", collections,
+                    os.path.join(pdd, tarball)], check=True, capture_output=True)
+    # AWX imports the project's inventory (SCM inventory source) and hands the job a script.
+    inventory = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", os.path.join(ROOT, "inventories", "lab"),
+                                "--list", "--export"], check=True, capture_output=True, text=True).stdout
+    os.makedirs(os.path.join(pdd, "inventory"))
+    script = os.path.join(pdd, "inventory", "hosts")
+    with open(script, "w") as handle:
+        handle.write("#!%s\nimport sys\nsys.stdout.write(%r)\n" % (sys.executable, inventory))
+    os.chmod(script, 0o755)
+    os.makedirs(os.path.join(pdd, "env"))
+    with open(os.path.join(pdd, "env", "extravars"), "w") as handle:
+        json.dump({"audit_fail_on_drift": True, "audit_report_dir": os.path.join(pdd, "artifacts-report")}, handle)
+    with open(os.path.join(pdd, "env", "envvars"), "w") as handle:
+        json.dump({"ANSIBLE_COLLECTIONS_PATH": collections, "ANSIBLE_CONFIG": os.path.join(project, "ansible.cfg"),
+                   "PATH": BIN + ":" + os.environ.get("PATH", "")}, handle)
+    with open(os.path.join(pdd, "env", "settings"), "w") as handle:
+        json.dump({"suppress_ansible_output": False, "job_timeout": 900}, handle)
+    return project
+
+
+def main():
+    pdd = tempfile.mkdtemp(prefix="awx-pdd-")
+    try:
+        build_private_data_dir(pdd)
+        result = ansible_runner.run(private_data_dir=pdd, playbook="playbooks/audit.yml", quiet=True)
+        print("ansible-runner status=%s rc=%s" % (result.status, result.rc))
+        with open(os.path.join(pdd, "artifacts-report", "drift-report.json")) as handle:
+            report = json.load(handle)
+        print("report: drift=%s devices=%d" % (report["drift"], report["summary"]["devices"]))
+        ok = result.status == "successful" and result.rc == 0 and report["drift"] is False and report["summary"]["devices"] > 0
+        if not ok:
+            print(result.stdout.read()[-4000:])
+        return 0 if ok else 1
+    finally:
+        shutil.rmtree(pdd, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
