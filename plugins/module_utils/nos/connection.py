@@ -38,7 +38,21 @@ def netmiko_factory(params, driver):
 
     def connect():
         conn = ConnectHandler(**kwargs)
+        _fail_fast_on_close(conn)
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
         return conn
     return connect
+
+
+def _fail_fast_on_close(conn):
+    """netmiko keeps polling a channel the device has closed until its read timeout; raise at once."""
+    orig = conn.read_channel
+
+    def read_channel():
+        out = orig()
+        chan = getattr(conn, "remote_conn", None)
+        if not out and chan is not None and getattr(chan, "closed", False):
+            raise EOFError("SSH session closed by the device")
+        return out
+    conn.read_channel = read_channel

@@ -109,6 +109,8 @@ def up(fresh=False, only=None, root=None, ports=None):
         if fresh or not os.path.exists(os.path.join(d, "state.json")):
             reset(name, dev["platform"], dev["intent"], root)
         stop_one(name, root)
+        if wait_port(port, 0.05):
+            raise RuntimeError("127.0.0.1:%d is already in use (another lab running? `lab.py down`)" % port)
         log = open(os.path.join(d, "sim.log"), "a")
         proc = subprocess.Popen([sys.executable, os.path.join(HERE, "simulator.py"), "--name", name, "--nos", dev["platform"],
                                  "--port", str(port), "--state-dir", d, "--host-key", os.path.join(root, "host_key")],

@@ -73,7 +73,12 @@ class Device(object):
         self.name, self.nos, self.state_dir = name, nos, state_dir
         self.lock = threading.RLock()
         self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
-        path = os.path.join(state_dir, "state.json")
+        self.timer = None
+        self.reload()
+
+    def reload(self):
+        """Re-read state.json (the lab tooling may reset a device between sessions)."""
+        path = os.path.join(self.state_dir, "state.json")
         with open(path) as fh:
             st = json.load(fh)
         self.running = st["running"]          # tree (CLI) or list of nv paths (nvue)
@@ -81,7 +86,6 @@ class Device(object):
         self.checkpoints = st.get("checkpoints", {})
         self.pending = st.get("pending")      # nvue pending revision (survives sessions, like NVUE)
         self.revision = st.get("revision", 1)
-        self.timer = None
         self.config_entries = st.get("config_entries", 0)
 
     def entered(self):
@@ -585,6 +589,8 @@ def serve_client(dev, sock, host_key):
         chan = t.accept(20)
         if chan is None or not srv.shell.wait(10):
             return
+        with dev.lock:
+            dev.reload()
         sess = SESSIONS[dev.nos](dev, chan)
         try:
             sess.run()

@@ -1,0 +1,18 @@
+# Switch side (issue 5): simulated switch lab + switch tests.
+TEST_TARGETS += test-switches
+.PHONY: lab-up-switches lab-down-switches test-switches test-switches-unit bench-switch
+lab-up: lab-up-switches
+lab-down: lab-down-switches
+
+lab-up-switches: setup
+	$(PY) tests/lab/switches/lab.py up --fresh
+
+lab-down-switches: setup
+	$(PY) tests/lab/switches/lab.py down
+
+test-switches-unit: setup
+	$(PY) -m pytest -q tests/unit/nos
+
+# unit tests + integration against private simulators (own ports/state dir, started by the fixture)
+test-switches: setup test-switches-unit
+	$(PY) -m pytest -q -p no:logging tests/integration/switches

@@ -1,0 +1,110 @@
+"""Switch lab: converge, idempotence, drift, fault matrix, against the SSH simulators via netmiko."""
+import lab
+import pytest
+from helpers import applier, reset
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+
+ONE_PER_NOS = ["leaf0", "leaf1", "leaf2", "leaf3"]   # asternos, eos, nvue, nxos
+
+
+@pytest.mark.parametrize("name", ONE_PER_NOS + ["spine1"])
+def test_converge_then_noop_without_config_mode(switch_lab, name):
+    reset(switch_lab, name)
+    a = applier(switch_lab, name)
+    before, after, cmds = a.plan()
+    assert cmds and before != after
+    a.apply(before, after, cmds)
+    a.close()
+    st = lab.read_state(name, switch_lab["root"])
+    assert st["startup"] == st["running"], "config was saved"
+    entries = st["config_entries"]
+    a = applier(switch_lab, name)
+    before2, after2, cmds2 = a.plan()
+    a.close()
+    assert cmds2 == [] and before2 == after2 == after
+    assert lab.read_state(name, switch_lab["root"])["config_entries"] == entries, "no-op run entered config mode"
+
+
+DRIFT = {
+    "leaf1": ["interface Ethernet2", "mtu 1500"],
+    "leaf3": ["interface Ethernet1/2", "mtu 1500"],
+    "leaf0": ["interface Ethernet2", "mtu 1500"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DRIFT))
+def test_manual_drift_shows_in_plan(switch_lab, name):
+    a = applier(switch_lab, name)
+    before, after, cmds = a.plan()
+    if cmds:
+        a.apply(before, after, cmds)
+    conn = a._conn()
+    conn.send_config_set(DRIFT[name])
+    before, after, cmds = a.plan()
+    a.close()
+    assert "1500" in before and before != after
+    got = [c.strip() for c in cmds]
+    assert got[0] == DRIFT[name][0] and got[-1] == "mtu 9216" and set(got[1:-1]) <= {"no mtu 1500"}, got
+
+
+def test_nvue_drift_shows_in_plan(switch_lab):
+    a = applier(switch_lab, "leaf2")
+    before, after, cmds = a.plan()
+    if cmds:
+        a.apply(before, after, cmds)
+    conn = a._conn()
+    conn.send_command("nv set interface swp2 link mtu 1500")
+    conn.send_command("nv config apply -y")
+    before, after, cmds = a.plan()
+    a.close()
+    assert cmds == ["nv set interface swp2 link mtu 9216"]
+
+
+def test_rejected_command_rolls_back_with_device_error(switch_lab):
+    name = "leaf3"
+    reset(switch_lab, name)
+    lab.set_faults(name, {"reject": r"^mtu "}, switch_lab["root"])
+    a = applier(switch_lab, name, sections=("mtu",))
+    before, after, cmds = a.plan()
+    with pytest.raises(ApplyError) as err:
+        a.apply(before, after, cmds)
+    a.close()
+    lab.set_faults(name, {}, switch_lab["root"])
+    assert err.value.rolled_back
+    assert "Invalid command" in err.value.device_error
+    assert "mtu 9216" in [c.strip() for c in err.value.attempted]
+    b = applier(switch_lab, name, sections=("mtu",))
+    assert b.plan()[0] == before
+    b.close()
+
+
+@pytest.mark.parametrize("name", ONE_PER_NOS)
+def test_fault_matrix_drop_at_every_k(switch_lab, name):
+    """A session drop after the k-th config command leaves the device in before or intended state."""
+    reset(switch_lab, name)
+    probe = applier(switch_lab, name, sections=("mtu",))
+    before, after, cmds = probe.plan()
+    probe.close()
+    n = len(cmds) + 2  # every config line, plus the commit/apply step
+    outcomes = set()
+    for k in range(1, n + 1):
+        reset(switch_lab, name)
+        lab.set_faults(name, {"drop_after": k}, switch_lab["root"])
+        a = applier(switch_lab, name, sections=("mtu",))
+        b0, a0, c0 = a.plan()
+        assert (b0, a0) == (before, after)
+        try:
+            a.apply(b0, a0, c0, save=False)  # the matrix is about the transaction, not the save
+            outcome = "after"
+        except ApplyError as exc:
+            assert exc.rolled_back, (k, str(exc))
+            outcome = "before"
+        a.close()
+        check = applier(switch_lab, name, sections=("mtu",))
+        seen = check.plan()[0]
+        check.close()
+        assert seen in (before, after), "k=%d left a partial config" % k
+        assert seen == (after if outcome == "after" else before), k
+        outcomes.add(outcome)
+    assert "before" in outcomes
