@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes rail networks from the plan: Spiderpool resources and plain Multus NADs.
+
+Pure functions (no Ansible, no cluster access); docs/kubernetes.md documents the mapping.
+
+* One ``SpiderIPPool`` per rail and server group (a single-group fabric: one per rail). Its
+  ``subnet`` is the leaf subnet of that rail in that group (the L2 segment the pod's macvlan sits
+  on), ``gateway`` the leaf gateway, ``ips`` the part of the leaf subnet no host can ever take,
+  ``routes`` the rail pool via the gateway (the pod-side twin of the host IRM main-table route),
+  ``nodeName`` the group's servers.
+* One ``SpiderMultusConfig`` per rail: macvlan (or SR-IOV) on the rail netdev, default pools =
+  that rail's pools of every group (Spiderpool picks the one whose ``nodeName`` matches).
+* The pod annotation ``k8s.v1.cni.cncf.io/networks`` lists every rail network in rail order.
+* Without Spiderpool: one ``NetworkAttachmentDefinition`` per rail (and group) with whereabouts
+  IPAM over the same range; pods in a multi-group fabric need their group's annotation.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+
+SPIDER_API = "spiderpool.spidernet.io/v2beta1"
+NAD_API = "k8s.cni.cncf.io/v1"
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+
+
+class K8sRailError(ValueError):
+    """The plan cannot be mapped onto pod rail networks (message names the fix)."""
+
+
+def _segments(plan):
+    """(rail, group) -> leaf subnet facts, from the leafs' gateways and the hosts on them."""
+    segments = {}
+    for leaf_name in sorted(plan["leafs"], key=lambda n: plan["leafs"][n]["slot"]):
+        leaf = plan["leafs"][leaf_name]
+        if not leaf.get("downlinks"):
+            continue
+        gateway = leaf.get("gateway")
+        if not gateway:
+            raise K8sRailError(
+                "leaf %s has no subnet gateway (addressing scheme %s): pods on macvlan need an L2 rail subnet "
+                "with free addresses. Fix: use addressing.scheme subnet_per_leaf for Kubernetes rail networks"
+                % (leaf_name, plan.get("addressing_scheme")))
+        segments[(leaf["rail"], leaf["group"])] = {
+            "leaf": leaf_name,
+            "subnet": ipaddress.ip_network(gateway["subnet"]),
+            "gateway": ipaddress.ip_address(gateway["address"]),
+            "hosts": [ipaddress.ip_address(d["host_address"]) for d in leaf["downlinks"]],
+            "servers": [d["server"] for d in leaf["downlinks"]],
+        }
+    return segments
+
+
+def pod_range(plan, segment):
+    """First and last free address of a leaf subnet, with every host slot reserved.
+
+    Hosts take the block after the network address (gateway ``last``) or after the gateway
+    (gateway ``first``), one address per ``servers_per_group`` slot (docs/planner.md); reserving
+    the whole block keeps pod addresses clear of servers added to the group later.
+    """
+    subnet = segment["subnet"]
+    spg = plan["sizing"]["servers_per_group"]
+    first_host = min(segment["hosts"]) if segment["hosts"] else subnet.network_address + 1
+    lowest_slot = subnet.network_address + (2 if segment["gateway"] == subnet.network_address + 1 else 1)
+    start_block = min(first_host, lowest_slot)
+    reserved = set([segment["gateway"], subnet.network_address, subnet.broadcast_address])
+    reserved.update(segment["hosts"])
+    reserved.update(start_block + i for i in range(spg))
+    free = [a for a in subnet.hosts() if a not in reserved and a > start_block]
+    if not free:
+        raise K8sRailError(
+            "leaf subnet %s (%s) has no address left for pods after %d host slots and the gateway. "
+            "Fix: give the rail pools room (a larger servers_per_group block) or use host-network pods"
+            % (subnet, segment["leaf"], spg))
+    # keep one contiguous run (the top of the subnet below/above the gateway)
+    run = [free[0]]
+    for addr in free[1:]:
+        if addr == run[-1] + 1:
+            run.append(addr)
+        else:
+            break
+    return run[0], run[-1]
+
+
+def _names(prefix, rail, group, groups):
+    base = "%srail%d" % (prefix, rail)
+    return base if groups == 1 else "%s-g%d" % (base, group)
+
+
+def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resource="spidernet.io/rail{rail}",
+           enable_rdma=True):
+    """All manifests and annotations for the plan's rail networks (a dict of lists)."""
+    if cni not in ("macvlan", "sriov"):
+        raise K8sRailError("cni %r is not supported. Fix: use macvlan or sriov" % cni)
+    segments = _segments(plan)
+    groups = sorted(set(g for (_r, g) in segments))
+    rails = sorted(set(r for (r, _g) in segments))
+    host_nic = {}
+    rail_pool = {}
+    for host in plan["hosts"].values():
+        for nic in host["nics"]:
+            host_nic.setdefault(nic["rail"], nic["netdev"])
+            rail_pool.setdefault(nic["rail"], nic["rail_pool"])
+    pools, configs, nads, ranges = [], [], [], []
+    for rail in rails:
+        pool_names = []
+        for group in groups:
+            segment = segments.get((rail, group))
+            if segment is None:
+                continue
+            name = _names(prefix, rail, group, len(groups))
+            first, last = pod_range(plan, segment)
+            route = {"dst": rail_pool[rail], "gw": str(segment["gateway"])}
+            pools.append({
+                "apiVersion": SPIDER_API, "kind": "SpiderIPPool",
+                "metadata": {"name": name, "labels": {"aifabric.roce/rail": str(rail), "aifabric.roce/group": str(group)}},
+                "spec": {
+                    "ipVersion": 4,
+                    "subnet": str(segment["subnet"]),
+                    "gateway": str(segment["gateway"]),
+                    "ips": [str(first) if first == last else "%s-%s" % (first, last)],
+                    "routes": [route],
+                    "nodeName": list(segment["servers"]),
+                },
+            })
+            ranges.append({"rail": rail, "group": group, "pool": name, "leaf": segment["leaf"],
+                           "subnet": str(segment["subnet"]), "first": str(first), "last": str(last),
+                           "capacity": int(last) - int(first) + 1})
+            pool_names.append(name)
+            ipam = {"type": "whereabouts", "range": str(segment["subnet"]), "range_start": str(first),
+                    "range_end": str(last), "gateway": str(segment["gateway"]), "routes": [route]}
+            if cni == "macvlan":
+                config = {"cniVersion": "0.3.1", "name": name, "type": "macvlan", "master": host_nic[rail],
+                          "mode": "bridge", "ipam": ipam}
+                resource = {}
+            else:
+                config = {"cniVersion": "0.3.1", "name": name, "type": "sriov", "ipam": ipam}
+                resource = {"k8s.v1.cni.cncf.io/resourceName": sriov_resource.format(rail=rail)}
+            nads.append({
+                "apiVersion": NAD_API, "kind": "NetworkAttachmentDefinition",
+                "metadata": dict({"name": name, "namespace": namespace}, **({"annotations": resource} if resource else {})),
+                "spec": {"config": json.dumps(config, sort_keys=True)},
+            })
+        name = "%srail%d" % (prefix, rail)
+        if cni == "macvlan":
+            body = {"master": [host_nic[rail]], "enableRdma": bool(enable_rdma), "ippools": {"ipv4": pool_names}}
+        else:
+            body = {"resourceName": sriov_resource.format(rail=rail), "enableRdma": bool(enable_rdma),
+                    "ippools": {"ipv4": pool_names}}
+        configs.append({
+            "apiVersion": SPIDER_API, "kind": "SpiderMultusConfig",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"aifabric.roce/rail": str(rail)}},
+            "spec": {"cniType": cni, "enableCoordinator": True, cni: body},
+        })
+    spider_networks = ",".join("%s/%s" % (namespace, c["metadata"]["name"]) for c in configs)
+    nad_annotations = {}
+    for group in groups:
+        nad_annotations[str(group)] = {NETWORKS_ANNOTATION: ",".join(
+            "%s/%s" % (namespace, _names(prefix, rail, group, len(groups))) for rail in rails
+            if (rail, group) in segments)}
+    return {
+        "spiderippools": pools,
+        "spidermultusconfigs": configs,
+        "pod_annotations": {NETWORKS_ANNOTATION: spider_networks},
+        "networkattachmentdefinitions": nads,
+        "nad_pod_annotations": nad_annotations,
+        "pod_ranges": ranges,
+    }
+
+
+def manifests(rendered, flavour="spiderpool"):
+    """The documents to apply, in apply order (pools before the configs that name them)."""
+    if flavour == "spiderpool":
+        return rendered["spiderippools"] + rendered["spidermultusconfigs"]
+    return list(rendered["networkattachmentdefinitions"])
