@@ -18,7 +18,7 @@ description:
   - Otherwise applies inside the NOS's transaction (EOS configuration session, NX-OS checkpoint,
     NVUE revision, computed reverse commands on klish), re-reads and verifies the managed sections,
     saves, and on any failure rolls back and fails with the commands attempted and the device's error.
-author: aifabric.roce contributors
+author: aifabric.roce developers (@aifabric)
 options:
   platform:
     description: Switch platform name from the plan (asternos, sonic, eos, nvue, nxos).
@@ -113,6 +113,31 @@ after:
   description: Managed sections as intended (canonical text).
   returned: always
   type: str
+drift:
+  description:
+    - Differences between the running and the intended managed config, one entry per item.
+    - A changed value pairs up under one item; C(actual) is null for a missing line, C(expected) null for an unexpected one.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    item:
+      description: Config path of the item (parent lines joined with C( > ), then the line without its value).
+      type: str
+    expected:
+      description: Intended line(s) under the item.
+      type: str
+    actual:
+      description: Running line(s) under the item.
+      type: str
+config_mode:
+  description: Whether the run entered config mode on the device (never in check mode or when nothing differs).
+  returned: always
+  type: bool
+diff:
+  description: Before/after managed config (with C(--diff)).
+  returned: when diff mode is on
+  type: dict
 rolled_back:
   description: On failure, whether the previous managed config was restored.
   returned: failure
@@ -128,6 +153,7 @@ except ImportError:
     HAS_NETMIKO = False
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
@@ -151,16 +177,17 @@ def main():
     driver = get_driver(module.params["platform"])
     applier = Applier(driver, netmiko_factory(module.params, driver), module.params["intent"], module.params["qos"],
                       module.params["sections"], commit_timer=module.params["commit_timer"])
-    result = dict(changed=False, commands=[], attempted=[])
+    result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:
         try:
             before, after, cmds = applier.plan()
         except Exception as exc:  # noqa: BLE001 - connection/auth/host key problems
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
-        result.update(before=before, after=after, commands=cmds, changed=bool(cmds))
+        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after))
         if module._diff:
             result["diff"] = dict(before=before, after=after)
         if cmds and not module.check_mode:
+            result["config_mode"] = True
             try:
                 applier.apply(before, after, cmds, save=module.params["save"])
             except ApplyError as exc:

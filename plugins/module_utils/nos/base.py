@@ -66,3 +66,45 @@ class Driver(object):
     def state(self, managed):
         """Structured view of canonical managed config (for facts)."""
         return {"lines": managed.splitlines()}
+
+
+def _flat(text):
+    """Canonical managed text -> list of full paths (ancestors joined with ' > '); NVUE lines are flat."""
+    out, stack = [], []
+    for raw in text.splitlines():
+        if not raw.strip() or raw.strip() in ("!", "exit"):
+            continue
+        line = raw.strip()
+        if line.startswith("nv set "):
+            out.append(line[len("nv set "):])
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, line))
+        out.append(" > ".join(s[1] for s in stack))
+    return out
+
+
+def _key(path):
+    head, _, leaf = path.rpartition(" > ")
+    toks = leaf.split()
+    leaf_key = " ".join(toks[:-1]) if len(toks) > 1 else leaf
+    return (head + " > " + leaf_key) if head else leaf_key
+
+
+def drift(before, after):
+    """Differences between current (``before``) and intended (``after``) managed config, as a list of
+    ``{item, expected, actual}``: a changed value pairs up under one item; a missing line has
+    ``actual`` None, an unexpected one ``expected`` None. Pure and deterministic."""
+    cur, want = _flat(before), _flat(after)
+    cur_set, want_set = set(cur), set(want)
+    missing = [p for p in want if p not in cur_set]
+    extra = [p for p in cur if p not in want_set]
+    items = {}
+    for path in missing:
+        items.setdefault(_key(path), [[], []])[0].append(path.rpartition(" > ")[2])
+    for path in extra:
+        items.setdefault(_key(path), [[], []])[1].append(path.rpartition(" > ")[2])
+    return [{"item": k, "expected": "; ".join(v[0]) or None, "actual": "; ".join(v[1]) or None}
+            for k, v in sorted(items.items())]

@@ -41,6 +41,7 @@ def netmiko_factory(params, driver):
         _fail_fast_on_close(conn)
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
+            _asternos_prompt_reads(conn)
         return conn
     return connect
 
@@ -56,3 +57,24 @@ def _fail_fast_on_close(conn):
             raise EOFError("SSH session closed by the device")
         return out
     conn.read_channel = read_channel
+
+
+def _asternos_prompt_reads(conn):
+    """netmiko 4.8's AsterNOS driver checks config mode and saves with *timing* reads: each waits
+    for 2 s of silence (4 per config push, 2 per save: ~13 s of sleeping per change). Read up to the
+    klish prompt instead; the answers are the same, only the waiting goes."""
+    prompt = r"[#$>]\s*$"
+    orig_check = conn.check_config_mode
+
+    def check_config_mode(check_string=")#", pattern="", force_regex=False):
+        return orig_check(check_string=check_string, pattern=pattern or prompt, force_regex=force_regex)
+
+    def save_config(cmd="write", confirm=True, confirm_response="y"):
+        if not confirm:
+            return conn.send_command(cmd, expect_string=prompt)
+        out = conn.send_command(cmd, expect_string=r"\[y/N\]|" + prompt, strip_prompt=False)
+        if "[y/N]" in out:
+            out += conn.send_command(confirm_response, expect_string=prompt, cmd_verify=False)
+        return out
+    conn.check_config_mode = check_config_mode
+    conn.save_config = save_config

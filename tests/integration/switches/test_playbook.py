@@ -1,0 +1,89 @@
+"""Playbook-level test of roles switch_qos + switch_port_binding against the simulators:
+converge, idempotence (changed=0, no config-mode entry), check-mode drift after a manual change
+(exactly that drift, nothing written), converge repairs it."""
+import json
+import os
+import subprocess
+import sys
+
+import lab
+from helpers import applier, reset
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLAYBOOK = os.path.join(ROOT, "tests", "integration", "switches", "converge.yml")
+SWITCHES = ["leaf0", "leaf1", "leaf2", "leaf3", "spine1", "spine2"]
+
+
+def run_playbook(switch_lab, *args):
+    over = os.path.join(switch_lab["root"], "ports.yml")
+    with open(over, "w") as fh:
+        json.dump({"switches": {"hosts": {n: {"ansible_port": p} for n, p in switch_lab["ports"].items()}}}, fh)
+    env = dict(os.environ, AIFABRIC_SWITCH_LAB=switch_lab["root"], ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "inventories/lab", "-i", over,
+                           PLAYBOOK] + list(args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    results = {}
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            for host, res in task["hosts"].items():
+                results.setdefault(host, {})[task["task"]["name"].split(" : ")[-1]] = res
+    return out["stats"], results
+
+
+QOS_TASK = "Reconcile RoCE QoS and port MTU with the plan"
+PBR_TASK = "Reconcile leaf port binding (PPD policy routes) with the plan"
+
+
+def entries(switch_lab):
+    return {n: lab.read_state(n, switch_lab["root"]).get("config_entries", 0) for n in SWITCHES}
+
+
+def test_roles_converge_idempotent_drift_repair(switch_lab):
+    for name in SWITCHES:
+        reset(switch_lab, name)
+
+    # converge from the baseline: every switch changes, spines skip port binding
+    stats, res = run_playbook(switch_lab)
+    for name in SWITCHES:
+        assert stats[name]["failures"] == 0 and stats[name]["changed"] >= 1, (name, stats[name])
+        assert res[name][QOS_TASK]["changed"] and res[name][QOS_TASK]["drift"], name
+        st = lab.read_state(name, switch_lab["root"])
+        assert st["startup"] == st["running"], "%s: config saved" % name
+    for name in ("spine1", "spine2"):
+        assert res[name][PBR_TASK].get("skipped"), name
+    for name in ("leaf0", "leaf1", "leaf2", "leaf3"):
+        assert res[name][PBR_TASK]["changed"], name
+
+    # idempotence: nothing changes and no switch enters config mode
+    seen = entries(switch_lab)
+    stats, res = run_playbook(switch_lab)
+    assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats
+    assert entries(switch_lab) == seen, "a no-op run entered config mode"
+    assert all(res[n][QOS_TASK]["drift"] == [] for n in SWITCHES)
+
+    # manual drift on one switch: check mode reports exactly that, writes nothing
+    a = applier(switch_lab, "leaf1")
+    a._conn().send_config_set(["interface Ethernet2", "mtu 1500"])
+    a.close()
+    drifted = lab.read_state("leaf1", switch_lab["root"])
+    seen = entries(switch_lab)
+    stats, res = run_playbook(switch_lab, "--check", "--diff")
+    assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
+    qos = res["leaf1"][QOS_TASK]
+    assert qos["drift"] == [{"item": "interface Ethernet2 > mtu", "expected": "mtu 9216", "actual": "mtu 1500"}]
+    assert "mtu 1500" in qos["diff"]["before"] and "mtu 1500" not in qos["diff"]["after"]
+    assert not res["leaf1"][PBR_TASK]["changed"]
+    assert entries(switch_lab) == seen, "check mode entered config mode"
+    assert lab.read_state("leaf1", switch_lab["root"])["running"] == drifted["running"], "check mode wrote"
+
+    # converge repairs it, and only it
+    stats, res = run_playbook(switch_lab)
+    assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
+    assert [c.strip() for c in res["leaf1"][QOS_TASK]["commands"]][-1] == "mtu 9216"
+    stats, res = run_playbook(switch_lab, "--check")
+    assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats
+
+
