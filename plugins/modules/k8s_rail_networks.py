@@ -1,0 +1,168 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: k8s_rail_networks
+short_description: Render Kubernetes rail networks (Spiderpool or Multus NADs) from the fabric plan
+description:
+  - From the fabric plan, renders one SpiderIPPool per rail (and server group) and one
+    SpiderMultusConfig per rail, the pod annotation that asks for every rail NIC, and the
+    equivalent Multus NetworkAttachmentDefinitions with whereabouts IPAM (docs/kubernetes.md).
+  - Pod addresses come from the part of each leaf subnet no host slot or gateway can take.
+  - Optionally writes the manifests as a multi-document YAML file; C(changed) is true only when
+    the file's content changes. Applying them to a cluster is left to kubernetes.core.k8s or kubectl.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers (@aifabric)
+requirements:
+  - PyYAML (on the controller, as for Ansible itself)
+options:
+  fabric:
+    description: The fabric intent, normally the inventory variable C(fabric).
+    type: dict
+    required: true
+  namespace:
+    description: Namespace of the SpiderMultusConfigs and NetworkAttachmentDefinitions.
+    type: str
+    default: kube-system
+  cni:
+    description: CNI for the rail interfaces of the pods.
+    type: str
+    choices: [macvlan, sriov]
+    default: macvlan
+  sriov_resource:
+    description: SR-IOV device plugin resource name per rail; C({rail}) is replaced by the rail number.
+    type: str
+    default: spidernet.io/rail{rail}
+  name_prefix:
+    description: Prefix of every resource name.
+    type: str
+    default: ""
+  flavour:
+    description: Which manifests C(dest) receives.
+    type: str
+    choices: [spiderpool, nad]
+    default: spiderpool
+  dest:
+    description: Path of the YAML file to write (documents in apply order).
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Renders everything; in check mode the file is not written, C(changed) says whether it would be.
+  diff_mode:
+    support: full
+    description: Returns the file's before and after text when it changes.
+"""
+
+EXAMPLES = r"""
+- name: Render the Spiderpool rail networks
+  aifabric.roce.k8s_rail_networks:
+    fabric: "{{ fabric }}"
+    dest: "{{ build_dir }}/k8s/spiderpool-rails.yml"
+  delegate_to: localhost
+  run_once: true
+  register: rails
+
+- name: Render plain Multus NADs instead
+  aifabric.roce.k8s_rail_networks:
+    fabric: "{{ fabric }}"
+    flavour: nad
+    dest: "{{ build_dir }}/k8s/nad-rails.yml"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+manifests:
+  description: The documents of the chosen flavour, in apply order.
+  returned: success
+  type: list
+  elements: dict
+pod_annotations:
+  description: Annotations a GPU pod carries to get every rail NIC through Spiderpool.
+  returned: success
+  type: dict
+  sample: {"k8s.v1.cni.cncf.io/networks": "kube-system/rail0,kube-system/rail1"}
+nad_pod_annotations:
+  description: Per server group, the annotation that asks for the group's NetworkAttachmentDefinitions.
+  returned: success
+  type: dict
+pod_ranges:
+  description: Per rail and group, the pod address range and its capacity.
+  returned: success
+  type: list
+  elements: dict
+"""
+
+import os
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
+
+try:
+    import yaml
+    HAS_YAML = True
+    YAML_ERROR = None
+except ImportError:
+    HAS_YAML = False
+    YAML_ERROR = traceback.format_exc()
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            fabric=dict(type="dict", required=True),
+            namespace=dict(type="str", default="kube-system"),
+            cni=dict(type="str", choices=["macvlan", "sriov"], default="macvlan"),
+            sriov_resource=dict(type="str", default="spidernet.io/rail{rail}"),
+            name_prefix=dict(type="str", default=""),
+            flavour=dict(type="str", choices=["spiderpool", "nad"], default="spiderpool"),
+            dest=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
+    params = module.params
+    try:
+        plan = build_plan(params["fabric"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    try:
+        rendered = render(plan, namespace=params["namespace"], cni=params["cni"], prefix=params["name_prefix"],
+                          sriov_resource=params["sriov_resource"])
+    except K8sRailError as exc:
+        module.fail_json(msg=str(exc))
+    docs = manifests(rendered, params["flavour"])
+    result = dict(changed=False, manifests=docs, pod_annotations=rendered["pod_annotations"],
+                  nad_pod_annotations=rendered["nad_pod_annotations"], pod_ranges=rendered["pod_ranges"])
+    dest = params["dest"]
+    if dest:
+        content = yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=True, explicit_start=True)
+        before = ""
+        if os.path.exists(dest):
+            with open(dest) as handle:
+                before = handle.read()
+        if before != content:
+            result["changed"] = True
+            result["diff"] = dict(before=before, after=content, before_header=dest, after_header=dest)
+            if not module.check_mode:
+                directory = os.path.dirname(dest)
+                if directory and not os.path.isdir(directory):
+                    os.makedirs(directory)
+                with open(dest, "w") as handle:
+                    handle.write(content)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

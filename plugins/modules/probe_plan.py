@@ -1,0 +1,124 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: probe_plan
+short_description: Probe flows covering every host-leaf and leaf-spine link (controller side)
+description:
+  - From the fabric plan, computes a small set of UDP probe flows (source NIC, destination NIC,
+    UDP source port where the spine's ECMP choice matters) whose paths together cover every
+    host-leaf and leaf-spine link in both directions (docs/probe-plan.md).
+  - Upstream paths follow the leaf port binding (PPD); the spine's choice among parallel links is
+    modelled by a documented hash the probing agent must share.
+  - Optionally writes the probe list as JSON for a monitoring agent; C(changed) is true only when
+    that file's content changes.
+version_added: 0.1.0
+author:
+  - aifabric.roce developers (@aifabric)
+options:
+  fabric:
+    description: The fabric intent, normally the inventory variable C(fabric).
+    type: dict
+    required: true
+  dest:
+    description: Path of a JSON file to write (probes by source host, plus coverage figures).
+    type: path
+  udp_dport:
+    description: UDP destination port of the probes (4791 is the RoCEv2 port switches hash on).
+    type: int
+    default: 4791
+attributes:
+  check_mode:
+    support: full
+    description: Computes everything; in check mode the file is not written, C(changed) says whether it would be.
+  diff_mode:
+    support: none
+    description: The file is generated; compare coverage figures instead.
+"""
+
+EXAMPLES = r"""
+- name: Plan the link-coverage probes and write them for the agents
+  aifabric.roce.probe_plan:
+    fabric: "{{ fabric }}"
+    dest: "{{ build_dir }}/probes.json"
+  delegate_to: localhost
+  run_once: true
+  register: probes
+"""
+
+RETURN = r"""
+count:
+  description: Number of probe flows.
+  returned: success
+  type: int
+  sample: 16
+bound:
+  description: Reachable directed links divided by the links one path covers (4), rounded up.
+  returned: success
+  type: int
+tight_bound:
+  description: Lower bound that also counts one probe per source NIC and per leaf's incoming links.
+  returned: success
+  type: int
+coverage:
+  description: Fraction of reachable directed links the probes cover.
+  returned: success
+  type: float
+  sample: 1.0
+unreachable_under_ppd:
+  description: Directed links no host flow can cross under the port binding (left out of coverage).
+  returned: success
+  type: list
+  elements: str
+probes_by_host:
+  description: Per source host, its probes (id, src_netdev, src_rdma, src_address, dst_host, dst_address, udp_sport, udp_dport).
+  returned: success
+  type: dict
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import by_host, plan_probes
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(fabric=dict(type="dict", required=True), dest=dict(type="path"),
+                           udp_dport=dict(type="int", default=4791)),
+        supports_check_mode=True,
+    )
+    try:
+        plan = build_plan(module.params["fabric"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    report = plan_probes(plan, dport=module.params["udp_dport"])
+    figures = dict((k, report[k]) for k in ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage",
+                                            "coverage_all", "links", "links_all", "links_covered", "uncovered",
+                                            "unreachable_under_ppd", "hash"))
+    agent = by_host(report)
+    changed = False
+    dest = module.params["dest"]
+    if dest:
+        content = json.dumps(dict(figures, probes=report["probes"], probes_by_host=agent), indent=1, sort_keys=True) + "\n"
+        current = None
+        if os.path.exists(dest):
+            with open(dest) as handle:
+                current = handle.read()
+        changed = current != content
+        if changed and not module.check_mode:
+            with open(dest, "w") as handle:
+                handle.write(content)
+    module.exit_json(changed=changed, probes_by_host=agent, **figures)
+
+
+if __name__ == "__main__":
+    main()

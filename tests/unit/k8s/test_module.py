@@ -1,0 +1,43 @@
+"""k8s_rail_networks module: output, file write, check mode, idempotence."""
+import json
+
+import pytest
+import yaml
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.aifabric.roce.plugins.modules import k8s_rail_networks
+
+from ..fabric.intents import lab, small
+
+
+def run(args, capsys):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exit_info:
+            k8s_rail_networks.main()
+    result = json.loads(capsys.readouterr().out)
+    result["rc"] = exit_info.value.code
+    return result
+
+
+def test_check_mode_then_write_then_no_change(tmp_path, capsys):
+    dest = tmp_path / "k8s" / "rails.yml"
+    args = {"fabric": lab(), "dest": str(dest), "_ansible_check_mode": True, "_ansible_diff": True}
+    result = run(args, capsys)
+    assert result["changed"] and not dest.exists() and "SpiderIPPool" in result["diff"]["after"]
+    args["_ansible_check_mode"] = False
+    assert run(args, capsys)["changed"]
+    docs = list(yaml.safe_load_all(dest.read_text()))
+    assert [d["kind"] for d in docs] == ["SpiderIPPool"] * 4 + ["SpiderMultusConfig"] * 4
+    assert run(args, capsys)["changed"] is False
+
+
+def test_nad_flavour_and_annotations(capsys):
+    result = run({"fabric": lab(), "flavour": "nad", "namespace": "gpu"}, capsys)
+    assert result["changed"] is False
+    assert [d["kind"] for d in result["manifests"]] == ["NetworkAttachmentDefinition"] * 4
+    assert result["pod_annotations"]["k8s.v1.cni.cncf.io/networks"].startswith("gpu/rail0,gpu/rail1")
+
+
+def test_p2p_fails_cleanly(capsys):
+    result = run({"fabric": small(scheme="p2p")}, capsys)
+    assert result["failed"] and "subnet_per_leaf" in result["msg"]
