@@ -58,9 +58,11 @@ def random_probes(plan, seed=11, cap=2000000):
     mesh = sum(k * (len(nics) - k) for k in per_host.values())
     return count, mesh
 
+
 def main(argv):
     do_random = "--no-random" not in argv
-    print("| fabric | GPUs | NICs | directed links (reachable) | probes | bound (links/4) | ratio | tight bound | ratio | coverage | plan time s | random probes to 100% | full mesh |")
+    print("| fabric | GPUs | NICs | directed links (reachable) | probes | bound (links/4) | ratio | tight bound | ratio "
+          "| coverage | plan time s | random probes to 100% | full mesh |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, fabric in (("lab", inventory("lab")), ("rail512", inventory("rail512")), ("4K GPUs", gpu4k())):
         plan = build_plan(fabric)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 
 
-
 class JobError(ValueError):
     """The job's host list does not match the plan (names the problem and the fix)."""
 
@@ -149,7 +148,7 @@ def compare(plan, hosts, message_bytes=1 << 30, samples=200, seed=7):
     rng = random.Random(seed)
     sums = {"ring": 0.0, "tree": 0.0}
     shuffled = list(hosts)
-    for _ in range(samples):
+    for dummy in range(samples):
         rng.shuffle(shuffled)
         one = traffic(plan, shuffled, message_bytes)
         for algo in sums:

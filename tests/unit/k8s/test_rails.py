@@ -63,7 +63,7 @@ def test_pod_ranges_never_touch_host_or_gateway_addresses(intent):
         assert pod_ips and not pod_ips & taken
         assert all(ip in subnet and ip not in (subnet.network_address, subnet.broadcast_address) for ip in pod_ips)
         assert ipaddress.ip_address(spec["gateway"]) in subnet
-        leaf_hosts = [h for h in spec["nodeName"]]
+        leaf_hosts = list(spec["nodeName"])
         for host in leaf_hosts:
             nic = [n for n in plan["hosts"][host]["nics"] if n["rail"] == int(pool["metadata"]["labels"]["aifabric.roce/rail"])][0]
             assert nic["subnet"] == spec["subnet"] and nic["gateway"] == spec["gateway"]
