@@ -163,7 +163,7 @@ def write_atomic(path, text):
 
 def main(argv=None):
     import argparse
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--config", required=True, help="JSON: {host, nics: [{rail, netdev, rdma, leaf, leaf_port}]}")
     parser.add_argument("--output", help="textfile collector .prom file (stdout when absent)")
     parser.add_argument("--root", default="/", help="filesystem root holding sys/ (fixtures)")
@@ -180,4 +180,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
