@@ -67,6 +67,25 @@ class Driver(object):
         """Structured view of canonical managed config (for facts)."""
         return {"lines": managed.splitlines()}
 
+    # one show command that gives per-port PFC pause counters (None: the NOS has no single one)
+    pfc_counters_command = None
+    # short port names in counter tables -> full names
+    port_abbrev = ()
+
+    def parse_pfc_counters(self, text):
+        """PFC counter table -> {port: {"rx_pfc": int, "tx_pfc": int}} (rows: port ... rx tx)."""
+        out = {}
+        for line in text.splitlines():
+            m = re.match(r"^\s*(\S+)\s+.*?(\d+)\s+(\d+)\s*$", line)
+            if not m or not re.search(r"\d", m.group(1)):
+                continue
+            port = m.group(1)
+            for short, full in self.port_abbrev:
+                if re.match(short + r"\d", port):
+                    port = full + port[len(short):]
+            out[port] = {"rx_pfc": int(m.group(2)), "tx_pfc": int(m.group(3))}
+        return out
+
 
 def _flat(text):
     """Canonical managed text -> list of full paths (ancestors joined with ' > '); NVUE lines are flat."""

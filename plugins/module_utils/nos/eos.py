@@ -20,6 +20,8 @@ class EosDriver(CliDriver):
     transaction = "session"
     error_pattern = r"% ?(Invalid input|Incomplete command|Ambiguous command|Unavailable command|Error)"
     save_command = "copy running-config startup-config"
+    pfc_counters_command = "show priority-flow-control counters"
+    port_abbrev = (("Et", "Ethernet"),)
     owned_sections = {
         "qos": (r"qos map dscp \d+ to traffic-class \d+$",),
         "pbr": (r"ip access-list %s" % PREFIX, r"class-map type pbr match-any %s" % PREFIX, r"policy-map type pbr %s" % PREFIX),

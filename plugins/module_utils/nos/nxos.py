@@ -22,6 +22,8 @@ class NxosDriver(CliDriver):
     transaction = "checkpoint"
     error_pattern = r"% ?(Invalid command|Incomplete command|Ambiguous command|Invalid number|Invalid range)|ERROR:"
     save_command = "copy running-config startup-config"
+    pfc_counters_command = "show interface priority-flow-control"
+    port_abbrev = (("Eth", "Ethernet"),)
     owned_sections = {
         "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$"),
         "pbr": (r"feature pbr$", r"ip access-list %s" % PREFIX, r"route-map %s" % PREFIX),

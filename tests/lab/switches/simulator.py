@@ -68,6 +68,13 @@ def load_tree(text):
     return root
 
 
+def pfc_frames(intf):
+    """Simulated PFC pause counters: non-zero (and port-specific) only where PFC is enabled."""
+    on = any(c[0].startswith("priority-flow-control mode on") or c[0] == "priority-flow-control on" for c in intf[1])
+    num = int(re.findall(r"\d+", intf[0])[-1])
+    return (100 + num, 200 + num) if on else (0, 0)
+
+
 class Device(object):
     def __init__(self, name, nos, state_dir):
         self.name, self.nos, self.state_dir = name, nos, state_dir
@@ -338,7 +345,8 @@ class EosSession(CliSession):
         out = ["Port       RxPfc      TxPfc"]
         for n in self.dev.running:
             if n[0].startswith("interface "):
-                out.append("%-10s %-10d %d" % (n[0].split()[1].replace("Ethernet", "Et"), 0, 0))
+                rx, tx = pfc_frames(n)
+                out.append("%-10s %-10d %d" % (n[0].split()[1].replace("Ethernet", "Et"), rx, tx))
         return "\n".join(out)
 
     def confirm_timer(self, name):
@@ -422,6 +430,14 @@ class NxosSession(CliSession):
             return ("Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n"
                     "#Generating Rollback Patch\nExecuting Rollback Patch\nGenerating Running-config for verification\n"
                     "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.")
+        if line == "show interface priority-flow-control":
+            out = ["", "slot  1", "=======", "", "=" * 60, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP", "=" * 60, ""]
+            for n in self.dev.running:
+                if n[0].startswith("interface "):
+                    rx, tx = pfc_frames(n)
+                    out.append("%-18s %-4s %-14s %-10d %d" % (n[0].split()[1], "On" if rx else "Auto", "On  (8)" if rx else "Off",
+                                                            rx, tx))
+            return "\n".join(out)
         if line == "copy running-config startup-config":
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()

@@ -120,3 +120,27 @@ def test_port_name_mapping():
     assert get_driver("nvue").port("Ethernet7") == "swp7"
     assert get_driver("eos").port("Ethernet7") == "Ethernet7"
     assert get_driver("nvue").port("swp3") == "swp3"
+
+
+def test_pfc_counter_tables_parse_to_full_port_names():
+    eos = get_driver("eos").parse_pfc_counters("Port       RxPfc      TxPfc\nEt1        5          7\nEt12       0          3\n")
+    assert eos == {"Ethernet1": {"rx_pfc": 5, "tx_pfc": 7}, "Ethernet12": {"rx_pfc": 0, "tx_pfc": 3}}
+    nx = get_driver("nxos").parse_pfc_counters(
+        "slot  1\n=======\n\nPort               Mode Oper(VL bmap)  RxPPP      TxPPP\n"
+        "Ethernet1/1        On   On  (8)        101        201\nEth1/2             Auto Off            0          0\n")
+    assert nx == {"Ethernet1/1": {"rx_pfc": 101, "tx_pfc": 201}, "Ethernet1/2": {"rx_pfc": 0, "tx_pfc": 0}}
+    assert get_driver("nvue").pfc_counters_command is None
+
+
+def test_drift_pairs_changed_values_and_reports_missing_and_unexpected():
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
+    before = "interface Ethernet2\n   mtu 1500\n   qos trust cos\ninterface Ethernet3\n   foo bar\n"
+    after = "interface Ethernet2\n   mtu 9216\n   qos trust cos\ninterface Ethernet3\n   priority-flow-control on\n"
+    assert drift(before, after) == [
+        {"item": "interface Ethernet2 > mtu", "expected": "mtu 9216", "actual": "mtu 1500"},
+        {"item": "interface Ethernet3 > foo", "expected": None, "actual": "foo bar"},
+        {"item": "interface Ethernet3 > priority-flow-control", "expected": "priority-flow-control on", "actual": None},
+    ]
+    assert drift(after, after) == []
+    assert drift("nv set interface swp2 link mtu 1500\n", "nv set interface swp2 link mtu 9216\n") == [
+        {"item": "interface swp2 link mtu", "expected": "interface swp2 link mtu 9216", "actual": "interface swp2 link mtu 1500"}]
