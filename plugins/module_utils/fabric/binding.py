@@ -18,11 +18,15 @@ def uplink_for(position, downlinks, uplinks):
 
     1:1 is identity; n:1 (downlinks = n * uplinks) maps downlink i (1-based) to uplink ceil(i/n);
     otherwise each uplink carries floor or ceil(downlinks/uplinks) downlinks, in port order.
+    With more uplinks than downlinks (uplinks rounded up to a multiple of the spines) it stays
+    identity: uplinks alternate spines, so the bound uplinks spread over every spine.
     `downlinks` is the leaf's downlink capacity (servers per group), never the number in use,
     so adding a server never moves an existing binding.
     """
     if not 0 <= position < downlinks:
         raise ValueError("position %d outside 0..%d" % (position, downlinks - 1))
+    if uplinks >= downlinks:
+        return position
     return position * uplinks // downlinks
 
 

@@ -223,3 +223,12 @@ def test_rail512_reproduces_digest_001():
 def test_plan_names_the_owned_table_and_priority_ranges():
     routing = build_plan(lab())["routing"]
     assert routing == {"tables": list(range(100, 108)), "rule_priorities": list(range(1000, 1008))}
+
+
+def test_more_uplinks_than_ports_still_uses_every_spine():
+    # 4 ports x 100G at 1:1 need 4 uplinks, rounded up to 6 for 3 spines: bindings must reach all 3.
+    plan = build_plan(small(servers=4, rails=1, spg=4, spines=3))
+    leaf = list(plan["leafs"].values())[0]
+    assert len(leaf["uplinks"]) == 6
+    assert [b["uplink_index"] for b in leaf["bindings"]] == [0, 1, 2, 3]
+    assert sorted(set(b["spine"] for b in leaf["bindings"])) == sorted(plan["spines"])
