@@ -16,3 +16,7 @@ test-switches-unit: setup
 # unit tests + integration against private simulators (own ports/state dir, started by the fixture)
 test-switches: setup test-switches-unit
 	$(PY) -m pytest -q -p no:logging tests/integration/switches
+
+# no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16
+bench-switch: setup
+	$(PY) tools/bench_switch.py

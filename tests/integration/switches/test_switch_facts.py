@@ -27,6 +27,7 @@ def converged(switch_lab, name):
 def test_sections_match_rendered_intent(switch_lab, name):
     dev = switch_lab["devices"][name]
     drv = get_driver(dev["platform"])
+    reset(switch_lab, name)
     conn = netmiko_factory(params(switch_lab, name), drv)()
     fresh = collect(drv, conn, dev["intent"], ["qos", "mtu", "pbr"], True)
     conn.disconnect()

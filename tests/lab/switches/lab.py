@@ -135,6 +135,11 @@ def stop_one(name, root=None):
         try:
             os.kill(pid, signal.SIGTERM)
             for _ in range(50):
+                try:  # our own child: reap it, or kill(pid, 0) keeps finding the zombie
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        break
+                except ChildProcessError:
+                    pass
                 os.kill(pid, 0)
                 time.sleep(0.02)
         except OSError:

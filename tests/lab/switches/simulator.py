@@ -154,12 +154,16 @@ class Session(object):
             data = self.chan.recv(4096)
             if not data:
                 return
+            echo = ""  # echo a received chunk in one packet, not one SSH packet per character
             for ch in data.decode("utf-8", "replace"):
                 if ch in "\r\n":
                     if ch == "\n" and buf == "" and getattr(self, "_last_cr", False):
                         self._last_cr = False
                         continue
                     self._last_cr = ch == "\r"
+                    if echo:
+                        self.chan.sendall(echo.encode())
+                        echo = ""
                     self.write("\n")
                     line, buf = buf, ""
                     with self.dev.lock:
@@ -173,7 +177,9 @@ class Session(object):
                     buf = buf[:-1]
                 else:
                     buf += ch
-                    self.chan.sendall(ch.encode())
+                    echo += ch
+            if echo:
+                self.chan.sendall(echo.encode())
 
     def banner(self):
         return ""
@@ -634,6 +640,9 @@ def main():
     ls.listen(64)
     while True:
         sock, _ = ls.accept()
+        # answers go out as several small writes (echo, output, prompt): without NODELAY, Nagle +
+        # delayed ACK hold each one back ~40 ms
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=serve_client, args=(dev, sock, key), daemon=True).start()
 
 
