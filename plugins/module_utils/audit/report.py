@@ -160,7 +160,7 @@ def render_markdown(report):
         cells = " | ".join(str(counts[st]) for st in STATUSES)
         out.append("| %s | %s |" % (check, cells))
     out += [""]
-    for status in ("fail", "drift", "warn"):
+    for status in ("drift", "fail", "warn"):  # drift first: it is what an audit is for
         rows = [e for e in report["entries"] if e["status"] == status]
         if not rows:
             continue
@@ -201,7 +201,8 @@ def render_html(report):
                "<th>expected</th><th>actual</th></tr>")
     row = ("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td>"
            "<td><code>%s</code></td></tr>")
-    for entry in report["entries"]:
+    rank = dict((status, index) for index, status in enumerate(("drift", "fail", "warn", "skipped", "ok")))
+    for entry in sorted(report["entries"], key=lambda e: rank[e["status"]]):
         rows = entry["items"] or [{"item": entry["message"], "expected": "", "actual": ""}]
         for item in rows:
             cells = (entry["status"], entry["device"], entry["kind"], entry["check"], entry["status"], item["item"],
