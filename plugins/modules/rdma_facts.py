@@ -35,6 +35,13 @@ options:
       - When O(root) is not C(/) and this is unset, tools are reported missing (the live tools would describe
         this machine, not the tree).
     type: path
+  netdevs:
+    description:
+      - Planned rail netdevs to read even when no RDMA device claims them, so a NIC without RDMA
+        (or with the RDMA driver missing) is reported as such rather than as absent.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full
@@ -82,10 +89,11 @@ from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import ga
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path")),
+        argument_spec=dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path"),
+                           netdevs=dict(type="list", elements="str", default=[])),
         supports_check_mode=True,
     )
-    facts = gather(module.params["root"], module.params["tool_output_dir"])
+    facts = gather(module.params["root"], module.params["tool_output_dir"], module.params["netdevs"])
     module.exit_json(changed=False, ansible_facts={"aifabric_rdma": facts})
 
 

@@ -219,16 +219,18 @@ def read_irqbalance(sysroot):
             "args": config.get("IRQBALANCE_ARGS", ""), "banned_cpulist": config.get("IRQBALANCE_BANNED_CPULIST", "")}
 
 
-def gather(root="/", capture_dir=None):
-    """All RDMA readiness facts of the host under ``root``."""
+def gather(root="/", capture_dir=None, netdevs=()):
+    """All RDMA readiness facts of the host under ``root``; ``netdevs`` (the planned rail NICs) are
+    read even when no RDMA device claims them, so a NIC without RDMA is told apart from a missing one."""
     sysroot = SysRoot(root)
     runner = ToolRunner(capture_dir=capture_dir, live=sysroot.live)
     loaded = loaded_modules(sysroot)
     rdma = read_rdma_devices(sysroot, runner)
-    netdevs = {}
-    for dev in rdma.values():
-        for name in dev["netdevs"]:
-            netdevs[name] = read_netdev(sysroot, runner, name)
+    netdev_facts = {}
+    for name in sorted(set(n for dev in rdma.values() for n in dev["netdevs"]) | set(netdevs)):
+        found = read_netdev(sysroot, runner, name)
+        if found is not None:
+            netdev_facts[name] = found
     gpus = read_gpus(sysroot)
     topo_run = runner.run(["nvidia-smi", "topo", "-m"])
     parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
@@ -254,7 +256,7 @@ def gather(root="/", capture_dir=None):
         ats[item] = pcitopo.read_acs_ats(sysroot, item)["ats_enabled"]
     modules = dict((name, module_state(sysroot, name, loaded)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
     return {"root": sysroot.root, "kernel": sysroot.read("/proc/sys/kernel/osrelease"),
-            "rdma_devices": rdma, "netdevs": netdevs, "gpus": gpus, "topology": topology,
+            "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
             "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}
