@@ -71,8 +71,14 @@ def _nic_checks(facts, exp, host, nic, out):
     if nd is None or (rdma_name and dev is None) or (dev is not None and netdev not in dev["netdevs"]):
         actual = {"netdev": nd is not None, "rdma": dev is not None,
                   "rdma_netdevs": dev["netdevs"] if dev else None}
+        if nd is None:
+            why = "netdev %s not found" % netdev
+        elif dev is None:
+            why = "netdev %s present but RDMA device %s missing (no RDMA on this NIC, or its driver not loaded)" % (netdev, rdma_name)
+        else:
+            why = "RDMA device %s is bound to %s, not %s" % (rdma_name, ", ".join(dev["netdevs"]) or "no netdev", netdev)
         out.append(_finding(exp, "nic_present", host, netdev, {"netdev": netdev, "rdma": rdma_name}, actual,
-                            "planned NIC %s/%s not found or not bound together" % (netdev, rdma_name)))
+                            "planned NIC %s/%s: %s" % (netdev, rdma_name, why)))
         return
     port = dev["ports"].get("1") if dev else None
     port_state = (port or {}).get("state") or ""
