@@ -66,7 +66,8 @@ def start_sims(root, devs):
         known.append("[127.0.0.1]:%d %s %s" % (port, key.get_name(), key.get_base64()))
     with open(os.path.join(root, "known_hosts"), "w") as fh:
         fh.write("\n".join(known) + "\n")
-    for name, (_, _, port) in devs.items():
+    for name, spec in devs.items():
+        port = spec[2]
         if not lab.wait_port(port, 30):
             raise RuntimeError("simulator %s did not start" % name)
     return procs
@@ -110,12 +111,12 @@ def bench_noop(root, runs):
                                                    username="admin", password="admin", known_hosts=known)}, fh)
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, ".collections"))
         module = [sys.executable, os.path.join(ROOT, "plugins", "modules", "switch_config.py"), args]
-        out = subprocess.run(module, env=env, capture_output=True, text=True, cwd=ROOT).stdout
+        out = subprocess.run(module, env=env, capture_output=True, text=True, cwd=ROOT, check=False).stdout
         res = json.loads(out)
         assert res["changed"] is False and not res.get("failed"), out
         bare = [sys.executable, "-c", BARE, str(port), known]
-        proc_mod = statistics.median(timed(module, env) for _ in range(runs))
-        proc_bare = statistics.median(timed(bare) for _ in range(runs))
+        proc_mod = statistics.median([timed(module, env) for dummy in range(runs)])
+        proc_bare = statistics.median([timed(bare) for dummy in range(runs)])
 
         def lib():
             t = time.time()
@@ -131,8 +132,8 @@ def bench_noop(root, runs):
             c.send_command("show running-config")
             c.disconnect()
             return time.time() - t
-        lib_t = statistics.median(lib() for _ in range(runs))
-        raw_t = statistics.median(raw() for _ in range(runs))
+        lib_t = statistics.median([lib() for dummy in range(runs)])
+        raw_t = statistics.median([raw() for dummy in range(runs)])
     finally:
         stop_sims(procs)
     print("no-op switch_config (process, median of %d): %.3f s" % (runs, proc_mod))
@@ -169,7 +170,7 @@ def bench_fleet(root, n, forks):
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
         cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inv, "-e", "@" + planfile, "-f", str(forks), "--check", book]
         t = time.time()
-        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
         wall = time.time() - t
         if proc.returncode != 0:
             raise RuntimeError(proc.stdout[-3000:] + proc.stderr[-2000:])
@@ -190,7 +191,8 @@ def main():
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="aif-bench-switch-")
     try:
-        bench_noop(os.path.join(root, "noop") if os.makedirs(os.path.join(root, "noop")) is None else root, args.runs)
+        os.makedirs(os.path.join(root, "noop"))
+        bench_noop(os.path.join(root, "noop"), args.runs)
         if not args.skip_fleet:
             os.makedirs(os.path.join(root, "fleet"))
             bench_fleet(os.path.join(root, "fleet"), args.fleet, args.forks)

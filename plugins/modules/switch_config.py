@@ -21,9 +21,10 @@ description:
 author: aifabric.roce developers (@aifabric)
 options:
   platform:
-    description: Switch platform name from the plan (asternos, sonic, eos, nvue, nxos).
+    description: Switch platform name from the plan record.
     type: str
     required: true
+    choices: [asternos, eos, nvue, nxos, sonic]
   intent:
     description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])).
     type: dict

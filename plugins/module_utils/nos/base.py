@@ -106,7 +106,7 @@ def _flat(text):
 
 
 def _key(path):
-    head, _, leaf = path.rpartition(" > ")
+    head, dummy, leaf = path.rpartition(" > ")
     toks = leaf.split()
     leaf_key = " ".join(toks[:-1]) if len(toks) > 1 else leaf
     return (head + " > " + leaf_key) if head else leaf_key

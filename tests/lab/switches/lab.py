@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Start / stop the switch lab: one simulator process per switch of the lab plan, on 127.0.0.1.
 
     lab.py up [--fresh]      start all (seed a baseline config when --fresh or none exists)
@@ -134,7 +133,7 @@ def stop_one(name, root=None):
             pid = int(fh.read().strip() or 0)
         try:
             os.kill(pid, signal.SIGTERM)
-            for _ in range(50):
+            for dummy in range(50):
                 try:  # our own child: reap it, or kill(pid, 0) keeps finding the zombie
                     if os.waitpid(pid, os.WNOHANG)[0] == pid:
                         break

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Stateful SSH switch simulator (test code). One process per device:
 
     simulator.py --name leaf1 --nos eos --port 2202 --state-dir /tmp/aifabric-lab/leaf1 --host-key KEY
@@ -360,7 +359,7 @@ class EosSession(CliSession):
             self.dev.timer[1].cancel()
             self.dev.timer = None
             return ""
-        return "% Session %s not found or timer not pending" % name
+        return "%% Session %s not found or timer not pending" % name
 
     def config_extra(self, line):
         if not self.session:
@@ -441,8 +440,8 @@ class NxosSession(CliSession):
             for n in self.dev.running:
                 if n[0].startswith("interface "):
                     rx, tx = pfc_frames(n)
-                    out.append("%-18s %-4s %-14s %-10d %d" % (n[0].split()[1], "On" if rx else "Auto", "On  (8)" if rx else "Off",
-                                                            rx, tx))
+                    mode, oper = ("On", "On  (8)") if rx else ("Auto", "Off")
+                    out.append("%-18s %-4s %-14s %-10d %d" % (n[0].split()[1], mode, oper, rx, tx))
             return "\n".join(out)
         if line == "copy running-config startup-config":
             self.dev.startup = copy.deepcopy(self.dev.running)
@@ -639,7 +638,7 @@ def main():
     ls.bind(("127.0.0.1", args.port))
     ls.listen(64)
     while True:
-        sock, _ = ls.accept()
+        sock = ls.accept()[0]
         # answers go out as several small writes (echo, output, prompt): without NODELAY, Nagle +
         # delayed ACK hold each one back ~40 ms
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

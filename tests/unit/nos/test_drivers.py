@@ -18,7 +18,7 @@ def plan():
 
 
 def devices(plan):
-    out = [(n, i) for n, i in sorted(plan["leafs"].items())] + [(n, i) for n, i in sorted(plan["spines"].items())]
+    out = sorted(plan["leafs"].items()) + sorted(plan["spines"].items())
     # every driver on every leaf intent too (the lab gives each leaf one NOS)
     for platform in sorted(DRIVERS):
         out.append(("leaf1-as-" + platform, dict(plan["leafs"]["leaf1"], platform=platform)))
