@@ -20,10 +20,6 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   dest:
     description: Directory to write into; created when missing.
     type: path
@@ -32,6 +28,8 @@ options:
     description: Render C(topology.svg) with Graphviz C(dot) when it is installed.
     type: bool
     default: true
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -83,8 +81,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 MANIFEST = ".aifabric-artifacts"
 DIFF_LIMIT = 20000
@@ -123,10 +120,7 @@ def main():
         supports_check_mode=True,
     )
     dest = module.params["dest"]
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
     dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None
     if dot_bin:

@@ -19,10 +19,6 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   hosts:
     description:
       - Only return these GPU hosts under C(plan.hosts) (all when omitted). Keeps results small
@@ -36,6 +32,8 @@ options:
         C(hostvars['localhost'].aifabric_plan) - the plan is computed once and stored once.
     type: bool
     default: false
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -85,8 +83,7 @@ problems:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 
 def main():
@@ -96,10 +93,7 @@ def main():
                            as_fact=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     wanted = module.params["hosts"]
     if wanted is not None:
         unknown = sorted(set(wanted) - set(plan["hosts"]))

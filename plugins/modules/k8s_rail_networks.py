@@ -22,10 +22,6 @@ author:
 requirements:
   - PyYAML (on the controller, as for Ansible itself)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   namespace:
     description: Namespace of the SpiderMultusConfigs and NetworkAttachmentDefinitions.
     type: str
@@ -51,6 +47,8 @@ options:
   dest:
     description: Path of the YAML file to write (documents in apply order).
     type: path
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -104,8 +102,7 @@ import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
 
 try:
@@ -133,10 +130,7 @@ def main():
     if not HAS_YAML:
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
     params = module.params
-    try:
-        plan = build_plan(params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     try:
         rendered = render(plan, namespace=params["namespace"], cni=params["cni"], prefix=params["name_prefix"],
                           sriov_resource=params["sriov_resource"])

@@ -22,14 +22,12 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   leafs:
     description: Only return these leafs (all when omitted).
     type: list
     elements: str
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -67,8 +65,7 @@ ratio:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 
 def main():
@@ -77,10 +74,7 @@ def main():
                            leafs=dict(type="list", elements="str")),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     names = module.params["leafs"] if module.params["leafs"] is not None else sorted(plan["leafs"])
     unknown = sorted(set(names) - set(plan["leafs"]))
     if unknown:

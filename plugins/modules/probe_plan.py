@@ -21,10 +21,6 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   dest:
     description: Path of a JSON file to write (probes by source host, plus coverage figures).
     type: path
@@ -32,6 +28,8 @@ options:
     description: UDP destination port of the probes (4791 is the RoCEv2 port switches hash on).
     type: int
     default: 4791
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -85,8 +83,7 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import by_host, plan_probes
 
 
@@ -96,10 +93,7 @@ def main():
                            udp_dport=dict(type="int", default=4791)),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     report = plan_probes(plan, dport=module.params["udp_dport"])
     figures = dict((k, report[k]) for k in ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage",
                                             "coverage_all", "links", "links_all", "links_covered", "uncovered",

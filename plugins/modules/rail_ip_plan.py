@@ -19,14 +19,12 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   hosts:
     description: Only return these GPU hosts (all when omitted).
     type: list
     elements: str
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -72,8 +70,7 @@ fabric_links:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import fabric_links, rail_view
 
 
@@ -83,10 +80,7 @@ def main():
                            hosts=dict(type="list", elements="str")),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     names = module.params["hosts"] if module.params["hosts"] is not None else sorted(plan["hosts"])
     unknown = sorted(set(names) - set(plan["hosts"]))
     if unknown:

@@ -18,10 +18,6 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   hosts:
     description: The job's hosts in the order the scheduler gave them (names from the plan).
     type: list
@@ -34,6 +30,8 @@ options:
   slots:
     description: Ranks per host in the hostfile; default is the host's rail NIC count.
     type: int
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -85,8 +83,7 @@ traffic:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.order import JobError, compare, hostfile
 
 
@@ -96,10 +93,7 @@ def main():
                            message_bytes=dict(type="int", default=1 << 30), slots=dict(type="int")),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     try:
         report = compare(plan, module.params["hosts"], module.params["message_bytes"], samples=50)
     except JobError as exc:

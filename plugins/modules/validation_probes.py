@@ -19,10 +19,6 @@ version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  fabric:
-    description: The fabric intent, normally the inventory variable C(fabric).
-    type: dict
-    required: true
   hosts:
     description: GPU hosts taking part (normally C(ansible_play_hosts)); hosts not in the plan are ignored.
     type: list
@@ -32,6 +28,8 @@ options:
     description: How many next hosts in the ring each host probes on every rail.
     type: int
     default: 1
+extends_documentation_fragment:
+  - aifabric.roce.fabric
 attributes:
   check_mode:
     support: full
@@ -65,8 +63,7 @@ lldp:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import expected_lldp, plan_probes
 
 
@@ -76,10 +73,7 @@ def main():
                            peers_per_rail=dict(type="int", default=1)),
         supports_check_mode=True,
     )
-    try:
-        plan = build_plan(module.params["fabric"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    plan = plan_or_fail(module)
     hosts = [h for h in module.params["hosts"] if h in plan["hosts"]]
     probes = dict((h, plan_probes(plan, h, hosts, module.params["peers_per_rail"])) for h in hosts)
     lldp = dict((h, dict((k, list(v)) for k, v in expected_lldp(plan, h).items())) for h in hosts)
