@@ -130,7 +130,16 @@ def container_pid(host):
     if not out:
         return None
     running, pid = out.split()
-    return int(pid) if running == "true" else None
+    if running != "true":
+        return None
+    # podman's record can outlive the container: when the processes of an earlier lab were killed
+    # (a session ending, a reboot without teardown) it still says "running" with a dead PID.
+    # Only a live process has a network namespace to join.
+    try:
+        os.readlink("/proc/%s/ns/net" % pid)
+    except OSError:
+        return None
+    return int(pid)
 
 
 def ensure_container(host, image):

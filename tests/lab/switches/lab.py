@@ -126,11 +126,25 @@ def up(fresh=False, only=None, root=None, ports=None):
     return root
 
 
+def is_our_simulator(pid, name):
+    """True when PID is a live simulator process for NAME (not a reused PID, not a zombie)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return False
+    return any(arg.endswith(b"simulator.py") for arg in argv) and name.encode() in argv
+
+
 def stop_one(name, root=None):
     pidfile = os.path.join(root or state_root(), name, "pid")
     if os.path.exists(pidfile):
         with open(pidfile) as fh:
             pid = int(fh.read().strip() or 0)
+        if not is_our_simulator(pid, name):
+            # A pid file left by a lab whose processes were killed: the PID may now be anyone's.
+            os.remove(pidfile)
+            return
         try:
             os.kill(pid, signal.SIGTERM)
             for dummy in range(50):
