@@ -41,7 +41,7 @@ class KlishDriver(CliDriver):
             nodes.append(("qos wred-policy %sECN" % PREFIX, [
                 ("green minimum-threshold %d maximum-threshold %d drop-probability %d"
                  % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), []),
-                ("ecn ecn_green", [])]))
+                ("ecn green", [])]))
             if qos.get("cnp_strict_priority"):
                 nodes.append(("qos scheduler-policy %sSCHED" % PREFIX, [("queue %d" % qos["cnp_priority"], [("type strict", [])])]))
         bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
@@ -54,7 +54,7 @@ class KlishDriver(CliDriver):
                 for p in qos["lossless_priorities"]:
                     children.append(("priority-flow-control priority %d" % p, []))
                 if qos.get("pfc_watchdog"):
-                    children.append(("priority-flow-control watchdog", []))
+                    children.append(("priority-flow-control watchdog on", []))
                 children.append(("queue %d wred-policy %sECN" % (qos["ecn_queue"], PREFIX), []))
                 if qos.get("cnp_strict_priority"):
                     children.append(("scheduler-policy %sSCHED" % PREFIX, []))
@@ -65,7 +65,7 @@ class KlishDriver(CliDriver):
                 rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
                 rules.append(("seq %d permit ip host %s any" % (10 * (len(rules) + 1), src), []))
                 nodes.append(("ip access-list %s" % name, rules))
-                nodes.append(("class-map %s match-type acl" % name, [("match access-group %s" % name, [])]))
+                nodes.append(("class-map %s match-type acl" % name, [("match access-group ip %s" % name, [])]))
                 nodes.append(("policy-map %s type forwarding" % name, [
                     ("class %s priority 10" % name, [("set ip next-hop %s" % b["next_hop"], [])])]))
                 children.append(("service-policy type forwarding in %s" % name, []))

@@ -19,7 +19,7 @@ MANAGED = {
     "qos": (r"qos mapping default-global trust ", r"qos mapping default-global dscp \d+ switch-priority ",
             r"qos pfc default-global switch-priority ", r"qos congestion-control default-global traffic-class ",
             r"qos egress-scheduler default-global traffic-class \d+ mode ", r"interface (\S+) qos pfc-watchdog$"),
-    "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop-group %s" % PREFIX,
+    "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop group %s" % PREFIX,
             r"interface (\S+) router pbr map "),
 }
 # how many trailing tokens of a managed line are the value (dropped to build the nv unset path)
@@ -67,7 +67,7 @@ class NvueDriver(Driver):
         if bindings:
             lines.append("router pbr state enabled")
             for nh in sorted(set(b["next_hop"] for b in bindings)):
-                lines.append("router nexthop-group %s via %s" % (nh_name(nh), nh))
+                lines.append("router nexthop group %s via %s" % (nh_name(nh), nh))
             for b in bindings:
                 port = self.port(b["ingress"])
                 name = "%sBIND-%s" % (PREFIX, port)

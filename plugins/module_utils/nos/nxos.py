@@ -25,7 +25,8 @@ class NxosDriver(CliDriver):
     pfc_counters_command = "show interface priority-flow-control"
     port_abbrev = (("Eth", "Ethernet"),)
     owned_sections = {
-        "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$"),
+        "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$",
+                r"priority-flow-control watch-dog-interval "),
         "pbr": (r"feature pbr$", r"ip access-list %s" % PREFIX, r"route-map %s" % PREFIX),
     }
     interface_children = {
@@ -58,6 +59,9 @@ class NxosDriver(CliDriver):
             if qos.get("cnp_strict_priority"):
                 queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
             nodes.append(("policy-map type queuing %sQ-OUT" % PREFIX, queues))
+            if qos.get("pfc_watchdog"):
+                # global switch of the PFC watchdog; the interface line alone leaves it off (Cisco RoCE examples)
+                nodes.append(("priority-flow-control watch-dog-interval on", []))
             nodes.append(("system qos", [("service-policy type network-qos %sNQ" % PREFIX, []),
                                          ("service-policy type queuing output %sQ-OUT" % PREFIX, [])]))
         bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
@@ -76,11 +80,17 @@ class NxosDriver(CliDriver):
             if b:
                 name = "%sBIND-%s" % (PREFIX, safe_name(self.port(port)))
                 src = "%s/32" % host_of(b["source"])
-                rules = [("%d deny ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
-                rules.append(("%d permit ip %s any" % (10 * (len(rules) + 1), src), []))
-                nodes.append(("ip access-list %s" % name, rules))
-                nodes.append(("route-map %s permit 10" % name, [("match ip address %s" % name, []),
-                                                                ("set ip next-hop %s" % b["next_hop"], [])]))
+                # An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines); local
+                # destinations are excluded by a route-map *deny* sequence instead, which forwards normally.
+                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
+                seq = 10
+                if local:
+                    nodes.append(("ip access-list %s-LOCAL" % name, local))
+                    nodes.append(("route-map %s deny %d" % (name, seq), [("match ip address %s-LOCAL" % name, [])]))
+                    seq += 10
+                nodes.append(("ip access-list %s" % name, [("10 permit ip %s any" % src, [])]))
+                nodes.append(("route-map %s permit %d" % (name, seq),
+                              [("match ip address %s" % name, []), ("set ip next-hop %s" % b["next_hop"], [])]))
                 children.append(("ip policy route-map %s" % name, []))
             if children:
                 nodes.append(("interface %s" % self.port(port), children))

@@ -1,0 +1,200 @@
+"""Outside oracle for the EOS driver: Arista's own renderer (pyavd's eos_cli_config_gen, ``get_device_config``)
+must give, line for line, the managed sections our driver renders for the lab intent.
+
+The structured config below is written from the intent and QoS profile (what a network engineer would feed AVD),
+never from our CLI text, and pyavd validates it against its schema first, so a misspelt key fails instead of
+silently rendering nothing.
+"""
+import ipaddress
+import os
+import re
+
+import pytest
+import yaml
+from pyavd import get_device_config, validate_structured_config
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+# pyavd 6.4's ethernet_interfaces[] schema has no key for the per-port PFC pause watchdog nor for a tx-queue's
+# strict priority (ethernet_interfaces[].tx_queues[] takes only id, scheduler_profile_responsive, random_detect).
+# AVD carries both in a QoS profile: EOS's named bundle of interface commands that `service-profile` applies to a
+# port, rendered by the same tx-queue template as the interface. The extractor below applies the profile to the port.
+PROFILE = "AIF-ORACLE"
+
+# What our driver manages: global lines/sections, and the lines it manages under each interface.
+MANAGED_GLOBAL = r"(qos map dscp |ip access-list AIF-|class-map type pbr match-any AIF-|policy-map type pbr AIF-)"
+MANAGED_PORT = r"(mtu |qos trust |priority-flow-control |(uc-)?tx-queue |service-policy type pbr input )"
+
+
+@pytest.fixture(scope="module")
+def plan():
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        return build_plan(yaml.safe_load(fh)["fabric"])
+
+
+def eos_devices(plan):
+    return [(name, intent) for role in ("leafs", "spines") for name, intent in sorted(plan[role].items()) if intent["platform"] == "eos"]
+
+
+def bind_name(port):
+    return "AIF-BIND-" + re.sub(r"[^A-Za-z0-9_-]", "-", port)
+
+
+def structured_config(intent, qos):
+    """Intent + QoS profile -> AVD structured config (eos_cli_config_gen schema)."""
+    ports = [d["port"] for d in intent.get("downlinks") or []]
+    ports += [u["port"] for u in intent.get("uplinks") or [] if u["port"] not in ports]
+    bindings = {b["ingress"]: b for b in intent.get("bindings") or []}
+    profile = {"name": PROFILE}
+    if qos.get("pfc_watchdog"):
+        profile["priority_flow_control"] = {"watchdog": {"enabled": True}}
+    if qos.get("cnp_strict_priority"):
+        # CNPs ride traffic class cnp_priority, which EOS's default map sends to the tx-queue of the same number
+        profile["tx_queues"] = [{"id": qos["cnp_priority"], "priority": "priority strict"}]
+    ecn = {"units": "kbytes", "min": qos["ecn_min_kbytes"], "max": qos["ecn_max_kbytes"], "max_probability": qos["ecn_probability_percent"]}
+    interfaces = []
+    for port in ports:
+        intf = {
+            "name": port,
+            "mtu": intent["mtu"],
+            "qos": {"trust": qos["trust"]},
+            "priority_flow_control": {"enabled": True, "priorities": [{"priority": p, "no_drop": True} for p in qos["lossless_priorities"]]},
+            "tx_queues": [{"id": qos["ecn_queue"], "random_detect": {"ecn": {"threshold": ecn}}}],
+        }
+        if len(profile) > 1:
+            intf["service_profile"] = PROFILE
+        if port in bindings:
+            intf["service_policy"] = {"pbr": {"input": bind_name(port)}}
+        interfaces.append(intf)
+    config = {
+        "qos": {"map": {"dscp": ["%s to traffic-class %s" % kv for kv in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]}},
+        "ethernet_interfaces": interfaces,
+    }
+    if len(profile) > 1:
+        config["qos_profiles"] = [profile]
+    if bindings:
+        # ACL sequence numbers follow EOS's own default numbering (10, 20, ...) over the sorted destinations
+        local = sorted(set(d for b in bindings.values() for d in b["exclude_destinations"]))
+        acls = [{"name": "AIF-LOCAL", "entries": [
+            {"sequence": 10 * (i + 1), "action": "permit", "protocol": "ip", "source": "any", "destination": d} for i, d in enumerate(local)]}]
+        class_maps = [{"name": "AIF-LOCAL", "ip": {"access_group": "AIF-LOCAL"}}]
+        policy_maps = []
+        for port, b in bindings.items():
+            name = bind_name(port)
+            # a bare address is AVD's (and EOS's) "host" form
+            host = str(ipaddress.ip_interface(b["source"]).ip)
+            acls.append({"name": name, "entries": [{"sequence": 10, "action": "permit", "protocol": "ip", "source": host, "destination": "any"}]})
+            class_maps.append({"name": name, "ip": {"access_group": name}})
+            # local destinations first (plain routing), then the rail's own uplink for everything else
+            policy_maps.append({"name": name, "classes": [{"name": "AIF-LOCAL"}, {"name": name, "set": {"nexthop": {"ip_address": b["next_hop"]}}}]})
+        config.update(ip_access_lists=acls, class_maps={"pbr": class_maps}, policy_maps={"pbr": policy_maps})
+    return config
+
+
+def pyavd_render(config):
+    result = validate_structured_config(config)
+    problems = [(v.path, v.message) for v in result.validation_result.violations]
+    assert result.validated_data is not None and not problems, problems
+    return get_device_config(result.validated_data)
+
+
+def tree(text):
+    """EOS config text -> [(line, children)]; drops the '!' separators and comments pyavd writes."""
+    root = []
+    stack = [(-1, root)]
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("!"):
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while indent <= stack[-1][0]:
+            stack.pop()
+        node = (line, [])
+        stack[-1][1].append(node)
+        stack.append((indent, node[1]))
+    return root
+
+
+def paths(nodes, parents=()):
+    """Nodes -> one 'parent > child' line per config line. Indentation is dropped and siblings are sorted: EOS keeps
+    these lines in its own order whatever order they are entered in. Policy-map classes keep their order (it is the
+    order they are matched in)."""
+    out = []
+    ordered = parents and parents[-1].startswith("policy-map ")
+    for line, children in (nodes if ordered else sorted(nodes)):
+        out.append(" > ".join(parents + (line,)))
+        out.extend(paths(children, parents + (line,)))
+    return out
+
+
+def managed(text):
+    """The managed sections of an EOS config, as a list of paths; a port's `service-profile` is expanded to the
+    QoS profile's lines, which is what EOS applies to the port."""
+    nodes = tree(text)
+    profiles = {line.split()[2]: children for line, children in nodes if line.startswith("qos profile ")}
+    kept = []
+    for line, children in nodes:
+        if line.startswith("interface "):
+            lines = []
+            for child in children:
+                if child[0].startswith("service-profile "):
+                    lines.extend(profiles[child[0].split()[1]])
+                else:
+                    lines.append(child)
+            lines = [c for c in lines if re.match(MANAGED_PORT, c[0])]
+            if lines:
+                kept.append((line, lines))
+        elif re.match(MANAGED_GLOBAL, line):
+            kept.append((line, children))
+    return paths(kept)
+
+
+def test_eos_driver_matches_pyavd_line_for_line(plan):
+    drv = get_driver("eos")
+    devices = eos_devices(plan)
+    assert {n for n, i in devices if i.get("bindings")} and {n for n, i in devices if n.startswith("spine")}, devices
+    compared = []
+    for name, intent in devices:
+        ours = managed(drv.render(intent, plan["qos"]))
+        theirs = managed(pyavd_render(structured_config(intent, plan["qos"])))
+        assert ours == theirs, name
+        compared += ours
+    # the comparison must cover every kind of managed line, not pass on an empty extract
+    for needle in ("qos map dscp 26 to traffic-class 3", " > mtu 9216", " > qos trust dscp", " > priority-flow-control priority 3 no-drop",
+                   " > priority-flow-control pause watchdog", " > random-detect ecn minimum-threshold", " > priority strict",
+                   " > service-policy type pbr input AIF-BIND-", "ip access-list AIF-LOCAL > 10 permit ip any ",
+                   " > match ip access-group AIF-", " > set nexthop "):
+        assert any(needle in line for line in compared), needle
+
+
+def test_extractor_keeps_every_line_the_driver_renders(plan):
+    # our render holds only managed lines, so every one of them must reach the comparison
+    drv = get_driver("eos")
+    for name, intent in eos_devices(plan):
+        text = drv.render(intent, plan["qos"])
+        assert len(managed(text)) == len([line for line in text.splitlines() if line.strip()]), name
+
+
+@pytest.mark.parametrize("wrong, right", [
+    ("uc-tx-queue 3", "tx-queue 3"),                             # the unicast-only queue is a different EOS mode
+    ("permit ip any 10.101.0.0/29", "10 permit ip any 10.101.0.0/29"),  # ACL line without its sequence number
+    ("priority-flow-control priority 3 drop", "priority-flow-control priority 3 no-drop"),
+    ("set nexthop recursive 10.254.0.8", "set nexthop 10.254.0.8"),
+])
+def test_comparison_catches_a_wrong_form(plan, wrong, right):
+    leaf = plan["leafs"]["leaf1"]
+    text = get_driver("eos").render(leaf, plan["qos"])
+    assert right in text
+    assert managed(text.replace(right, wrong)) != managed(pyavd_render(structured_config(leaf, plan["qos"])))
+
+
+def test_comparison_catches_reordered_policy_map_classes(plan):
+    leaf = plan["leafs"]["leaf1"]
+    text = get_driver("eos").render(leaf, plan["qos"])
+    swapped = text.replace("   class AIF-LOCAL\n   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n",
+                           "   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n   class AIF-LOCAL\n")
+    assert swapped != text
+    assert managed(swapped) != managed(pyavd_render(structured_config(leaf, plan["qos"])))
