@@ -14,12 +14,14 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 REPORT = os.path.join(ROOT, "build", "audit", "drift-report.json")
+DRIFT_COPY = os.path.join(ROOT, "build", "audit-injected-drift")
 RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
@@ -112,14 +114,17 @@ def main():
         raise SystemExit("audit did not find exactly the injected drift (devices %s)" % devices)
     if have_switches and not [i for i in items if i[0] == "leaf1" and "1500" in i[3] + i[2]]:
         raise SystemExit("audit did not show leaf1's MTU drift: %s" % items)
-    print("report: file://%s" % REPORT.replace(".json", ".html"))
+    # keep this report: the audit after the repair below rewrites build/audit
+    shutil.copytree(os.path.dirname(REPORT), DRIFT_COPY, dirs_exist_ok=True)
+    print("report: file://%s" % os.path.join(DRIFT_COPY, "drift-report.html"))
 
     say("repair: site.yml, then audit")
     playbook("site.yml")
     report = audit()
     if report["drift"]:
         raise SystemExit("drift left after repair: %s" % drifted_items(report))
-    print("IN SYNC again. Reports: build/audit/drift-report.html (audit), build/validate/drift-report.html "
+    print("IN SYNC again. Reports: build/audit-injected-drift/drift-report.html (the injected drift), "
+          "build/audit/drift-report.html (audit after repair), build/validate/drift-report.html "
           "(validation), build/preflight/preflight.md (preflight), build/lab/ (plan artifacts)")
     return 0
 
