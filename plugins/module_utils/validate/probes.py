@@ -4,7 +4,9 @@
 
 Probes are planned on the controller from the plan (pure) and executed on the host by the
 `rail_validate` module (stdlib only). A ring over the hosts in play keeps the probe count linear:
-each host checks the next host on every rail, so every host and rail NIC is covered.
+each host checks the next host on every rail, so every host and rail NIC is covered. The optional
+RDMA bandwidth mesh uses the same ring (see `plan_rdma_bw`; running and reading perftest is in
+`perftest.py`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ import re
 ICMP_OVERHEAD = 28
 _LOSS_RE = re.compile(r"(\d+(?:\.\d+)?)% packet loss")
 _RTT_RE = re.compile(r"= [\d.]+/([\d.]+)/")
+# perftest's default TCP port (DEF_PORT in perftest_parameters.h); the server for rail r listens on base + r.
+RDMA_BW_BASE_PORT = 18515
+
+
+def _ring(plan, hosts_in_play):
+    """Hosts in play that are in the plan, in plan slot order."""
+    return sorted((name for name in hosts_in_play if name in plan["hosts"]), key=lambda n: plan["hosts"][n]["slot"])
 
 
 def plan_probes(plan, host, hosts_in_play, peers_per_rail=1):
     """Probes for `host`: DF pings to same-rail NICs of the next hosts in the ring, and
     `ip route get` checks for same-rail and cross-rail destinations."""
-    ring = [name for name in sorted(hosts_in_play, key=lambda n: plan["hosts"][n]["slot"]) if name in plan["hosts"]]
+    ring = _ring(plan, hosts_in_play)
     if host not in ring or len(ring) < 2:
         return []
     position = ring.index(host)
@@ -43,6 +52,36 @@ def plan_probes(plan, host, hosts_in_play, peers_per_rail=1):
             if other is not None:  # cross-rail traffic must leave by this NIC via the rail gateway
                 probes.append({"kind": "route", "rail": nic["rail"], "dev": nic["netdev"], "src": nic["address"],
                                "dst": other["address"], "peer": peer, "via": nic["gateway"]})
+    return probes
+
+
+def plan_rdma_bw(plan, host, hosts_in_play, threshold=0.9, duration=5, base_port=RDMA_BW_BASE_PORT, qps=1,
+                 fallback_speeds=None):
+    """RDMA write bandwidth probes for `host` over the ping ring: on every rail, host[i] runs the
+    ib_write_bw client towards host[i+1]'s same-rail NIC, and host[i+1] runs the server for it.
+    So every rail NIC is a client once and a server once, and a host runs one server per rail
+    NIC, on port `base_port + rail` (distinct per host, so all of a host's servers run at once).
+
+    Expected rate: the lower NIC speed of the pair (`speed_gbps` of the plan NICs, else
+    `fallback_speeds[netdev]`, e.g. from fabric.servers.nics); pass at `threshold` x that rate."""
+    ring = _ring(plan, hosts_in_play)
+    if host not in ring or len(ring) < 2:
+        return []
+    fallback_speeds = fallback_speeds or {}
+    position = ring.index(host)
+    neighbours = (("client", ring[(position + 1) % len(ring)]), ("server", ring[(position - 1) % len(ring)]))
+    probes = []
+    for nic in plan["hosts"][host]["nics"]:
+        for role, peer in neighbours:
+            theirs = next((n for n in plan["hosts"][peer]["nics"] if n["rail"] == nic["rail"]), None)
+            if theirs is None:
+                continue
+            speeds = [n.get("speed_gbps") or fallback_speeds.get(n["netdev"]) for n in (nic, theirs)]
+            probes.append({"kind": "rdma_bw", "role": role, "rail": nic["rail"], "rdma": nic["rdma"],
+                           "dev": nic["netdev"], "address": nic["address"], "peer": peer,
+                           "peer_address": theirs["address"], "port": base_port + nic["rail"],
+                           "duration": duration, "qps": qps, "threshold": threshold,
+                           "line_rate_gbps": min(speeds) if all(speeds) else None})
     return probes
 
 
