@@ -1,21 +1,15 @@
 """probe_plan module: figures, agent list, file write and check mode."""
 import json
 
-import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.roce.plugins.modules import probe_plan
 
 from ..fabric.intents import lab
+from ..module_runner import run_module
 
 
 def run(args, capsys):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exit_info:
-            probe_plan.main()
-    result = json.loads(capsys.readouterr().out)
-    result["rc"] = exit_info.value.code
-    return result
+    return run_module(probe_plan, args, capsys)
 
 
 def test_probe_plan_module(tmp_path, capsys):

@@ -1,21 +1,14 @@
 """rank_order module."""
-import json
 
-import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.roce.plugins.modules import rank_order
 
 from ..fabric.intents import small
+from ..module_runner import run_module
 
 
 def run(args, capsys):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exit_info:
-            rank_order.main()
-    result = json.loads(capsys.readouterr().out)
-    result["rc"] = exit_info.value.code
-    return result
+    return run_module(rank_order, args, capsys)
 
 
 def test_rank_order_module(capsys):

@@ -1,22 +1,15 @@
 """k8s_rail_networks module: output, file write, check mode, idempotence."""
-import json
 
-import pytest
 import yaml
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.roce.plugins.modules import k8s_rail_networks
 
 from ..fabric.intents import lab, small
+from ..module_runner import run_module
 
 
 def run(args, capsys):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exit_info:
-            k8s_rail_networks.main()
-    result = json.loads(capsys.readouterr().out)
-    result["rc"] = exit_info.value.code
-    return result
+    return run_module(k8s_rail_networks, args, capsys)
 
 
 def test_check_mode_then_write_then_no_change(tmp_path, capsys):

@@ -1,22 +1,14 @@
 """The planner modules, run in-process the way AnsiballZ runs them."""
-import json
 import os
 
-import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.roce.plugins.modules import fabric_artifacts, fabric_plan, leaf_port_binding, rail_ip_plan
 
 from ..fabric.intents import lab
+from ..module_runner import run_module
 
 
-def run(module, args, capsys):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exit_info:
-            module.main()
-    result = json.loads(capsys.readouterr().out)
-    result["rc"] = exit_info.value.code
-    return result
+run = run_module
 
 
 def test_fabric_plan_returns_the_plan_unchanged(capsys):

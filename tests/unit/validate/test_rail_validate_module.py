@@ -3,7 +3,6 @@
 A stand-in ib_write_bw (a small Python script first on PATH) records its arguments; as a client it
 prints the sourced sample, as a server it listens on its -p port like perftest's server does.
 """
-import json
 import os
 import signal
 import socket
@@ -12,11 +11,11 @@ import sys
 import time
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.aifabric.roce.plugins.modules import rail_validate, validation_probes
 
 from ..fabric.intents import lab
+from ..module_runner import run_module
 from .helpers import FIXTURES
 
 NOT_REQUESTED = {"probe": "rdma bandwidth", "status": "skipped", "expected": "",
@@ -44,13 +43,7 @@ except socket.timeout:
 """
 
 
-def run(module, args, capsys):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exit_info:
-            module.main()
-    result = json.loads(capsys.readouterr().out)
-    result["rc"] = exit_info.value.code
-    return result
+run = run_module
 
 
 @pytest.fixture
