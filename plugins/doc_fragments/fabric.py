@@ -6,14 +6,20 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The fabric intent option shared by every controller-side planning module.
+    # The plan (or, standalone, the fabric intent) shared by every controller-side planning module.
     DOCUMENTATION = r"""
 options:
+  plan:
+    description:
+      - Path of the plan written by role aifabric.roce.plan (C(plan.json), or the directory holding it),
+        normally C(hostvars['localhost'].aifabric_plan.path). The module reads it instead of planning again.
+      - Exactly one of O(plan) and O(fabric) is required.
+    type: path
   fabric:
     description:
-      - The fabric intent, normally the inventory variable C(fabric) (docs/fabric-schema.md).
+      - The fabric intent (docs/fabric-schema.md), for standalone use without role aifabric.roce.plan:
+        the module plans it itself. Playbooks pass O(plan) instead, so a run plans once.
       - It is validated as a whole first; bad input fails with one line per problem in C(msg) and the
         list C(problems) (C(path), C(message), C(fix)), and nothing else runs.
     type: dict
-    required: true
 """

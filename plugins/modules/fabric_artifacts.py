@@ -10,10 +10,12 @@ DOCUMENTATION = r"""
 module: fabric_artifacts
 short_description: Write a fabric's plan artifacts (plan JSON, cabling CSV, report, diagram)
 description:
-  - Computes the plan from the fabric intent and writes, under O(dest) - C(plan.json),
-    C(cabling.csv) (printable cable labels), C(hosts/<host>.json) (per-host network intent),
-    C(leafs/<leaf>.json) and C(leafs/<leaf>-bindings.csv) (leaf port binding tables),
+  - Reads the plan (O(plan), written by role aifabric.roce.plan) and writes, under O(dest) -
+    C(cabling.csv) (printable cable labels), C(leafs/<leaf>-bindings.csv) (leaf port binding tables),
     C(report.md) and C(topology.dot), plus C(topology.svg) when Graphviz C(dot) is installed.
+    Past 96 switches the diagram shows one node per spine plane and per server group's leafs.
+  - C(plan.json) and the per-device slices C(devices/<name>.json) are the plan role's files; when O(dest)
+    is the plan directory they sit beside these artifacts and are never touched here.
   - Only files whose content differs are written, so a second run reports no change. Files this
     module wrote before that the plan no longer has (a removed host) are deleted.
 version_added: 0.1.0
@@ -44,7 +46,7 @@ notes:
 EXAMPLES = r"""
 - name: Write the lab fabric's artifacts
   aifabric.roce.fabric_artifacts:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     dest: "{{ playbook_dir }}/../build/lab"
   delegate_to: localhost
   run_once: true
@@ -77,33 +79,23 @@ svg:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import DEVICES_DIR, HANDLE_FILE, PLAN_FILE
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 
 MANIFEST = ".aifabric-artifacts"
 DIFF_LIMIT = 20000
 
 
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
+# Files of the plan itself (role aifabric.roce.plan): never written or removed by this module.
+PLAN_OWNED = (PLAN_FILE, HANDLE_FILE)
 
 
-def _write(module, path, data):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
+def _plan_owned(name):
+    return name in PLAN_OWNED or name.startswith(DEVICES_DIR + "/")
 
 
 def _render_svg(module, dot_bin, dot_text):
@@ -115,10 +107,10 @@ def _render_svg(module, dot_bin, dot_text):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True), dest=dict(type="path", required=True),
+        argument_spec=dict(PLAN_ARGUMENTS, dest=dict(type="path", required=True),
                            render_svg=dict(type="bool", default=True)),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     dest = module.params["dest"]
     plan = plan_or_fail(module)
     files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
@@ -127,25 +119,32 @@ def main():
         files["topology.svg"] = _render_svg(module, dot_bin, files["topology.dot"])
     files[MANIFEST] = ("\n".join(sorted(files)) + "\n").encode("utf-8")
 
-    previous = (_read(os.path.join(dest, MANIFEST)) or b"").decode("utf-8").split()
-    stale = sorted(name for name in previous if name not in files and ".." not in name.split("/"))
+    previous = (read_bytes(os.path.join(dest, MANIFEST)) or b"").decode("utf-8").split()
+    stale = sorted(name for name in previous if name not in files and not _plan_owned(name))
     written, diffs = [], []
     for name in sorted(files):
-        path = os.path.join(dest, name)
-        before = _read(path)
-        if before == files[name]:
+        try:
+            path = inside(dest, name)
+        except ValueError as exc:
+            module.fail_json(msg="refusing to write an artifact outside %s: %s" % (dest, exc))
+        before = read_bytes(path)
+        if not write_if_changed(path, files[name], check_mode=module.check_mode, before=before):
             continue
         if name != MANIFEST:
             written.append(name)
             if module._diff and name.endswith((".csv", ".md", ".dot", ".json")) and len(files[name]) < DIFF_LIMIT:
                 diffs.append({"before_header": path, "after_header": path,
                               "before": (before or b"").decode("utf-8", "replace"), "after": files[name].decode("utf-8")})
-        if not module.check_mode:
-            _write(module, path, files[name])
-    removed = [name for name in stale if os.path.exists(os.path.join(dest, name))]
-    if not module.check_mode:
-        for name in removed:
-            os.unlink(os.path.join(dest, name))
+    removed = []
+    for name in stale:
+        try:
+            path = inside(dest, name)
+        except ValueError:
+            continue  # a manifest line pointing outside dest is not ours to delete
+        if os.path.exists(path):
+            removed.append(name)
+            if not module.check_mode:
+                os.unlink(path)
     result = dict(changed=bool(written or removed), written=written, removed=removed,
                   files=sorted(name for name in files if name != MANIFEST), svg=bool(dot_bin))
     if module._diff:

@@ -8,72 +8,117 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: fabric_plan
-short_description: Compute the whole plan of a rail-optimized RoCE fabric
+short_description: Compute the plan of a rail-optimized RoCE fabric once and write it with one slice per device
 description:
   - Validates the fabric intent (see the fabric schema reference) and computes the plan - sizing,
-    cabling, rail IP plan, fabric links, leaf port binding (PPD) and per-host route maps (IRM).
-  - Pure computation on the controller; nothing on any device changes. Same input gives the same
-    plan, and growing the fabric never renumbers existing assignments.
+    rail IP plan, fabric links, leaf port binding (PPD) and per-host route maps (IRM).
+  - Runs as an action plugin in the controller process (no module round trip of the plan). Writes
+    C(plan.json) and one slice per device, C(devices/<name>.json), under O(dest) (only files whose
+    bytes change, each atomically; slices of devices that left the plan are removed), and returns a
+    small handle - paths, digests, sizing, QoS profile, device counts - plus the safe switch batches.
+  - Same input gives byte-identical files; growing the fabric never renumbers existing assignments.
+  - Run again in the same play run with the same intent and O(dest), it reuses the plan (nothing is
+    re-planned).
   - Bad input fails with one message listing every problem, each with its key path and the fix.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
-  hosts:
+  fabric:
     description:
-      - Only return these GPU hosts under C(plan.hosts) (all when omitted). Keeps results small
-        for large fabrics; validation always covers the whole fabric.
-    type: list
-    elements: str
+      - The fabric intent, normally the inventory variable C(fabric) (docs/fabric-schema.md).
+      - It is validated as a whole first; bad input fails with one line per problem in C(msg) and the
+        list C(problems) (C(path), C(message), C(fix)), and nothing is written.
+    type: dict
+    required: true
+  dest:
+    description: Directory of C(plan.json), C(plan-handle.json) and C(devices/); created when missing.
+    type: path
+    required: true
   as_fact:
     description:
-      - Return the plan as the fact C(aifabric_plan) (under C(ansible_facts)) instead of RV(plan).
-        With O(as_fact=true), C(delegate_to=localhost) and C(delegate_facts=true), every role reads
-        C(hostvars['localhost'].aifabric_plan) - the plan is computed once and stored once.
+      - Return the handle as the fact C(aifabric_plan) and the batches as C(aifabric_switch_batches) (under
+        C(ansible_facts)) instead of RV(plan) and RV(switch_batches). With C(delegate_to=localhost) and
+        C(delegate_facts=true), every role finds the plan through C(hostvars['localhost'].aifabric_plan).
     type: bool
     default: false
-extends_documentation_fragment:
-  - aifabric.roce.fabric
 attributes:
+  action:
+    support: full
+    description: Runs as an action plugin on the controller.
   check_mode:
     support: full
-    description: Computes the same plan in check mode; nothing is written in either mode.
+    description:
+      - The plan files are controller-side working data that every later step of the run reads, so they are
+        written in check mode too; no device is touched in either mode.
   diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
+    support: full
+    description: When the files change, a before/after summary of the handle (digest, device counts, sizing).
 notes:
-  - Runs on the controller; use C(delegate_to=localhost) or a play on C(localhost).
+  - Runs on the controller whatever the task's host is.
 """
 
 EXAMPLES = r"""
 - name: Plan the fabric once, on the controller
   aifabric.roce.fabric_plan:
     fabric: "{{ fabric }}"
+    dest: "{{ playbook_dir }}/../build/{{ fabric.name }}"
+    as_fact: true
   delegate_to: localhost
+  delegate_facts: true
   run_once: true
-  register: fabric_plan_result
 
-- name: Show the NCCL hints of one host
+- name: Show the NCCL hints of one host (its slice, not the whole plan)
   ansible.builtin.debug:
-    var: fabric_plan_result.plan.hosts['gpu01'].nccl
+    var: lookup('aifabric.roce.device_intent', 'gpu01').nccl
 """
 
 RETURN = r"""
 plan:
-  description: The plan. Keys C(hosts), C(leafs), C(spines), C(cabling), C(qos), C(sizing); see docs/plan-format.md.
+  description: The handle of the plan written to O(dest) (see docs/plan-format.md).
   returned: success and O(as_fact=false)
   type: dict
-  sample: {"fabric": "lab", "schema_version": 1, "sizing": {"gpus": 16, "leafs": 4, "spines": 2}}
+  sample: {"fabric": "lab", "path": "/srv/build/lab/plan.json", "dir": "/srv/build/lab", "digest": "3f1c...",
+           "counts": {"hosts": 4, "leafs": 4, "spines": 2}, "sizing": {"gpus": 16}}
+switch_batches:
+  description: Safe parallel switch batches (no two leafs of a rail or of a group, no two spines of a plane); leafs first.
+  returned: success and O(as_fact=false)
+  type: list
+  elements: list
+  sample: [["leaf0"], ["leaf1"], ["spine1"], ["spine2"]]
 ansible_facts:
-  description: The fact C(aifabric_plan) holding the plan.
+  description: C(aifabric_plan) (the handle) and C(aifabric_switch_batches).
   returned: success and O(as_fact=true)
   type: dict
   contains:
     aifabric_plan:
-      description: The plan, as RV(plan) would be.
+      description: The handle, as RV(plan) would be.
       type: dict
       returned: success and O(as_fact=true)
-      sample: {"fabric": "lab", "schema_version": 1}
+      sample: {"fabric": "lab", "path": "/srv/build/lab/plan.json"}
+    aifabric_switch_batches:
+      description: The batches, as RV(switch_batches) would be.
+      type: list
+      elements: list
+      returned: success and O(as_fact=true)
+      sample: [["leaf0"], ["spine1"]]
+written:
+  description: Files written under O(dest) (plan.json, plan-handle.json, devices/<name>.json).
+  returned: success
+  type: list
+  elements: str
+  sample: ["plan.json", "devices/gpu05.json"]
+removed:
+  description: Slices of devices that left the plan, removed.
+  returned: success
+  type: list
+  elements: str
+  sample: ["devices/gpu09.json"]
+reused:
+  description: Whether the plan computed earlier in this run for the same intent was reused.
+  returned: success
+  type: bool
+  sample: false
 problems:
   description: On bad input, every problem with its key path and fix.
   returned: failure
@@ -83,26 +128,25 @@ problems:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import intent_digest, write_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 
 def main():
+    # Normally the action plugin of the same name runs instead; this keeps the module usable on its own.
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True),
-                           hosts=dict(type="list", elements="str"),
+        argument_spec=dict(fabric=dict(type="dict", required=True), dest=dict(type="path", required=True),
                            as_fact=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     plan = plan_or_fail(module)
-    wanted = module.params["hosts"]
-    if wanted is not None:
-        unknown = sorted(set(wanted) - set(plan["hosts"]))
-        if unknown:
-            module.fail_json(msg="hosts not in the fabric plan: %s" % ", ".join(unknown))
-        plan["hosts"] = dict((name, plan["hosts"][name]) for name in wanted)
+    handle, batches, written, removed = write_plan(plan, module.params["dest"], input_digest=intent_digest(module.params["fabric"]))
+    result = dict(changed=bool(written or removed), written=written, removed=removed, reused=False)
     if module.params["as_fact"]:
-        module.exit_json(changed=False, ansible_facts={"aifabric_plan": plan})
-    module.exit_json(changed=False, plan=plan)
+        result["ansible_facts"] = {"aifabric_plan": handle, "aifabric_switch_batches": batches}
+    else:
+        result.update(plan=handle, switch_batches=batches)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

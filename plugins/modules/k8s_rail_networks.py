@@ -61,7 +61,7 @@ attributes:
 EXAMPLES = r"""
 - name: Render the Spiderpool rail networks
   aifabric.roce.k8s_rail_networks:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     dest: "{{ build_dir }}/k8s/spiderpool-rails.yml"
   delegate_to: localhost
   run_once: true
@@ -69,7 +69,7 @@ EXAMPLES = r"""
 
 - name: Render plain Multus NADs instead
   aifabric.roce.k8s_rail_networks:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     flavour: nad
     dest: "{{ build_dir }}/k8s/nad-rails.yml"
   delegate_to: localhost
@@ -102,7 +102,7 @@ import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
 
 try:
@@ -117,7 +117,7 @@ except ImportError:
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            fabric=dict(type="dict", required=True),
+            PLAN_ARGUMENTS,
             namespace=dict(type="str", default="kube-system"),
             cni=dict(type="str", choices=["macvlan", "sriov"], default="macvlan"),
             sriov_resource=dict(type="str", default="spidernet.io/rail{rail}"),
@@ -126,7 +126,7 @@ def main():
             dest=dict(type="path"),
         ),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     if not HAS_YAML:
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
     params = module.params

@@ -40,7 +40,7 @@ attributes:
 EXAMPLES = r"""
 - name: Port bindings of one leaf
   aifabric.roce.leaf_port_binding:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     leafs: [leaf0]
   delegate_to: localhost
   register: ppd
@@ -65,15 +65,14 @@ ratio:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True),
-                           leafs=dict(type="list", elements="str")),
+        argument_spec=dict(PLAN_ARGUMENTS, leafs=dict(type="list", elements="str")),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
     names = module.params["leafs"] if module.params["leafs"] is not None else sorted(plan["leafs"])
     unknown = sorted(set(names) - set(plan["leafs"]))

@@ -42,7 +42,7 @@ attributes:
 EXAMPLES = r"""
 - name: Plan the link-coverage probes and write them for the agents
   aifabric.roce.probe_plan:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     dest: "{{ build_dir }}/probes.json"
   delegate_to: localhost
   run_once: true
@@ -83,16 +83,16 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import by_host, plan_probes
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True), dest=dict(type="path"),
+        argument_spec=dict(PLAN_ARGUMENTS, dest=dict(type="path"),
                            udp_dport=dict(type="int", default=4791)),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
     report = plan_probes(plan, dport=module.params["udp_dport"])
     figures = dict((k, report[k]) for k in ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage",

@@ -37,7 +37,7 @@ attributes:
 EXAMPLES = r"""
 - name: Rail addresses of two hosts
   aifabric.roce.rail_ip_plan:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     hosts: [gpu01, gpu02]
   delegate_to: localhost
   register: rail_plan
@@ -70,16 +70,15 @@ fabric_links:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import fabric_links, rail_view
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True),
-                           hosts=dict(type="list", elements="str")),
+        argument_spec=dict(PLAN_ARGUMENTS, hosts=dict(type="list", elements="str")),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
     names = module.params["hosts"] if module.params["hosts"] is not None else sorted(plan["hosts"])
     unknown = sorted(set(names) - set(plan["hosts"]))

@@ -44,7 +44,7 @@ attributes:
 EXAMPLES = r"""
 - name: Order the job's hosts for NCCL
   aifabric.roce.rank_order:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     hosts: "{{ groups['job42'] }}"
   delegate_to: localhost
   run_once: true
@@ -83,16 +83,16 @@ traffic:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.order import JobError, compare, hostfile
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True), hosts=dict(type="list", elements="str", required=True),
+        argument_spec=dict(PLAN_ARGUMENTS, hosts=dict(type="list", elements="str", required=True),
                            message_bytes=dict(type="int", default=1 << 30), slots=dict(type="int")),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
     try:
         report = compare(plan, module.params["hosts"], module.params["message_bytes"], samples=50)

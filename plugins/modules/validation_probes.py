@@ -64,7 +64,7 @@ attributes:
 EXAMPLES = r"""
 - name: Plan validation probes once
   aifabric.roce.validation_probes:
-    fabric: "{{ fabric }}"
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
     hosts: "{{ ansible_play_hosts }}"
   delegate_to: localhost
   run_once: true
@@ -91,24 +91,25 @@ lldp:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import expected_lldp, plan_probes, plan_rdma_bw
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(fabric=dict(type="dict", required=True), hosts=dict(type="list", elements="str", required=True),
+        argument_spec=dict(PLAN_ARGUMENTS, hosts=dict(type="list", elements="str", required=True),
                            peers_per_rail=dict(type="int", default=1), rdma_bw_threshold=dict(type="float", default=0.9),
                            rdma_bw_duration=dict(type="int", default=5), rdma_bw_base_port=dict(type="int", default=18515),
                            rdma_bw_qps=dict(type="int", default=1)),
         supports_check_mode=True,
-    )
+        **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
     params = module.params
     if not 0 < params["rdma_bw_threshold"] <= 1:
         module.fail_json(msg="rdma_bw_threshold must be in (0, 1], got %s" % params["rdma_bw_threshold"])
     hosts = [h for h in params["hosts"] if h in plan["hosts"]]
-    speeds = dict((nic["netdev"], nic.get("speed_gbps")) for nic in (params["fabric"].get("servers") or {}).get("nics") or [])
+    # Plan NICs carry speed_gbps; the intent's NIC list is only a fallback when planning standalone.
+    speeds = dict((nic["netdev"], nic.get("speed_gbps")) for nic in ((params["fabric"] or {}).get("servers") or {}).get("nics") or [])
     probes = dict((h, plan_probes(plan, h, hosts, params["peers_per_rail"])
                    + plan_rdma_bw(plan, h, hosts, threshold=params["rdma_bw_threshold"], duration=params["rdma_bw_duration"],
                                   base_port=params["rdma_bw_base_port"], qps=params["rdma_bw_qps"], fallback_speeds=speeds))

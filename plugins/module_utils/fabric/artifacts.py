@@ -1,22 +1,23 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render plan artifacts as text: plan JSON, cabling CSV, per-host and per-leaf files,
-a Markdown report and a Graphviz diagram. Pure: returns {relative path: text}."""
+"""Render plan artifacts as text: cabling CSV, per-leaf binding tables, a Markdown report and a
+Graphviz diagram. Pure: returns {relative path: text}. plan.json and the per-device slices are
+written by the plan itself (planstore), not repeated here."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import cabling
 CABLE_FIELDS = ("label", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps")
 BINDING_FIELDS = ("ingress", "server", "source", "uplink", "spine", "next_hop", "exclude_destinations")
 # Above this many servers the diagram shows one node per server group instead of per server.
 DIAGRAM_SERVER_LIMIT = 16
-
-
-def to_json(data):
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+# Above this many switches it shows one node per server group's leafs and per spine plane: past
+# that a picture of every switch is unreadable, and Graphviz's layout time grows super-linearly
+# (32K GPUs, 768 switches: ~92 s).
+DIAGRAM_SWITCH_LIMIT = 96
 
 
 def _csv(rows, fields):
@@ -29,11 +30,13 @@ def _csv(rows, fields):
 
 
 def cabling_csv(plan):
-    return _csv(plan["cabling"], CABLE_FIELDS)
+    return _csv(cabling(plan), CABLE_FIELDS)
 
 
 def binding_csv(leaf):
-    return _csv(leaf["bindings"], BINDING_FIELDS)
+    """One row per bound port; exclude_destinations is the leaf's local destinations (never pinned)."""
+    local = leaf.get("local_destinations") or []
+    return _csv([dict(binding, exclude_destinations=local) for binding in leaf["bindings"]], BINDING_FIELDS)
 
 
 def _table(headers, rows):
@@ -77,8 +80,8 @@ def report_markdown(plan, host_rows=64):
     out += _table(["host", "group"] + ["rail %d" % r for r in range(rails)], [
         [name, host["group"]] + ["%s/%d via %s" % (n["address"], n["prefixlen"], n["gateway"]) for n in host["nics"]]
         for name, host in hosts[:host_rows]])
-    out += ["", "Files beside this report: `plan.json`, `cabling.csv`, `hosts/<host>.json`,",
-            "`leafs/<leaf>.json`, `leafs/<leaf>-bindings.csv`, `topology.dot` / `topology.svg`.", ""]
+    out += ["", "Files beside this report: `plan.json`, `devices/<device>.json` (each device's slice of the plan),",
+            "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `topology.dot` / `topology.svg`.", ""]
     return "\n".join(out)
 
 
@@ -93,13 +96,55 @@ def _keep_order(names):
     return ["    %s [style=invis];" % " -> ".join(_quote(n) for n in names)]
 
 
-def topology_dot(plan):
-    """Graphviz DOT: spines on top, leafs by group, servers (or server groups) at the bottom."""
-    out = ["digraph fabric {", '  graph [rankdir=TB, label=%s, labelloc=t, fontsize=18, splines=false];' % _quote(
+def _header(plan):
+    return ["digraph fabric {", '  graph [rankdir=TB, label=%s, labelloc=t, fontsize=18, splines=false];' % _quote(
         "%s: %d GPUs, %d leafs, %d spines, %s" % (plan["fabric"], plan["sizing"]["gpus"], plan["sizing"]["leafs"],
                                                   plan["sizing"]["spines"], plan["addressing_scheme"])),
-           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
-           '  edge [dir=none, color="#777777"];']
+            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+            '  edge [dir=none, color="#777777"];']
+
+
+def _rank(nodes):
+    """One rank of (id, fill, label) nodes, kept left-to-right in the given order."""
+    out = ["  { rank=same;"]
+    out += ["    %s [fillcolor=\"%s\", label=%s];" % (_quote(node), fill, _quote(label)) for node, fill, label in nodes]
+    out += _keep_order([node for node, _fill, _label in nodes])
+    out.append("  }")
+    return out
+
+
+def topology_dot_collapsed(plan):
+    """Large fabrics: one node per spine plane, per server group's leafs and per server group;
+    edges carry link counts."""
+    planes, groups, servers, uplinks = {}, {}, {}, {}
+    for spine in plan["spines"].values():
+        planes.setdefault(spine["plane"], []).append(spine["platform"])
+    for name, leaf in plan["leafs"].items():
+        groups.setdefault(leaf["group"], []).append(leaf["platform"])
+        for uplink in leaf["uplinks"]:
+            key = (plan["spines"][uplink["spine"]]["plane"], leaf["group"])
+            uplinks[key] = uplinks.get(key, 0) + 1
+    for host in plan["hosts"].values():
+        servers[host["group"]] = servers.get(host["group"], 0) + len(host["nics"])
+    out = _header(plan)
+    out += _rank([("plane%d" % p, "#f4cccc", "plane %d\n%d spines (%s)" % (p, len(planes[p]), ", ".join(sorted(set(planes[p])))))
+                  for p in sorted(planes)])
+    out += _rank([("leafs%d" % g, "#cfe2f3", "group %d leafs\n%d leafs (%s)" % (g, len(groups[g]), ", ".join(sorted(set(groups[g])))))
+                  for g in sorted(groups)])
+    out += _rank([("group%d" % g, "#d9ead3", "group %d\n%d host links" % (g, servers[g])) for g in sorted(servers)])
+    for (plane, group), count in sorted(uplinks.items()):
+        out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote("plane%d" % plane), _quote("leafs%d" % group), _quote("%dx" % count)))
+    for group, count in sorted(servers.items()):
+        out.append("  %s -> %s [label=%s, fontsize=8];" % (_quote("leafs%d" % group), _quote("group%d" % group), _quote("%dx" % count)))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def topology_dot(plan):
+    """Graphviz DOT: spines on top, leafs by group, servers (or server groups) at the bottom."""
+    if len(plan["leafs"]) + len(plan["spines"]) > DIAGRAM_SWITCH_LIMIT:
+        return topology_dot_collapsed(plan)
+    out = _header(plan)
     out.append("  { rank=same;")
     for name, spine in sorted(plan["spines"].items()):
         out.append("    %s [fillcolor=\"#f4cccc\", label=%s];" % (_quote(name), _quote("%s\\n%s  plane %d" % (
@@ -148,14 +193,10 @@ def topology_dot(plan):
 def render_all(plan):
     """Every artifact as {relative path: text}."""
     files = {
-        "plan.json": to_json(plan),
         "cabling.csv": cabling_csv(plan),
         "report.md": report_markdown(plan),
         "topology.dot": topology_dot(plan),
     }
-    for name, host in plan["hosts"].items():
-        files["hosts/%s.json" % name] = to_json(dict(host, qos=plan["qos"]))
     for name, leaf in plan["leafs"].items():
-        files["leafs/%s.json" % name] = to_json(leaf)
         files["leafs/%s-bindings.csv" % name] = binding_csv(leaf)
     return files

@@ -38,8 +38,9 @@ def local_destinations(scheme, leaf, lay, group, rail):
     return cidrs_for_range(base, base + 2 * lay.servers_per_group - 1)
 
 
-def bind_downlinks(downlinks, uplinks, capacity, port_order, local):
-    """Binding records for the leaf's in-use downlinks, in port order."""
+def bind_downlinks(downlinks, uplinks, capacity, port_order):
+    """Binding records for the leaf's in-use downlinks, in port order. The destinations a binding
+    never pins are the leaf's ``local_destinations`` (one list per leaf, not repeated per binding)."""
     position_of = {}
     bindings = []
     for link in downlinks:
@@ -50,6 +51,6 @@ def bind_downlinks(downlinks, uplinks, capacity, port_order, local):
         bindings.append({
             "ingress": link["port"], "server": link["server"], "source": link["host_address"] + "/32",
             "uplink": uplink["port"], "uplink_index": uplink["index"], "spine": uplink["spine"],
-            "next_hop": uplink["peer"], "exclude_destinations": local,
+            "next_hop": uplink["peer"],
         })
     return bindings

@@ -4,7 +4,9 @@
 
 Order of work: schema (types, defaults) -> layout (cross-key rules, counts, names) -> QoS profile
 -> rail IP plan + cabling -> fabric links -> leaf port binding (PPD) -> host route map (IRM).
-No Ansible imports, no I/O.
+No Ansible imports, no I/O. Each fact is stored once: the cabling list is a view
+(views.cabling) over host NICs and leaf uplinks, and a leaf's local destinations live on the leaf,
+not on each of its bindings.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ def _assign_hosts(lay, intent, plan, leaf_by_key):
     nics = servers["nics"]
     qos = plan["qos"]
     routing = intent["routing"]
-    cabling = plan["cabling"]
     pool_bases = [int(pool.network_address) for pool in lay.rail_pools]
     pool_texts = [str(pool) for pool in lay.rail_pools]
     block = lay.block
@@ -93,9 +94,6 @@ def _assign_hosts(lay, intent, plan, leaf_by_key):
             })
             leaf["downlinks"].append({"port": port, "server": server, "netdev": nic["netdev"],
                                       "host_address": ip(address), "address": leaf_port_address})
-            cabling.append({"label": "H-%s-R%d" % (server, rail), "kind": "host-leaf",
-                            "a_device": server, "a_port": nic["netdev"], "b_device": leaf_name, "b_port": port,
-                            "speed_gbps": nic["speed_gbps"]})
         mgmt = servers["mgmt_interface"]
         routes, rules = host_route_map(host_nics)
         plan["hosts"][server] = {
@@ -120,12 +118,10 @@ def _assign_fabric_links(lay, intent, plan, leaf_by_key):
             pair = link_base + 2 * (leaf["slot"] * lay.uplinks_per_leaf + uplink)
             leaf_port = lay.leaf_up.names[uplink]
             leaf["uplinks"].append({"port": leaf_port, "index": uplink, "spine": spine_name, "spine_port": spine_port,
-                                    "address": ip(pair + 1), "peer": ip(pair), "prefixlen": 31})
+                                    "address": ip(pair + 1), "peer": ip(pair), "prefixlen": 31,
+                                    "speed_gbps": lay.leaf_up.speed_gbps})
             spine_records[spine_name]["downlinks"].append({"port": spine_port, "leaf": leaf_name, "leaf_port": leaf_port,
                                                            "address": ip(pair), "peer": ip(pair + 1), "prefixlen": 31})
-            plan["cabling"].append({"label": "U-%s-%d" % (leaf_name, uplink + 1), "kind": "leaf-spine",
-                                    "a_device": leaf_name, "a_port": leaf_port, "b_device": spine_name,
-                                    "b_port": spine_port, "speed_gbps": lay.leaf_up.speed_gbps})
     # Leafs are walked in (group, rail) order, so each spine's ports come out in port order.
 
 
@@ -135,7 +131,7 @@ def _assign_bindings(lay, intent, plan, leaf_by_key):
         local = local_destinations(scheme, leaf, lay, group, rail)
         leaf["local_destinations"] = local
         leaf["bindings"] = bind_downlinks(leaf["downlinks"], leaf["uplinks"], lay.servers_per_group,
-                                          lay.leaf_down.names, local)
+                                          lay.leaf_down.names)
 
 
 def build_plan(fabric_intent):
@@ -169,7 +165,6 @@ def _build_plan(fabric_intent):
         "hosts": {},
         "leafs": {},
         "spines": {},
-        "cabling": [],
     }
     leaf_by_key = {}
     for name, group, rail in lay.leafs:

@@ -33,3 +33,20 @@ def fabric_links(plan):
                           "spine": uplink["spine"], "spine_port": uplink["spine_port"], "spine_address": uplink["peer"],
                           "prefixlen": uplink["prefixlen"]})
     return links
+
+
+def cabling(plan):
+    """Every cable: host<->leaf (hosts in slot order, rails in order), then leaf<->spine
+    (leafs in slot order, uplinks in order). Labels are H-<host>-R<rail> and U-<leaf>-<n>."""
+    rows = []
+    for name, host in sorted(plan["hosts"].items(), key=lambda item: item[1]["slot"]):
+        for nic in host["nics"]:
+            rows.append({"label": "H-%s-R%d" % (name, nic["rail"]), "kind": "host-leaf", "a_device": name,
+                         "a_port": nic["netdev"], "b_device": nic["leaf"], "b_port": nic["leaf_port"],
+                         "speed_gbps": nic["speed_gbps"]})
+    for name, leaf in sorted(plan["leafs"].items(), key=lambda item: item[1]["slot"]):
+        for uplink in leaf["uplinks"]:
+            rows.append({"label": "U-%s-%d" % (name, uplink["index"] + 1), "kind": "leaf-spine", "a_device": name,
+                         "a_port": uplink["port"], "b_device": uplink["spine"], "b_port": uplink["spine_port"],
+                         "speed_gbps": uplink["speed_gbps"]})
+    return rows

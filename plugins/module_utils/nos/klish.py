@@ -62,7 +62,7 @@ class KlishDriver(CliDriver):
             if b:
                 name = "%sBIND-%s" % (PREFIX, safe_name(port))
                 src = host_of(b["source"])
-                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
+                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(intent.get("local_destinations") or [])]
                 rules.append(("seq %d permit ip host %s any" % (10 * (len(rules) + 1), src), []))
                 nodes.append(("ip access-list %s" % name, rules))
                 nodes.append(("class-map %s match-type acl" % name, [("match access-group ip %s" % name, [])]))

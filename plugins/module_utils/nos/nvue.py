@@ -72,7 +72,7 @@ class NvueDriver(Driver):
                 port = self.port(b["ingress"])
                 name = "%sBIND-%s" % (PREFIX, port)
                 rule = 10
-                for dest in b["exclude_destinations"]:
+                for dest in intent.get("local_destinations") or []:
                     lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
                               "router pbr map %s rule %d match destination-ip %s" % (name, rule, dest),
                               "router pbr map %s rule %d action vrf default" % (name, rule)]

@@ -82,7 +82,7 @@ class NxosDriver(CliDriver):
                 src = "%s/32" % host_of(b["source"])
                 # An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines); local
                 # destinations are excluded by a route-map *deny* sequence instead, which forwards normally.
-                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
+                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(intent.get("local_destinations") or [])]
                 seq = 10
                 if local:
                     nodes.append(("ip access-list %s-LOCAL" % name, local))

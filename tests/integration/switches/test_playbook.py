@@ -1,6 +1,6 @@
-"""Playbook-level test of roles switch_qos + switch_port_binding against the simulators:
-converge, idempotence (changed=0, no config-mode entry), check-mode drift after a manual change
-(exactly that drift, nothing written), converge repairs it."""
+"""Playbook-level test of role switch against the simulators: converge in the plan's safe batches
+with one transaction per switch, idempotence (changed=0, no config-mode entry), check-mode drift
+after a manual change (exactly that drift, nothing written), tags selecting parts, converge repairs it."""
 import json
 import os
 import subprocess
@@ -25,6 +25,9 @@ def run_playbook(switch_lab, *args):
                            PLAYBOOK] + list(args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    # with serial, each batch runs the role's task again: one task entry per batch
+    run_playbook.batches = [sorted(task["hosts"]) for play in out["plays"][1:] for task in play["tasks"]
+                            if task["task"]["name"].endswith(TASK)]
     results = {}
     for play in out["plays"]:
         for task in play["tasks"]:
@@ -33,8 +36,7 @@ def run_playbook(switch_lab, *args):
     return out["stats"], results
 
 
-QOS_TASK = "Reconcile RoCE QoS and port MTU with the plan"
-PBR_TASK = "Reconcile leaf port binding (PPD policy routes) with the plan"
+TASK = "Reconcile RoCE QoS, port MTU and port binding with the plan"
 
 
 def entries(switch_lab):
@@ -45,24 +47,31 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     for name in SWITCHES:
         reset(switch_lab, name)
 
-    # converge from the baseline: every switch changes, spines skip port binding
+    # converge from the baseline: every switch changes in one transaction (one config-mode entry);
+    # the batches are the plan's (the lab: one group, so one leaf at a time, then one spine per plane)
+    seen, revision = entries(switch_lab), lab.read_state("leaf2", switch_lab["root"]).get("revision", 1)
     stats, res = run_playbook(switch_lab)
+    assert run_playbook.batches == [["leaf0"], ["leaf1"], ["leaf2"], ["leaf3"], ["spine1"], ["spine2"]]
     for name in SWITCHES:
         assert stats[name]["failures"] == 0 and stats[name]["changed"] >= 1, (name, stats[name])
-        assert res[name][QOS_TASK]["changed"] and res[name][QOS_TASK]["drift"], name
+        assert res[name][TASK]["changed"] and res[name][TASK]["drift"], name
         st = lab.read_state(name, switch_lab["root"])
         assert st["startup"] == st["running"], "%s: config saved" % name
+    # CLI NOSes count config-mode entries; the NVUE simulator counts every nv set, so count its revisions
+    now = entries(switch_lab)
+    assert all(now[n] == seen[n] + 1 for n in SWITCHES if n != "leaf2"), ("one transaction per switch", seen, now)
+    assert lab.read_state("leaf2", switch_lab["root"]).get("revision", 1) == revision + 1, "one NVUE revision"
     for name in ("spine1", "spine2"):
-        assert res[name][PBR_TASK].get("skipped"), name
+        assert "BIND" not in "\n".join(res[name][TASK]["commands"]), name  # spines carry no port binding
     for name in ("leaf0", "leaf1", "leaf2", "leaf3"):
-        assert res[name][PBR_TASK]["changed"], name
+        assert "BIND" in "\n".join(res[name][TASK]["commands"]), name
 
     # idempotence: nothing changes and no switch enters config mode
     seen = entries(switch_lab)
     stats, res = run_playbook(switch_lab)
     assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats
     assert entries(switch_lab) == seen, "a no-op run entered config mode"
-    assert all(res[n][QOS_TASK]["drift"] == [] for n in SWITCHES)
+    assert all(res[n][TASK]["drift"] == [] for n in SWITCHES)
 
     # manual drift on one switch: check mode reports exactly that, writes nothing
     a = applier(switch_lab, "leaf1")
@@ -72,16 +81,21 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     seen = entries(switch_lab)
     stats, res = run_playbook(switch_lab, "--check", "--diff")
     assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
-    qos = res["leaf1"][QOS_TASK]
+    qos = res["leaf1"][TASK]
     assert qos["drift"] == [{"item": "interface Ethernet2 > mtu", "expected": "mtu 9216", "actual": "mtu 1500"}]
     assert "mtu 1500" in qos["diff"]["before"] and "mtu 1500" not in qos["diff"]["after"]
-    assert not res["leaf1"][PBR_TASK]["changed"]
     assert entries(switch_lab) == seen, "check mode entered config mode"
+    # tags select parts: the port-binding part alone does not see an MTU drift, the QoS part does
+    stats, res = run_playbook(switch_lab, "--check", "--tags", "switch_port_binding")
+    assert not any(stats[n]["changed"] for n in SWITCHES), stats
+    assert res["spine1"][TASK].get("skipped"), "spines have no port-binding part"
+    stats, res = run_playbook(switch_lab, "--check", "--tags", "switch_qos")
+    assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
     assert lab.read_state("leaf1", switch_lab["root"])["running"] == drifted["running"], "check mode wrote"
 
     # converge repairs it, and only it
     stats, res = run_playbook(switch_lab)
     assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
-    assert [c.strip() for c in res["leaf1"][QOS_TASK]["commands"]][-1] == "mtu 9216"
+    assert [c.strip() for c in res["leaf1"][TASK]["commands"]][-1] == "mtu 9216"
     stats, res = run_playbook(switch_lab, "--check")
     assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats

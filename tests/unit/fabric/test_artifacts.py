@@ -1,19 +1,17 @@
 import csv
 import io
-import json
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all, topology_dot
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import DIAGRAM_SWITCH_LIMIT, render_all, topology_dot
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 
 from .intents import lab, small
 
 
 def test_artifact_set_for_the_lab():
+    # plan.json and the per-device slices belong to the plan (planstore); artifacts never repeat them.
     files = render_all(build_plan(lab()))
-    assert sorted(f for f in files if "/" not in f) == ["cabling.csv", "plan.json", "report.md", "topology.dot"]
-    assert sorted(f for f in files if f.startswith("hosts/")) == ["hosts/gpu0%d.json" % i for i in range(1, 5)]
-    assert "leafs/leaf3-bindings.csv" in files
-    assert json.loads(files["hosts/gpu01.json"])["nics"][0]["address"] == "10.100.0.1"
+    assert sorted(f for f in files if "/" not in f) == ["cabling.csv", "report.md", "topology.dot"]
+    assert sorted(f for f in files if "/" in f) == ["leafs/leaf%d-bindings.csv" % i for i in range(4)]
 
 
 def test_cabling_csv_has_a_row_per_cable():
@@ -42,6 +40,17 @@ def test_diagram_is_per_server_for_small_and_per_group_for_large_fabrics():
     assert '"leaf0" -> "gpu01";' in dot and '"spine1" -> "leaf0" [label="2x"' in dot
     big = topology_dot(build_plan(small(servers=40, spg=8)))
     assert '"group5"' in big and '"h040"' not in big
+
+
+def test_diagram_collapses_switches_into_groups_and_planes_past_the_limit():
+    plan = build_plan(small(servers=8 * 16, rails=8, spg=8, spines=8))
+    assert len(plan["leafs"]) + len(plan["spines"]) > DIAGRAM_SWITCH_LIMIT
+    dot = topology_dot(plan)
+    assert "\"plane1\"" in dot and "\"leafs1\"" in dot and "\"leafs16\"" in dot
+    assert not any('"%s"' % name in dot for name in plan["leafs"])
+    uplinks = sum(len(leaf["uplinks"]) for leaf in plan["leafs"].values())
+    counted = sum(int(line.split('label="')[1].split("x")[0]) for line in dot.splitlines() if '"plane' in line and "->" in line)
+    assert counted == uplinks
 
 
 def test_rendering_is_deterministic():

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.binding import uplink_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan, host_intent, leaf_intent
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import cabling
 
 from .intents import lab, rail512, small
 
@@ -57,11 +58,12 @@ def test_gateway_first_moves_hosts_up_by_one():
 
 def test_cabling_uses_every_port_once_with_unique_labels():
     plan = build_plan(small(servers=24, rails=4, spg=8, spines=4))
-    ends = [(c["a_device"], c["a_port"]) for c in plan["cabling"]] + [(c["b_device"], c["b_port"]) for c in plan["cabling"]]
+    cables = cabling(plan)
+    ends = [(c["a_device"], c["a_port"]) for c in cables] + [(c["b_device"], c["b_port"]) for c in cables]
     assert len(ends) == len(set(ends))
-    labels = [c["label"] for c in plan["cabling"]]
+    labels = [c["label"] for c in cables]
     assert len(labels) == len(set(labels))
-    assert len(plan["cabling"]) == 24 * 4 + len(plan["leafs"]) * plan["sizing"]["uplinks_per_leaf"]
+    assert len(cables) == 24 * 4 + len(plan["leafs"]) * plan["sizing"]["uplinks_per_leaf"]
 
 
 def test_fabric_links_are_distinct_31s_and_spines_are_balanced():
@@ -87,7 +89,8 @@ def test_binding_1_to_1_is_identity():
         ("Ethernet1", "Ethernet9"), ("Ethernet2", "Ethernet10"), ("Ethernet3", "Ethernet11"), ("Ethernet4", "Ethernet12")]
     first = leaf["bindings"][0]
     assert first["next_hop"] == leaf["uplinks"][0]["peer"] and first["spine"] == "spine1"
-    assert first["source"] == "10.100.0.1/32" and first["exclude_destinations"] == ["10.100.0.0/29"]
+    assert first["source"] == "10.100.0.1/32" and leaf["local_destinations"] == ["10.100.0.0/29"]
+    assert "exclude_destinations" not in first  # stored once per leaf, not per binding
 
 
 def test_binding_n_to_1_maps_downlink_i_to_uplink_ceil_i_over_n():
@@ -173,7 +176,7 @@ def _assignments(plan):
             out["binding", name, binding["ingress"]] = json.dumps(binding, sort_keys=True)
     for name, spine in plan["spines"].items():
         out["spine", name] = spine["loopback"]
-    for cable in plan["cabling"]:
+    for cable in cabling(plan):
         out["cable", cable["label"]] = json.dumps(cable, sort_keys=True)
     return out
 

@@ -11,27 +11,39 @@ from ..module_runner import run_module
 run = run_module
 
 
-def test_fabric_plan_returns_the_plan_unchanged(capsys):
-    result = run(fabric_plan, {"fabric": lab()}, capsys)
-    assert result["rc"] == 0 and result["changed"] is False
-    assert sorted(result["plan"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+def test_fabric_plan_module_writes_the_plan_and_returns_a_small_handle(tmp_path, capsys):
+    # The module body (used when the action plugin is not) does what the action plugin does.
+    result = run(fabric_plan, {"fabric": lab(), "dest": str(tmp_path)}, capsys)
+    assert result["rc"] == 0 and result["changed"] is True
+    handle = result["plan"]
+    assert handle["counts"] == {"hosts": 4, "leafs": 4, "spines": 2} and "hosts" not in handle
+    assert sorted(os.listdir(str(tmp_path / "devices"))) == ["gpu0%d.json" % i for i in range(1, 5)] + [
+        "leaf0.json", "leaf1.json", "leaf2.json", "leaf3.json", "spine1.json", "spine2.json"]
+    assert result["switch_batches"][0] == ["leaf0"]
+    again = run(fabric_plan, {"fabric": lab(), "dest": str(tmp_path), "as_fact": True}, capsys)
+    assert again["changed"] is False and again["ansible_facts"]["aifabric_plan"]["digest"] == handle["digest"]
 
 
-def test_fabric_plan_filters_hosts(capsys):
-    result = run(fabric_plan, {"fabric": lab(), "hosts": ["gpu03"]}, capsys)
-    assert list(result["plan"]["hosts"]) == ["gpu03"]
-    result = run(fabric_plan, {"fabric": lab(), "hosts": ["gpu09"]}, capsys)
-    assert result["failed"] and "gpu09" in result["msg"]
-
-
-def test_bad_intent_fails_with_problems_and_no_traceback(capsys):
+def test_bad_intent_fails_with_problems_and_no_traceback(tmp_path, capsys):
     intent = lab()
     intent["rails"] = 8
     intent["routing"]["table_base"] = 254
-    result = run(fabric_plan, {"fabric": intent}, capsys)
+    result = run(fabric_plan, {"fabric": intent, "dest": str(tmp_path)}, capsys)
     assert result["failed"] and result["rc"] == 1
     assert sorted(p["path"] for p in result["problems"]) == ["fabric.rails", "fabric.routing.table_base"]
     assert "Traceback" not in result["msg"] and "Fix:" in result["msg"]
+    assert os.listdir(str(tmp_path)) == []  # nothing written
+
+
+def test_modules_read_the_written_plan_instead_of_planning(tmp_path, capsys):
+    handle = run(fabric_plan, {"fabric": lab(), "dest": str(tmp_path)}, capsys)["plan"]
+    from_plan = run(rail_ip_plan, {"plan": handle["path"], "hosts": ["gpu04"]}, capsys)
+    from_fabric = run(rail_ip_plan, {"fabric": lab(), "hosts": ["gpu04"]}, capsys)
+    assert from_plan["hosts"] == from_fabric["hosts"] and from_plan["rails"] == from_fabric["rails"]
+    missing = run(rail_ip_plan, {"plan": str(tmp_path / "nowhere"), "hosts": ["gpu04"]}, capsys)
+    assert missing["failed"] and "run role aifabric.roce.plan" in missing["msg"]
+    both = run(rail_ip_plan, {"plan": handle["path"], "fabric": lab()}, capsys)
+    assert both["failed"] and "mutually exclusive" in both["msg"]
 
 
 def test_rail_ip_plan(capsys):
@@ -58,19 +70,17 @@ def test_fabric_artifacts_check_mode_writes_nothing_then_apply_then_no_change(tm
     assert again["changed"] is False and again["written"] == []
 
 
-def test_fabric_artifacts_removes_files_of_a_removed_host(tmp_path, capsys):
+def test_fabric_artifacts_removes_files_of_a_removed_leaf_but_never_the_plan(tmp_path, capsys):
     dest = str(tmp_path)
+    run(fabric_plan, {"fabric": lab(), "dest": dest}, capsys)
     run(fabric_artifacts, {"fabric": lab(), "dest": dest, "render_svg": False}, capsys)
     smaller = lab()
-    smaller["servers"]["count"] = 3
+    smaller["rails"] = 3
+    smaller["servers"]["nics"] = smaller["servers"]["nics"][:3]
+    del smaller["leafs"]["platform_overrides"]["leaf3"]
     result = run(fabric_artifacts, {"fabric": smaller, "dest": dest, "render_svg": False}, capsys)
-    assert result["removed"] == ["hosts/gpu04.json"] and not os.path.exists(os.path.join(dest, "hosts", "gpu04.json"))
-
-
-def test_fabric_plan_as_fact(capsys):
-    result = run(fabric_plan, {"fabric": lab(), "as_fact": True}, capsys)
-    assert "plan" not in result
-    assert result["ansible_facts"]["aifabric_plan"]["sizing"]["gpus"] == 16
+    assert result["removed"] == ["leafs/leaf3-bindings.csv"] and not os.path.exists(os.path.join(dest, "leafs", "leaf3-bindings.csv"))
+    assert os.path.exists(os.path.join(dest, "plan.json")) and os.path.exists(os.path.join(dest, "devices", "gpu04.json"))
 
 
 def test_drift_report_writes_three_files_and_can_fail_on_drift(tmp_path, capsys):

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan on disk: ``plan.json`` plus one small slice per device under ``devices/``.
+
+Written once per run on the controller; every later step reads plan.json (controller-wide steps)
+or its own device's slice (roles), never re-plans. Files are written only when their bytes
+change, each atomically, and slices of devices that left the plan are removed.
+No Ansible imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, write_if_changed
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.rollout import switch_batches
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.slices import device_slices
+
+PLAN_FILE = "plan.json"
+DEVICES_DIR = "devices"
+HANDLE_FILE = "plan-handle.json"
+
+
+def intent_digest(fabric_intent):
+    """Digest of the fabric intent as given (before defaults): same intent, same digest."""
+    text = json.dumps(fabric_intent, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plan_bytes(plan):
+    # Compact separators keep json on its C encoder (indent forces the pure-Python one: ~3x slower).
+    return json.dumps(plan, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def slice_bytes(record):
+    return json.dumps(record, sort_keys=True, indent=1).encode("utf-8") + b"\n"
+
+
+def device_path(plan_dir, name):
+    return inside(os.path.join(plan_dir, DEVICES_DIR), name + ".json")
+
+
+def write_plan(plan, plan_dir, input_digest="", check_mode=False):
+    """Write the plan and its device slices; return the handle (small dict) roles are given.
+
+    The handle names the files and carries what is small and fabric-wide (sizing, QoS profile,
+    digests, device counts); ``written``/``removed`` list what changed on disk.
+    """
+    data = plan_bytes(plan)
+    digest = hashlib.sha256(data).hexdigest()
+    written, removed = [], []
+    if write_if_changed(os.path.join(plan_dir, PLAN_FILE), data, check_mode=check_mode):
+        written.append(PLAN_FILE)
+    devices_dir = os.path.join(plan_dir, DEVICES_DIR)
+    present = set()
+    for name, record in device_slices(plan, digest):
+        if name + ".json" in present:
+            raise ValueError("two devices of the plan are named %r: device names must be unique "
+                             "across servers, leafs and spines" % name)
+        present.add(name + ".json")
+        if write_if_changed(device_path(plan_dir, name), slice_bytes(record), check_mode=check_mode):
+            written.append("%s/%s.json" % (DEVICES_DIR, name))
+    if os.path.isdir(devices_dir):
+        for entry in sorted(os.listdir(devices_dir)):
+            if entry.endswith(".json") and entry not in present:
+                removed.append("%s/%s" % (DEVICES_DIR, entry))
+                if not check_mode:
+                    os.unlink(os.path.join(devices_dir, entry))
+    handle = {
+        "fabric": plan["fabric"], "schema_version": plan["schema_version"],
+        "dir": os.path.abspath(plan_dir), "path": os.path.abspath(os.path.join(plan_dir, PLAN_FILE)),
+        "devices_dir": os.path.abspath(devices_dir), "digest": digest, "input_digest": input_digest,
+        "sizing": plan["sizing"], "qos": plan["qos"], "addressing_scheme": plan["addressing_scheme"],
+        "counts": {"hosts": len(plan["hosts"]), "leafs": len(plan["leafs"]), "spines": len(plan["spines"])},
+    }
+    if write_if_changed(os.path.join(plan_dir, HANDLE_FILE), slice_bytes(handle), check_mode=check_mode):
+        written.append(HANDLE_FILE)
+    return handle, switch_batches(plan), written, removed
+
+
+def load_plan(path):
+    """The plan dict from a plan.json path (or the directory holding it)."""
+    if os.path.isdir(path):
+        path = os.path.join(path, PLAN_FILE)
+    data = read_bytes(path)
+    if data is None:
+        raise IOError("no plan at %s: run role aifabric.roce.plan (or playbooks/plan.yml) first" % path)
+    return json.loads(data)
+
+
+def load_slice(plan_dir, name, expect_digest=None):
+    """One device's slice; IOError names what is missing, ValueError a slice from another plan."""
+    path = device_path(plan_dir, name)
+    data = read_bytes(path)
+    if data is None:
+        raise IOError("%s is not a device of the plan in %s (no %s): add it to the fabric intent "
+                      "(servers, leafs, spines) or remove it from this inventory group" % (name, plan_dir, path))
+    record = json.loads(data)
+    if expect_digest and record.get("plan_digest") != expect_digest:
+        raise ValueError("%s belongs to another plan (digest %s, expected %s): the plan directory %s was rewritten "
+                         "by another run; run role aifabric.roce.plan again" % (
+                             path, record.get("plan_digest", "")[:12], expect_digest[:12], plan_dir))
+    return record
