@@ -5,7 +5,7 @@
    of N runs; also the in-process library figure (Applier.plan vs ConnectHandler + send_command).
    Target: ratio <= 1.5.
 2. Fleet: 64 simulated switches (the lab's four leaf NOSes in turn) on free loopback ports, role
-   aifabric.roce.switch_qos in check mode with forks 16; prints the wall time.
+   aifabric.roce.switch in check mode with forks 16; prints the wall time.
 """
 import argparse
 import json
@@ -161,12 +161,14 @@ def bench_fleet(root, n, forks):
                                  "vars": {"ansible_host": "127.0.0.1", "ansible_user": "admin", "ansible_password": "admin",
                                           "ansible_connection": "local",
                                           "switch_known_hosts": os.path.join(root, "known_hosts")}}}, fh)
-        planfile = os.path.join(root, "plan.json")
+        # each switch's slice, as role aifabric.roce.plan would write it (QoS + MTU sections only)
+        planfile = os.path.join(root, "slices.json")
         with open(planfile, "w") as fh:
-            json.dump({"switch_qos_plan": {"leafs": records, "spines": {}, "qos": plan["qos"]}}, fh)
+            json.dump({"fleet_slices": dict((name, dict(records[name], qos=plan["qos"], kind="spine")) for name in records)}, fh)
         book = os.path.join(root, "fleet.yml")
         with open(book, "w") as fh:
-            fh.write("- name: Fleet switch QoS\n  hosts: fleet\n  gather_facts: false\n  roles:\n    - role: aifabric.roce.switch_qos\n")
+            fh.write("- name: Fleet switch QoS\n  hosts: fleet\n  gather_facts: false\n  roles:\n    - role: aifabric.roce.switch\n"
+                     "      vars:\n        switch_intent: \"{{ fleet_slices[inventory_hostname] }}\"\n")
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
         cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inv, "-e", "@" + planfile, "-f", str(forks), "--check", book]
         t = time.time()
@@ -178,7 +180,7 @@ def bench_fleet(root, n, forks):
         assert len(recap) == n and all("failed=0" in r and "unreachable=0" in r for r in recap), recap
     finally:
         stop_sims(procs)
-    print("fleet: %d switches, forks %d, switch_qos --check: %.1f s wall (%.2f s per switch)" % (n, forks, wall, wall / n))
+    print("fleet: %d switches, forks %d, switch role (qos, mtu) --check: %.1f s wall (%.2f s per switch)" % (n, forks, wall, wall / n))
     return wall
 
 

@@ -39,7 +39,7 @@ options:
 EXAMPLES = r"""
 - name: Compute the switch rollout
   ansible.builtin.set_fact:
-    aifabric_switch_rollout: "{{ aifabric_switch_batches | aifabric.roce.switch_rollout(groups['switches']) }}"
+    plan_switch_rollout: "{{ aifabric_switch_batches | aifabric.roce.switch_rollout(groups['switches']) }}"
 """
 
 RETURN = r"""

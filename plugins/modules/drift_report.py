@@ -99,9 +99,9 @@ files:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
     build_report, entry_from_result, render_html, render_json, render_markdown)
 
@@ -124,24 +124,6 @@ def _entries(module):
     return entries
 
 
-def _write_if_changed(module, path, text):
-    data = text.encode("utf-8")
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == data:
-                return False
-    except (IOError, OSError):
-        pass
-    if module.check_mode:
-        return True
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
-    return True
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(entries=dict(type="list", elements="dict", default=[]), results=dict(type="dict", default={}),
@@ -160,7 +142,7 @@ def main():
     for name, render in renders:
         path = os.path.join(dest, name)
         files.append(path)
-        changed = _write_if_changed(module, path, render(report)) or changed
+        changed = write_if_changed(path, render(report), check_mode=module.check_mode) or changed
     result = dict(changed=changed, summary=report["summary"], drift=report["drift"], files=files)
     if module.params["fail_on_drift"] and report["drift"]:
         module.fail_json(msg="drift found on %d device(s): %s; report: %s" % (

@@ -98,10 +98,10 @@ pod_ranges:
   elements: dict
 """
 
-import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
 
@@ -142,19 +142,11 @@ def main():
     dest = params["dest"]
     if dest:
         content = yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=True, explicit_start=True)
-        before = ""
-        if os.path.exists(dest):
-            with open(dest) as handle:
-                before = handle.read()
-        if before != content:
+        before = read_bytes(dest)
+        if write_if_changed(dest, content, check_mode=module.check_mode, before=before):
             result["changed"] = True
-            result["diff"] = dict(before=before, after=content, before_header=dest, after_header=dest)
-            if not module.check_mode:
-                directory = os.path.dirname(dest)
-                if directory and not os.path.isdir(directory):
-                    os.makedirs(directory)
-                with open(dest, "w") as handle:
-                    handle.write(content)
+            result["diff"] = dict(before=(before or b"").decode("utf-8", "replace"), after=content,
+                                  before_header=dest, after_header=dest)
     module.exit_json(**result)
 
 

@@ -35,8 +35,8 @@ attributes:
     support: full
     description: Computes everything; in check mode the file is not written, C(changed) says whether it would be.
   diff_mode:
-    support: none
-    description: The file is generated; compare coverage figures instead.
+    support: full
+    description: Before and after text of O(dest) when it changes (summarised past 20,000 characters).
 """
 
 EXAMPLES = r"""
@@ -80,11 +80,14 @@ probes_by_host:
 """
 
 import json
-import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import by_host, plan_probes
+
+
+DIFF_LIMIT = 20000
 
 
 def main():
@@ -99,19 +102,18 @@ def main():
                                             "coverage_all", "links", "links_all", "links_covered", "uncovered",
                                             "unreachable_under_ppd", "hash"))
     agent = by_host(report)
-    changed = False
+    changed, diff = False, None
     dest = module.params["dest"]
     if dest:
         content = json.dumps(dict(figures, probes=report["probes"], probes_by_host=agent), indent=1, sort_keys=True) + "\n"
-        current = None
-        if os.path.exists(dest):
-            with open(dest) as handle:
-                current = handle.read()
-        changed = current != content
-        if changed and not module.check_mode:
-            with open(dest, "w") as handle:
-                handle.write(content)
-    module.exit_json(changed=changed, probes_by_host=agent, **figures)
+        before = read_bytes(dest)
+        changed = write_if_changed(dest, content, check_mode=module.check_mode, before=before)
+        if changed and module._diff:
+            before_text = (before or b"").decode("utf-8", "replace")
+            if len(before_text) + len(content) > DIFF_LIMIT:
+                before_text, content = "%d bytes\n" % len(before_text), "%d bytes, %d probes\n" % (len(content), figures["count"])
+            diff = dict(before=before_text, after=content, before_header=dest, after_header=dest)
+    module.exit_json(changed=changed, probes_by_host=agent, **dict(figures, **({"diff": diff} if diff else {})))
 
 
 if __name__ == "__main__":

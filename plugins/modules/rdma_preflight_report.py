@@ -75,6 +75,7 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside
 from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot
@@ -97,12 +98,16 @@ def main():
     files = {os.path.join(dest, "preflight.json"): json.dumps(summary, indent=2, sort_keys=True) + "\n",
              os.path.join(dest, "preflight.md"): checks.render_markdown(summary)}
     for host, item in summary["hosts"].items():
-        files[os.path.join(dest, "%s.json" % host)] = json.dumps(dict(item, host=host), indent=2, sort_keys=True) + "\n"
+        try:
+            path = inside(dest, "%s.json" % host)
+        except ValueError as exc:
+            module.fail_json(msg="refusing to write a host report outside %s: %s" % (dest, exc))
+        files[path] = json.dumps(dict(item, host=host), indent=2, sort_keys=True) + "\n"
     changed = False
     diff = []
     root = SysRoot("/")
     for path, content in sorted(files.items()):
-        this, d = ensure_file(root, path, content, check_mode=module.check_mode)
+        this, d = ensure_file(root, path, content, check_mode=module.check_mode, durable=False)
         changed = changed or this
         if this and path.endswith(".md"):
             diff.append(d)

@@ -5,26 +5,17 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 
 
-def ensure_file(sysroot, rel, content, mode=0o644, check_mode=False):
-    """Make ``rel`` hold ``content``. Returns (changed, diff) where diff is an Ansible diff dict."""
+def ensure_file(sysroot, rel, content, mode=0o644, check_mode=False, durable=True):
+    """Make ``rel`` hold ``content`` (atomically). Returns (changed, diff), diff an Ansible diff dict.
+    ``durable`` (default: boot scripts and units on hosts, read at the next boot) fsyncs first."""
     path = sysroot.path(rel)
-    before = None
-    if os.path.exists(path):
-        with open(path, "r") as handle:
-            before = handle.read()
-    current_mode = os.stat(path).st_mode & 0o7777 if before is not None else None
-    changed = before != content or current_mode != mode
-    diff = {"before_header": rel, "after_header": rel, "before": before or "", "after": content}
-    if changed and not check_mode:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = path + ".aifabric-tmp"
-        with open(tmp, "w") as handle:
-            handle.write(content)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
+    before = read_bytes(path)
+    changed = write_if_changed(path, content, mode=mode, check_mode=check_mode, before=before, durable=durable)
+    before_text = before.decode("utf-8", "replace") if before is not None else ""
+    diff = {"before_header": rel, "after_header": rel, "before": before_text, "after": content}
     return changed, diff
 
 
