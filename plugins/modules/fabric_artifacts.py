@@ -80,7 +80,7 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import UnsafeArtifactPath, render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 MANIFEST = ".aifabric-artifacts"
@@ -106,6 +106,16 @@ def _write(module, path, data):
     module.atomic_move(tmp, path)
 
 
+def _inside(dest, name):
+    """The path of ``name`` under ``dest``, or None when it resolves outside (``..``, absolute names,
+    or a symlink in dest pointing elsewhere): nothing is written or removed outside dest."""
+    root = os.path.realpath(dest)
+    path = os.path.realpath(os.path.join(root, name))
+    if os.path.isabs(name) or not path.startswith(root + os.sep):
+        return None
+    return path
+
+
 def _render_svg(module, dot_bin, dot_text):
     rc, out, err = module.run_command([dot_bin, "-Tsvg"], data=dot_text, binary_data=True, encoding=None)
     if rc != 0:
@@ -121,14 +131,21 @@ def main():
     )
     dest = module.params["dest"]
     plan = plan_or_fail(module)
-    files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+    try:
+        files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+    except UnsafeArtifactPath as exc:
+        module.fail_json(msg="refusing to write artifacts: %s" % exc)
+    outside = sorted(name for name in files if _inside(dest, name) is None)
+    if outside:
+        module.fail_json(msg="refusing to write outside %s: %s" % (dest, ", ".join(outside)))
     dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None
     if dot_bin:
         files["topology.svg"] = _render_svg(module, dot_bin, files["topology.dot"])
     files[MANIFEST] = ("\n".join(sorted(files)) + "\n").encode("utf-8")
 
     previous = (_read(os.path.join(dest, MANIFEST)) or b"").decode("utf-8").split()
-    stale = sorted(name for name in previous if name not in files and ".." not in name.split("/"))
+    # The manifest is a file in dest anyone could edit: only names that stay inside dest are removed.
+    stale = sorted(name for name in previous if name not in files and _inside(dest, name) is not None)
     written, diffs = [], []
     for name in sorted(files):
         path = os.path.join(dest, name)
