@@ -42,7 +42,7 @@ _ROCE_MTUS = (256, 512, 1024, 2048, 4096)
 # String keys take a value from a fixed list: they reach switch CLIs (`qos trust %s`) and host tools
 # (`mlnx_qos --trust`, `dcb apptrust ... order`). Only DSCP trust is rendered correctly by every
 # consumer (EOS spells PCP trust `cos`, the NVUE driver always sets `l3`), so it is the only choice.
-_CHOICES = {"trust": ("dscp",)}
+STRING_CHOICES = {"trust": ("dscp",)}
 
 
 def resolve(qos, path="fabric.qos"):
@@ -60,9 +60,9 @@ def resolve(qos, path="fabric.qos"):
                                           "use one of %s" % ", ".join(sorted(profile))))
             continue
         expected = type(profile[key])
-        if key in _CHOICES and value not in _CHOICES[key]:
-            problems.append(FabricProblem(key_path, "%s is not one of %s" % (_shown(value), ", ".join(_CHOICES[key])),
-                                          "use one of %s" % ", ".join(_CHOICES[key])))
+        if key in STRING_CHOICES and value not in STRING_CHOICES[key]:
+            problems.append(FabricProblem(key_path, "%s is not one of %s" % (_shown(value), ", ".join(STRING_CHOICES[key])),
+                                          "use one of %s" % ", ".join(STRING_CHOICES[key])))
             continue
         if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
             problems.append(FabricProblem(key_path, "expected an integer, got %r" % (value,), "write a whole number"))
