@@ -51,3 +51,13 @@ def test_a_hostile_server_name_is_refused_before_any_file_is_written(tmp_path, c
     result = run_module(fabric_artifacts, {"fabric": fabric, "dest": str(tmp_path / "out"), "render_svg": False}, capsys)
     assert result["failed"] and [p["path"] for p in result["problems"]] == ["fabric.servers.names[0]"]
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_an_unexpected_planner_exception_fails_the_task_without_planning(tmp_path, capsys, monkeypatch):
+    from ansible_collections.aifabric.roce.plugins.module_utils import plan_module
+
+    def broken(_fabric):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(plan_module, "build_plan", broken)
+    result = run_module(fabric_artifacts, {"fabric": lab(), "dest": str(tmp_path / "out"), "render_svg": False}, capsys)
+    assert result["failed"] and "RuntimeError: boom" in result["msg"] and not (tmp_path / "out").exists()
