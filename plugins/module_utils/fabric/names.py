@@ -118,8 +118,7 @@ def pattern_problem(path, pattern, fields):
             return FabricProblem(path, "cannot format %s: it uses the field {%s}" % (shown(pattern), field),
                                  "use only the fields %s, without attributes or indexes" % allowed)
         if conversion is not None or not _FORMAT_SPEC_RE.match(spec or ""):
-            return FabricProblem(path, "cannot format %s: it has the format spec %s" % (shown(pattern), shown("{%s%s%s}" % (
-                field, "!" + conversion if conversion else "", ":" + spec if spec else ""))),
+            written = "{%s%s%s}" % (field, "!" + conversion if conversion else "", ":" + spec if spec else "")
+            return FabricProblem(path, "cannot format %s: it has the format spec %s" % (shown(pattern), shown(written)),
                                  "use a plain field or zero padding up to width 99, e.g. {%s:03d}" % sorted(fields)[0])
     return None
-
