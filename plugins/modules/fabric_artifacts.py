@@ -16,6 +16,8 @@ description:
     C(report.md) and C(topology.dot), plus C(topology.svg) when Graphviz C(dot) is installed.
   - Only files whose content differs are written, so a second run reports no change. Files this
     module wrote before that the plan no longer has (a removed host) are deleted.
+  - Never writes or removes a path that resolves outside O(dest) (C(..), absolute names, symlinks in O(dest));
+    the task fails instead.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)

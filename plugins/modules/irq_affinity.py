@@ -18,6 +18,9 @@ description:
     in C(/etc/default/irqbalance); O(irqbalance=disable) only reports it (the role stops and disables the service).
   - With O(persist), writes a boot-time replay script and a systemd unit (the role enables it) that recompute
     the same spread from C(msi_irqs) at boot.
+  - Every netdev and CPU in the written scripts is shell-quoted. Netdevs that are not Linux interface names
+    (letters, digits, C(.), C(_), C(-), at most 15 characters) and an O(irq_name_glob) with characters other
+    than name and glob characters are refused before anything is read or written.
   - Every path is under O(root), so tests can act on a fixture copy of C(/proc) and C(/sys).
 version_added: 0.1.0
 author:

@@ -16,7 +16,10 @@ description:
     RoCE ToS of rdma_cm connections through configfs (C(default_roce_tos)).
   - A knob whose interface is absent (no C(dcb)/C(mlnx_qos), no ECN sysfs with the inbox driver) is reported
     per interface as C(tool missing) / C(missing), never as a traceback; O(require) turns chosen gaps into failures.
-  - With O(persist), writes a boot-time replay script and systemd unit (the role enables it).
+  - With O(persist), writes a boot-time replay script and systemd unit (the role enables it). Every word in
+    the script is shell-quoted.
+  - Refuses netdev or RDMA names that are not plain device names (letters, digits, C(.), C(_), C(-); netdevs
+    at most 15 characters) and a profile C(trust) other than C(dscp) or C(pcp), before anything is run or written.
   - Every path is under O(root). When O(root) is not C(/), tools are never run live; with O(tool_output_dir)
     their state is read from captured output and the commands that would fix it are returned in
     RV(pending_commands), not run (captured output is read-only).
