@@ -54,11 +54,12 @@ def shown(text, limit=40):
 
 
 def _charset_problem(path, value, regex, maximum, what, fix):
+    # fullmatch, not match: `$` also matches before a trailing newline, and "swp1\n" must fail.
     if not isinstance(value, str):
         return FabricProblem(path, "%s must be a string, got %s" % (what, type(value).__name__), fix)
     if len(value) > maximum:
         return FabricProblem(path, "%s %s is %d characters long (at most %d)" % (what, shown(value), len(value), maximum), fix)
-    if not regex.match(value):
+    if not regex.fullmatch(value):
         return FabricProblem(path, "%s %s contains characters outside the allowed set" % (what, shown(value)), fix)
     if ".." in value:
         # `..` is a parent-directory step wherever the name becomes a path part.
@@ -117,7 +118,7 @@ def pattern_problem(path, pattern, fields):
         if field not in fields:
             return FabricProblem(path, "cannot format %s: it uses the field {%s}" % (shown(pattern), field),
                                  "use only the fields %s, without attributes or indexes" % allowed)
-        if conversion is not None or not _FORMAT_SPEC_RE.match(spec or ""):
+        if conversion is not None or not _FORMAT_SPEC_RE.fullmatch(spec or ""):
             written = "{%s%s%s}" % (field, "!" + conversion if conversion else "", ":" + spec if spec else "")
             return FabricProblem(path, "cannot format %s: it has the format spec %s" % (shown(pattern), shown(written)),
                                  "use a plain field or zero padding up to width 99, e.g. {%s:03d}" % sorted(fields)[0])

@@ -23,7 +23,7 @@ _GLOB_RE = re.compile(r"^[A-Za-z0-9_.*?\[\]-]+$")
 def _problem(kind, value, maximum):
     if not isinstance(value, str) or not value:
         return "%s %r is not a name" % (kind, value)
-    if len(value) > maximum or not _NAME_RE.match(value) or ".." in value:
+    if len(value) > maximum or not _NAME_RE.fullmatch(value) or ".." in value:
         return "%s %r is not a valid name (letters, digits, '.', '_', '-', at most %d characters)" % (kind, value, maximum)
     return None
 
@@ -37,6 +37,6 @@ def rdma_problem(value):
 
 
 def glob_problem(value):
-    if not isinstance(value, str) or not _GLOB_RE.match(value):
+    if not isinstance(value, str) or not _GLOB_RE.fullmatch(value):
         return "IRQ name glob %r may use letters, digits, '_', '.', '-' and the glob characters * ? [ ] only" % (value,)
     return None

@@ -121,6 +121,12 @@ CASES = [
     ("device_type telnet", [("set", "spines.device_type", "arista_eos_telnet")], "fabric.spines.device_type"),
     ("device_type of another platform", [("set", "leafs.device_type", "arista_eos")], "fabric.leafs.device_type"),
     ("device_type plain linux", [("set", "spines.device_type", "linux")], "fabric.spines.device_type"),
+    ("server name ending in a newline", [("del", "servers.count"), ("set", "servers.names", ["gpu01\n"])],
+     "fabric.servers.names[0]"),
+    ("port name ending in a newline", [("set", "switch_models.lab-spine.port_name", "Ethernet{port}\n")],
+     "fabric.switch_models.lab-spine.port_name"),
+    ("netdev ending in a newline", [("set", "servers.nics.0.netdev", "rail0\n")], "fabric.servers.nics[0].netdev"),
+    ("leaf name pattern ending in a newline", [("set", "leafs.name_pattern", "leaf{rail}\n")], "fabric.leafs.name_pattern"),
     # --- QoS strings and lists ------------------------------------------------------------------
     ("trust pcp (no switch renders it)", [("set", "qos.overrides", {"trust": "pcp"})], "fabric.qos.overrides.trust"),
     ("trust empty", [("set", "qos.overrides", {"trust": ""})], "fabric.qos.overrides.trust"),

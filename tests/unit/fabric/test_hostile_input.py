@@ -37,7 +37,7 @@ patterns = st.builds(lambda a, b, c: a + b + c, st.sampled_from(["", "gpu", "Eth
                      st.sampled_from(["{index}", "{port}", "{lane}", "{rail}", "{group}", "{plane}", "{index[0]}",
                                       "{port.vlan}", "{index:>999999999}", "{index:03d}", "{index!r}", "{0}", "{}",
                                       "{", "}", "{{x}}", "{index:x}", "{rail.real}", "", "{port}/{lane}"]),
-                     st.sampled_from(["", "/1", "$(reboot)", "\nreload", ";id", ".."]))
+                     st.sampled_from(["", "/1", "$(reboot)", "\nreload", ";id", "..", "\n"]))
 port_lists = st.one_of(
     st.builds("{}-{}".format, st.integers(-2, 5000), st.integers(-2, 2 * 10 ** 9)),
     st.builds(",".join, st.lists(st.sampled_from(["1-8", "5-6", "9", "0", "4096", "4097", "x", " 3 - 4 "]), max_size=4)),
@@ -89,13 +89,21 @@ def _plan_or_fabric_error(fabric):
         signal.signal(signal.SIGALRM, previous)
 
 
+def _plain(text):
+    """Independent of the allowlist's regexes: no whitespace, control, invisible or shell characters."""
+    return bool(text) and all(c.isascii() and c.isprintable() and not c.isspace() and c not in "$`;'\"\\|&<>(){}*?!#~"
+                              for c in text) and not text.startswith("-") and ".." not in text
+
+
 def _check_accepted_plan(plan):
     json.dumps(plan, sort_keys=True)
     for name in list(plan["hosts"]) + list(plan["leafs"]) + list(plan["spines"]):
         assert allow.object_name_problem("x", name, maximum=allow.SERVER_NAME_MAX) is None, name
+        assert _plain(name) and "/" not in name, name
     for cable in plan["cabling"]:
         for side in ("a_port", "b_port"):
             assert allow.port_name_problem("x", cable[side]) is None, cable
+            assert _plain(cable[side]), cable
     for path in render_all(plan):
         assert path == posixpath.normpath(path) and not path.startswith(("/", "..")), path
 

@@ -82,3 +82,10 @@ def test_irq_affinity_refuses_hostile_netdevs_and_globs(tmp_path, capsys):
                                        "root": str(tmp_path)}, capsys)
     assert result["failed"] and len(result["problems"]) == 2
     assert os.listdir(str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("value", ["rail0\n", "rail0\nreboot", "rail0 ", "\trail0"])
+def test_host_names_with_whitespace_anywhere_are_refused(value):
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import names
+    assert names.netdev_problem(value) and names.rdma_problem(value)
+    assert names.glob_problem("mlx5_comp*\n")
