@@ -44,7 +44,7 @@ dump = time.perf_counter() - start
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 nics = sum(len(h["nics"]) for h in plan["hosts"].values())
 print(json.dumps({"gpus": plan["sizing"]["gpus"], "nics": nics, "leafs": plan["sizing"]["leafs"],
-                  "spines": plan["sizing"]["spines"], "cables": len(plan["cabling"]), "plan_s": round(best, 3),
+                  "spines": plan["sizing"]["spines"], "cables": plan["sizing"]["host_links"] + plan["sizing"]["fabric_links"], "plan_s": round(best, 3),
                   "json_s": round(dump, 3), "json_mb": round(len(text) / 1e6, 1), "peak_rss_mb": round(peak_mb, 1)}))
 """
 

@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import json
 import os
+import traceback
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -80,6 +81,11 @@ class ActionModule(ActionBase):
                 plan = build_plan(fabric)
             except FabricError as exc:
                 result.update(failed=True, msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+                return result
+            except Exception as exc:  # noqa: BLE001 - a planner bug must still fail the task cleanly, write nothing
+                result.update(failed=True, exception=traceback.format_exc(),
+                              msg="the planner failed on this fabric (a bug, please report it with the fabric): %s: %s"
+                              % (type(exc).__name__, exc))
                 return result
             before = _previous_handle(dest)
             try:

@@ -66,9 +66,10 @@ def write_if_changed(path, data, mode=0o644, check_mode=False, before=None, dura
 
 
 def inside(root, relative):
-    """The absolute path of ``relative`` under ``root``; ValueError if it would resolve outside."""
+    """The absolute path of ``relative`` under ``root``; ValueError if it would resolve outside
+    (``..``, an absolute name, a symlink pointing elsewhere) or to ``root`` itself."""
     base = os.path.realpath(root)
     target = os.path.realpath(os.path.join(base, relative))
-    if target != base and not target.startswith(base + os.sep):
+    if not target.startswith(base + os.sep):  # the directory itself is no file either
         raise ValueError("%r resolves outside %s" % (relative, root))
     return target

@@ -5,6 +5,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import traceback
+
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import load_plan
@@ -26,3 +28,6 @@ def plan_or_fail(module):
         return build_plan(module.params["fabric"])
     except FabricError as exc:
         module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    except Exception as exc:  # noqa: BLE001 - a planner bug must still fail the task cleanly, plan nothing
+        module.fail_json(msg="the planner failed on this fabric (a bug, please report it with the fabric): %s: %s"
+                         % (type(exc).__name__, exc), exception=traceback.format_exc())

@@ -18,6 +18,8 @@ description:
     is the plan directory they sit beside these artifacts and are never touched here.
   - Only files whose content differs are written, so a second run reports no change. Files this
     module wrote before that the plan no longer has (a removed host) are deleted.
+  - Never writes or removes a path that resolves outside O(dest) (C(..), absolute names, symlinks in O(dest));
+    the task fails instead.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
@@ -82,7 +84,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, write_if_changed
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import UnsafeArtifactPath, render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import DEVICES_DIR, HANDLE_FILE, PLAN_FILE
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 
@@ -113,7 +115,10 @@ def main():
         **PLAN_CONSTRAINTS)
     dest = module.params["dest"]
     plan = plan_or_fail(module)
-    files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+    try:
+        files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+    except UnsafeArtifactPath as exc:
+        module.fail_json(msg="refusing to write artifacts: %s" % exc)
     dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None
     if dot_bin:
         files["topology.svg"] = _render_svg(module, dot_bin, files["topology.dot"])

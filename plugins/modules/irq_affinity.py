@@ -18,6 +18,9 @@ description:
     in C(/etc/default/irqbalance); O(irqbalance=disable) only reports it (the role stops and disables the service).
   - With O(persist), writes a boot-time replay script and a systemd unit (the role enables it) that recompute
     the same spread from C(msi_irqs) at boot.
+  - Every netdev and CPU in the written scripts is shell-quoted. Netdevs that are not Linux interface names
+    (letters, digits, C(.), C(_), C(-), at most 15 characters) and an O(irq_name_glob) with characters other
+    than name and glob characters are refused before anything is read or written.
   - Every path is under O(root), so tests can act on a fixture copy of C(/proc) and C(/sys).
 version_added: 0.1.0
 author:
@@ -91,7 +94,7 @@ failed_irqs:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import irq
+from ansible_collections.aifabric.roce.plugins.module_utils.host import irq, names
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, parse_cpulist
 
@@ -112,6 +115,11 @@ def main():
         reserved = parse_cpulist(p["reserved_cpus"])
     except ValueError:
         module.fail_json(msg="reserved_cpus: %r is not a cpulist (e.g. 0-1,64-65)" % p["reserved_cpus"])
+    # Netdevs become sysfs paths and boot-script words; the glob a case pattern: check both first.
+    bad_input = [problem for problem in [names.netdev_problem(nic) for nic in p["nics"]] + [
+        names.glob_problem(p["irq_name_glob"])] if problem]
+    if bad_input:
+        module.fail_json(msg="refusing unsafe input: %s" % "; ".join(bad_input), problems=bad_input)
     assignments, problems = irq.plan(sysroot, p["nics"], reserved, p["irq_name_glob"])
     if problems:
         module.fail_json(msg="cannot plan IRQ affinity: %s" % "; ".join(problems), problems=problems)

@@ -16,7 +16,10 @@ description:
     RoCE ToS of rdma_cm connections through configfs (C(default_roce_tos)).
   - A knob whose interface is absent (no C(dcb)/C(mlnx_qos), no ECN sysfs with the inbox driver) is reported
     per interface as C(tool missing) / C(missing), never as a traceback; O(require) turns chosen gaps into failures.
-  - With O(persist), writes a boot-time replay script and systemd unit (the role enables it).
+  - With O(persist), writes a boot-time replay script and systemd unit (the role enables it). Every word in
+    the script is shell-quoted.
+  - Refuses netdev or RDMA names that are not plain device names (letters, digits, C(.), C(_), C(-); netdevs
+    at most 15 characters) and a profile C(trust) other than C(dscp) or C(pcp), before anything is run or written.
   - Every path is under O(root). When O(root) is not C(/), tools are never run live; with O(tool_output_dir)
     their state is read from captured output and the commands that would fix it are returned in
     RV(pending_commands), not run (captured output is read-only).
@@ -97,11 +100,28 @@ gaps:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+from ansible_collections.aifabric.roce.plugins.module_utils.host import names, qos
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
 
 REQUIRED_PROFILE_KEYS = ("roce_priority",)
+# Trust modes both host tools accept (mlnx_qos --trust, dcb apptrust order).
+TRUST_MODES = ("dscp", "pcp")
+
+
+def input_problems(interfaces, profile):
+    """Names and strings that would reach sysfs paths or the boot script, checked before anything runs."""
+    problems = []
+    for index, nic in enumerate(interfaces):
+        found = []
+        if nic.get("netdev"):  # a missing netdev has its own message below
+            found.append(names.netdev_problem(nic.get("netdev")))
+        if nic.get("rdma") is not None:
+            found.append(names.rdma_problem(nic.get("rdma")))
+        problems += ["interfaces[%d]: %s" % (index, problem) for problem in found if problem]
+    if profile.get("trust", "dscp") not in TRUST_MODES:
+        problems.append("profile.trust: %r is not one of %s" % (profile.get("trust"), ", ".join(TRUST_MODES)))
+    return problems
 
 
 def main():
@@ -119,6 +139,9 @@ def main():
     missing = [k for k in REQUIRED_PROFILE_KEYS if p["profile"].get(k) is None]
     if missing:
         module.fail_json(msg="profile: missing %s (pass the plan's qos profile)" % ", ".join(missing))
+    bad_input = input_problems(p["interfaces"], p["profile"])
+    if bad_input:
+        module.fail_json(msg="refusing unsafe input: %s" % "; ".join(bad_input), problems=bad_input)
     bad_req = sorted(set(p["require"]) - set(["tool", "ecn", "roce_tos"]))
     if bad_req:
         module.fail_json(msg="require: unknown knob(s) %s (known: tool, ecn, roce_tos)" % ", ".join(bad_req))

@@ -190,13 +190,26 @@ def topology_dot(plan):
     return "\n".join(out) + "\n"
 
 
+class UnsafeArtifactPath(ValueError):
+    """A plan name would put an artifact outside the artifact directory."""
+
+
+def _artifact_name(name):
+    """``name`` as one file-name part; refuses what could leave the directory (defence in depth:
+    the schema's allowlist already refuses such server and leaf names)."""
+    text = str(name)
+    if not text or text in (".", "..") or "/" in text or "\\" in text or "\x00" in text:
+        raise UnsafeArtifactPath("%r cannot be an artifact file name" % (name,))
+    return text
+
+
 def render_all(plan):
-    """Every artifact as {relative path: text}."""
+    """Every artifact as {relative path: text}; every path stays inside the artifact directory."""
     files = {
         "cabling.csv": cabling_csv(plan),
         "report.md": report_markdown(plan),
         "topology.dot": topology_dot(plan),
     }
     for name, leaf in plan["leafs"].items():
-        files["leafs/%s-bindings.csv" % name] = binding_csv(leaf)
+        files["leafs/%s-bindings.csv" % _artifact_name(name)] = binding_csv(leaf)
     return files

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES, device_type_choices
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import parse_port_list, parse_ratio
+
+# Most rail NICs (servers x rails) one plan may hold: twice the 131K-GPU benchmark (docs/benchmarks.md,
+# ~1 GB there). Checked before any name is generated, so a huge count fails fast instead of hanging.
+MAX_RAIL_NICS = 262144
 
 # Linux reserved routing tables (iproute2 rt_tables) and rule priorities (ip-rule(8)).
 RESERVED_TABLES = {0: "unspec", 253: "default", 254: "main", 255: "local"}
@@ -22,11 +27,14 @@ RESERVED_PRIORITIES = {0: "local", 32766: "main", 32767: "default"}
 
 # Cross-key rules, rendered into docs/fabric-schema.md (one list for docs and code review).
 RULES = [
-    ("fabric.servers", "Give `names` or `count`; generated or listed names must be unique."),
+    ("fabric.servers", "Give `names` or `count`, not both; generated or listed names must be unique. "
+     "Servers x rails is at most %d, checked before any name is generated." % MAX_RAIL_NICS),
     ("fabric.rails", "When given, equals the number of `servers.nics`; never above `max_rails`."),
-    ("fabric.servers.nics", "`netdev` and `rdma` names are unique and differ from `mgmt_interface`."),
+    ("fabric.servers.nics", "`netdev` and `rdma` names are unique and differ from `mgmt_interface`; "
+     "`gpu` is below `servers.gpus`."),
     ("fabric.switch_models", "Port numbers lie within no other group of the same model; "
-     "`port_name` yields unique names."),
+     "`port_name` yields unique names across all ports of the model (a host port never shares a name "
+     "with an uplink) that match the port name allowlist of every platform using the model."),
     ("fabric.leafs.model / fabric.spines.model", "Name an existing switch model with the needed port groups."),
     ("fabric.servers.servers_per_group", "At most the leaf model's downlink count; NIC speed at most "
      "the downlink speed."),
@@ -36,6 +44,11 @@ RULES = [
      "ports for every reserved (group, rail) block of its plane."),
     ("fabric.leafs.platform / spines.platform / platform_overrides", "A supported platform; "
      "overrides name existing leafs."),
+    ("fabric.leafs.device_type / spines.device_type", "A netmiko device type of the platform: %s." % "; ".join(
+        "%s: %s" % (platform, ", ".join("`%s`" % t for t in device_type_choices(platform)))
+        for platform in sorted(PLATFORM_DEVICE_TYPES))),
+    ("fabric.leafs.name_pattern / spines.name_pattern / servers.name_pattern", "Generated names match "
+     "the object name allowlist and never collide with each other."),
     ("fabric.addressing", "Rail pools, the fabric link pool and loopback pools do not overlap and "
      "are large enough for every group, link and switch."),
     ("fabric.routing", "Table ids base..base+max_rails-1 avoid 0, 253, 254, 255; rule priorities "
@@ -63,17 +76,18 @@ class Layout(object):
 
 
 def _format(pattern, path, problems, **fields):
+    # The schema already refused unknown fields and unbounded format specs (names.pattern_problem);
+    # any exception left is still reported as a problem, never as a traceback.
     try:
         return pattern.format(**fields)
-    except (KeyError, IndexError, ValueError) as exc:
-        problems.append(FabricProblem(path, "cannot format %r (%s)" % (pattern, exc),
+    except Exception as exc:  # noqa: BLE001 - user text drives str.format
+        problems.append(FabricProblem(path, "cannot format %s (%s)" % (allow.shown(pattern), type(exc).__name__),
                                       "use only the fields %s" % ", ".join("{%s}" % f for f in sorted(fields))))
         return None
 
 
 def _port_group(model_name, model, role, problems):
     spec = model.get(role)
-    path = "fabric.switch_models.%s.%s" % (model_name, role)
     if not spec:
         return None
     physical = parse_port_list(spec["ports"])
@@ -92,6 +106,51 @@ def _port_group(model_name, model, role, problems):
     return PortGroup(names, spec["speed_gbps"], spec["breakout"], physical)
 
 
+def _first_duplicate(names):
+    seen = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _check_port_names(model_name, groups, platforms, problems):
+    """Port names of one model: unique across its groups and within every platform's allowlist."""
+    path = "fabric.switch_models.%s.port_name" % model_name
+    by_role = [(role, group) for role, group in sorted(groups.items()) if group]
+    for role, group in by_role:
+        duplicate = _first_duplicate(group.names)
+        if duplicate is not None:
+            problems.append(FabricProblem(path, "two %s get the name %s" % (role, allow.shown(duplicate)),
+                                          "use {port} (and {lane} with breakout) in port_name"))
+            return
+    if len(by_role) > 1:
+        (role_a, group_a), (role_b, group_b) = by_role
+        shared = set(group_a.names) & set(group_b.names)
+        if shared:
+            problems.append(FabricProblem(path, "a port of %s and a port of %s are both named %s" % (
+                role_a, role_b, allow.shown(sorted(shared)[0])),
+                "use {port} rather than {index} in port_name ({index} restarts in every port group)"))
+            return
+    for platform in sorted(platforms):
+        for _role, group in by_role:
+            for name in group.names:
+                problem = allow.port_name_problem(path, name, platform)
+                if problem:
+                    problems.append(problem)
+                    return
+
+
+def _model_platforms(intent, role_path):
+    """Platforms that will receive this role's port names (leaf overrides included)."""
+    role = intent[role_path]
+    platforms = set([role["platform"]])
+    if role_path == "leafs":
+        platforms.update(p for p in role["platform_overrides"].values() if isinstance(p, str))
+    return platforms
+
+
 def _switch_model(intent, role_path, needed_groups, problems):
     name = intent[role_path]["model"]
     models = intent["switch_models"]
@@ -108,6 +167,7 @@ def _switch_model(intent, role_path, needed_groups, problems):
                                           "model %r has no %s but is used as %s" % (name, role, role_path),
                                           "define %s ports for this model" % role))
         groups[role] = group
+    _check_port_names(name, groups, _model_platforms(intent, role_path), problems)
     if all(groups.values()) and len(groups) > 1:
         down, up = set(groups["downlinks"].physical), set(groups["uplinks"].physical)
         if down & up:
@@ -117,23 +177,53 @@ def _switch_model(intent, role_path, needed_groups, problems):
     return groups
 
 
+def _server_count(servers, rails, problems):
+    """How many servers the intent asks for, checked before a single name is generated."""
+    if servers["names"] and servers["count"]:
+        # Both given used to mean `count` was silently ignored.
+        problems.append(FabricProblem("fabric.servers.count", "given together with servers.names",
+                                      "remove count (names lists every server) or remove names"))
+        return 0
+    count = len(servers["names"]) if servers["names"] else servers["count"]
+    if not count:
+        problems.append(FabricProblem("fabric.servers", "neither names nor count is given",
+                                      "add servers.count (with name_pattern) or servers.names"))
+        return 0
+    if count * rails > MAX_RAIL_NICS:
+        problems.append(FabricProblem("fabric.servers.names" if servers["names"] else "fabric.servers.count",
+                                      "%d servers x %d rails = %d rail NICs; one plan holds at most %d"
+                                      % (count, rails, count * rails, MAX_RAIL_NICS),
+                                      "split the fabric into several inventories or lower the count"))
+        return 0
+    return count
+
+
+def _generated_names(pattern, path, problems, what, field_sets):
+    """Names from ``pattern`` for each field set; stops at the first one the allowlist refuses."""
+    names = []
+    for fields in field_sets:
+        name = _format(pattern, path, problems, **fields)
+        if name is None:
+            return None
+        problem = allow.object_name_problem(path, name, "generated %s name" % what)
+        if problem:
+            problems.append(problem)
+            return None
+        names.append(name)
+    return names
+
+
 def _server_names(servers, problems):
     if servers["names"]:
         names = list(servers["names"])
         path = "fabric.servers.names"
-    elif servers["count"]:
-        names = []
-        for offset in range(servers["count"]):
-            name = _format(servers["name_pattern"], "fabric.servers.name_pattern", problems,
-                           index=servers["first_index"] + offset)
-            if name is None:
-                return []
-            names.append(name)
-        path = "fabric.servers.name_pattern"
     else:
-        problems.append(FabricProblem("fabric.servers", "neither names nor count is given",
-                                      "add servers.count (with name_pattern) or servers.names"))
-        return []
+        first = servers["first_index"]
+        path = "fabric.servers.name_pattern"
+        names = _generated_names(servers["name_pattern"], path, problems, "server",
+                                 ({"index": first + offset} for offset in range(servers["count"])))
+        if names is None:
+            return []
     if len(set(names)) != len(names):
         seen, dupes = set(), []
         for name in names:
@@ -161,6 +251,11 @@ def _check_nics(intent, problems):
             problems.append(FabricProblem("fabric.servers.nics[%d].netdev" % index,
                                           "%r is the management interface" % mgmt,
                                           "rail NICs must not include servers.mgmt_interface"))
+        if nic["gpu"] is not None and nic["gpu"] >= intent["servers"]["gpus"]:
+            problems.append(FabricProblem("fabric.servers.nics[%d].gpu" % index,
+                                          "GPU %d does not exist: servers have %d GPUs (0..%d)"
+                                          % (nic["gpu"], intent["servers"]["gpus"], intent["servers"]["gpus"] - 1),
+                                          "use a GPU index below servers.gpus, or raise servers.gpus"))
     rails = len(nics)
     if intent["rails"] is not None and intent["rails"] != rails:
         problems.append(FabricProblem("fabric.rails", "rails is %d but servers.nics lists %d NICs"
@@ -170,23 +265,40 @@ def _check_nics(intent, problems):
                                       "raise max_rails (before the fabric is built: it lays out spine ports)"))
 
 
+def _is_platform(value):
+    return isinstance(value, str) and value in PLATFORM_DEVICE_TYPES
+
+
 def _check_platform_names(intent, problems):
     known = ", ".join(sorted(PLATFORM_DEVICE_TYPES))
     for role in ("leafs", "spines"):
         platform = intent[role]["platform"]
         if platform not in PLATFORM_DEVICE_TYPES:
-            problems.append(FabricProblem("fabric.%s.platform" % role, "unknown NOS %r" % platform,
+            problems.append(FabricProblem("fabric.%s.platform" % role, "unknown NOS %s" % allow.shown(platform),
                                           "use one of %s" % known))
+        _check_device_type(intent, role, problems)
+
+
+def _check_device_type(intent, role, problems):
+    """device_type reaches netmiko's ConnectHandler: only the types of the role's platform."""
+    device_type = intent[role]["device_type"]
+    choices = device_type_choices(intent[role]["platform"])
+    if device_type is not None and choices and device_type not in choices:
+        problems.append(FabricProblem("fabric.%s.device_type" % role,
+                                      "%s is not a netmiko device type of platform %s"
+                                      % (allow.shown(device_type), intent[role]["platform"]),
+                                      "remove it (the platform's default is %s) or use one of %s"
+                                      % (choices[0], ", ".join(choices))))
 
 
 def _check_platform_overrides(intent, leaf_names, problems):
     known = ", ".join(sorted(PLATFORM_DEVICE_TYPES))
     for leaf, platform in intent["leafs"]["platform_overrides"].items():
-        path = "fabric.leafs.platform_overrides.%s" % leaf
+        path = "fabric.leafs.platform_overrides.%s" % (leaf,)
         if leaf not in leaf_names:
-            problems.append(FabricProblem(path, "no leaf is named %r" % leaf, "use a leaf name from the plan"))
-        if platform not in PLATFORM_DEVICE_TYPES:
-            problems.append(FabricProblem(path, "unknown NOS %r" % (platform,), "use one of %s" % known))
+            problems.append(FabricProblem(path, "no leaf is named %s" % allow.shown(leaf), "use a leaf name from the plan"))
+        if not _is_platform(platform):
+            problems.append(FabricProblem(path, "unknown NOS %s" % allow.shown(platform), "use one of %s" % known))
 
 
 def _check_routing(intent, problems):
@@ -265,15 +377,15 @@ def build_layout(intent):
     servers = intent["servers"]
     _check_nics(intent, problems)
     _check_routing(intent, problems)
-    lay.server_names = _server_names(servers, problems)
     lay.rails = len(servers["nics"])
+    server_count = _server_count(servers, lay.rails, problems)
     lay.max_rails = intent["max_rails"]
     lay.ratio = parse_ratio(intent["oversubscription"])
 
     _check_platform_names(intent, problems)
     leaf_ports = _switch_model(intent, "leafs", ("downlinks", "uplinks"), problems) or {}
     spine_ports = _switch_model(intent, "spines", ("downlinks",), problems) or {}
-    if not lay.server_names or not leaf_ports or not spine_ports or not all(leaf_ports.values()) \
+    if not server_count or not leaf_ports or not spine_ports or not all(leaf_ports.values()) \
             or not all(spine_ports.values()):
         raise FabricError(problems)
     lay.leaf_down, lay.leaf_up = leaf_ports["downlinks"], leaf_ports["uplinks"]
@@ -292,7 +404,7 @@ def build_layout(intent):
                                       % (nic_speed, lay.leaf_down.speed_gbps),
                                       "use a leaf downlink speed >= the NIC speed"))
     lay.nic_speed = nic_speed
-    lay.groups = max(1, -(-len(lay.server_names) // spg))
+    lay.groups = max(1, -(-server_count // spg))
 
     # Uplinks: group bandwidth / ratio, in uplink ports (rounded up).
     down_bw = spg * nic_speed
@@ -332,21 +444,21 @@ def build_layout(intent):
                                          spines["model"], len(lay.spine_down.names)),
                                       "add spines or planes, use a larger spine model, or lower max_rails"))
 
-    # Names.
-    lay.leafs = []
-    for group in range(lay.groups):
-        for rail in range(lay.rails):
-            name = _format(intent["leafs"]["name_pattern"], "fabric.leafs.name_pattern", problems, group=group + 1, rail=rail)
-            lay.leafs.append((name, group, rail))
-    lay.spines = []
-    for plane in range(planes):
-        for index in range(lay.spines_per_plane):
-            global_index = plane * lay.spines_per_plane + index
-            name = _format(spines["name_pattern"], "fabric.spines.name_pattern", problems,
-                           index=global_index + 1, plane=plane + 1)
-            lay.spines.append((name, plane, index))
+    # Names: generated only now that every count above is known to fit.
     if problems:
         raise FabricError(problems)
+    lay.server_names = _server_names(servers, problems)
+    leaf_keys = [(group, rail) for group in range(lay.groups) for rail in range(lay.rails)]
+    leaf_names = _generated_names(intent["leafs"]["name_pattern"], "fabric.leafs.name_pattern", problems, "leaf",
+                                  ({"group": group + 1, "rail": rail} for group, rail in leaf_keys))
+    spine_keys = [(plane, index) for plane in range(planes) for index in range(lay.spines_per_plane)]
+    spine_names = _generated_names(spines["name_pattern"], "fabric.spines.name_pattern", problems, "spine",
+                                   ({"index": plane * lay.spines_per_plane + index + 1, "plane": plane + 1}
+                                    for plane, index in spine_keys))
+    if problems:
+        raise FabricError(problems)
+    lay.leafs = [(name, group, rail) for name, (group, rail) in zip(leaf_names, leaf_keys)]
+    lay.spines = [(name, plane, index) for name, (plane, index) in zip(spine_names, spine_keys)]
     all_names = lay.server_names + [leaf[0] for leaf in lay.leafs] + [spine[0] for spine in lay.spines]
     if len(set(all_names)) != len(all_names):
         problems.append(FabricProblem("fabric.leafs.name_pattern", "server, leaf and spine names collide",

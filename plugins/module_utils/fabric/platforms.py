@@ -20,3 +20,14 @@ PLATFORM_DEVICE_TYPES = {
 
 def device_type_for(platform):
     return PLATFORM_DEVICE_TYPES.get(platform)
+
+
+# platform -> the netmiko device types (netmiko 4.8 CLASS_MAPPER keys) whose session handling fits
+# the platform's driver: the default and its explicit `_ssh` alias. Telnet variants are left out on
+# purpose (clear-text credentials); any other string would reach ConnectHandler unchecked.
+PLATFORM_DEVICE_TYPE_CHOICES = dict(
+    (platform, (device_type, device_type + "_ssh")) for platform, device_type in PLATFORM_DEVICE_TYPES.items())
+
+
+def device_type_choices(platform):
+    return PLATFORM_DEVICE_TYPE_CHOICES.get(platform, ())

@@ -39,6 +39,10 @@ _INT_RANGES = {
     "roce_mtu": (256, 4096),
 }
 _ROCE_MTUS = (256, 512, 1024, 2048, 4096)
+# String keys take a value from a fixed list: they reach switch CLIs (`qos trust %s`) and host tools
+# (`mlnx_qos --trust`, `dcb apptrust ... order`). Only DSCP trust is rendered correctly by every
+# consumer (EOS spells PCP trust `cos`, the NVUE driver always sets `l3`), so it is the only choice.
+STRING_CHOICES = {"trust": ("dscp",)}
 
 
 def resolve(qos, path="fabric.qos"):
@@ -56,13 +60,18 @@ def resolve(qos, path="fabric.qos"):
                                           "use one of %s" % ", ".join(sorted(profile))))
             continue
         expected = type(profile[key])
+        if key in STRING_CHOICES and value not in STRING_CHOICES[key]:
+            problems.append(FabricProblem(key_path, "%s is not one of %s" % (_shown(value), ", ".join(STRING_CHOICES[key])),
+                                          "use one of %s" % ", ".join(STRING_CHOICES[key])))
+            continue
         if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
             problems.append(FabricProblem(key_path, "expected an integer, got %r" % (value,), "write a whole number"))
             continue
         if expected is bool and not isinstance(value, bool):
             problems.append(FabricProblem(key_path, "expected true or false, got %r" % (value,), "write true or false"))
             continue
-        if expected is list and not (isinstance(value, list) and all(isinstance(v, int) and 0 <= v <= 7 for v in value)):
+        if expected is list and not (isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 7 for v in value)):
             problems.append(FabricProblem(key_path, "expected a list of priorities 0-7", "e.g. [3]"))
             continue
         if key in _INT_RANGES and not _INT_RANGES[key][0] <= value <= _INT_RANGES[key][1]:
@@ -79,6 +88,11 @@ def resolve(qos, path="fabric.qos"):
     profile["dscp_to_priority"] = {str(profile["roce_dscp"]): profile["roce_priority"],
                                    str(profile["cnp_dscp"]): profile["cnp_priority"]}
     return profile
+
+
+def _shown(value, limit=40):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "...'"
 
 
 def _consistency(profile, path):

@@ -15,12 +15,20 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
 
 REQUIRED = object()
 
-_RATIO_RE = re.compile(r"^\s*(\d+)\s*:\s*1\s*$")
-_RANGE_RE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# Digit counts are capped so int() never meets a 10^4-digit text (Python refuses those, ValueError).
+_RATIO_RE = re.compile(r"^\s*(\d{1,6})\s*:\s*1\s*$")
+_RANGE_RE = re.compile(r"^\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?$")
+
+# Bounds checked before anything is expanded or generated: a port range like 1-2000000000 or a
+# count of 10^9 would otherwise exhaust memory or time before any capacity rule could refuse it.
+MAX_PORT_NUMBER = 4096     # above any fixed or modular switch's front-panel numbering
+MAX_SERVERS = 65536        # 524K GPUs at 8 per server; the planner benchmark plans 131K GPUs
+MAX_SPINES = 4096
 
 
 def parse_ratio(value):
@@ -31,34 +39,69 @@ def parse_ratio(value):
     return int(match.group(1))
 
 
-def parse_port_list(value):
-    """'1-32' / '1-4,9,11-12' / [1, 2] -> sorted unique physical port numbers, or None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value] if value >= 1 else None
+def _port_ranges(value):
+    """[(first, last)] of a port list, or (None, reason). Nothing is expanded here."""
+    if isinstance(value, bool):
+        return None, "not a port list"
+    if isinstance(value, int):
+        return [(value, value)], None
     if isinstance(value, list):
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
-            return None
-        return sorted(set(value))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return None, "a port list holds whole numbers only"
+        return [(v, v) for v in value], None
     if not isinstance(value, str) or not value.strip():
-        return None
-    ports = set()
+        return None, "not a port list"
+    ranges = []
     for part in value.split(","):
         match = _RANGE_RE.match(part)
         if not match:
-            return None
+            return None, "%r is not a port or a range" % part.strip()
         first = int(match.group(1))
-        last = int(match.group(2) or first)
+        ranges.append((first, int(match.group(2) or first)))
+    return ranges, None
+
+
+def port_list_problem(value):
+    """Why ``value`` is not a usable port list (None when it is): bounds and overlaps first."""
+    ranges, reason = _port_ranges(value)
+    if ranges is None:
+        return reason
+    if not ranges:
+        return "empty port list"
+    for first, last in ranges:
         if first < 1 or last < first:
-            return None
-        ports.update(range(first, last + 1))
-    return sorted(ports)
+            return "range %d-%d is empty or starts below 1" % (first, last)
+        if last > MAX_PORT_NUMBER:
+            return "port %d is above %d" % (last, MAX_PORT_NUMBER)
+    ordered = sorted(ranges)
+    for (first_a, last_a), (first_b, _last_b) in zip(ordered, ordered[1:]):
+        if first_b <= last_a:
+            # Overlaps used to be merged silently, hiding a typo in the port plan.
+            return "port %d is listed twice" % first_b
+    return None
+
+
+def parse_port_list(value):
+    """'1-32' / '1-4,9,11-12' / [1, 2] -> sorted unique physical port numbers, or None."""
+    if port_list_problem(value) is not None:
+        return None
+    ranges, _reason = _port_ranges(value)
+    ports = []
+    for first, last in sorted(ranges):
+        ports.extend(range(first, last + 1))
+    return ports
 
 
 class Key(object):
     """A leaf value in the intent."""
 
     def __init__(self, kind, doc, default=REQUIRED, example=None, drives="", choices=None,
-                 minimum=None, maximum=None):
+                 minimum=None, maximum=None, check=None, rule="", max_items=None):
+        # check(path, value) -> FabricProblem or None: the allowlist of a string (per list item for
+        # kind "list"); rule: its one-line description for the docs.
+        self.check = check
+        self.rule = rule
+        self.max_items = max_items
         self.kind = kind
         self.doc = doc
         self.default = default
@@ -90,11 +133,12 @@ class Section(object):
 class ListOf(object):
     """A list whose items are Sections."""
 
-    def __init__(self, item, doc, required=False, min_items=0, drives=""):
+    def __init__(self, item, doc, required=False, min_items=0, drives="", max_items=None):
         self.item = item
         self.doc = doc
         self.default = REQUIRED if required else []
         self.min_items = min_items
+        self.max_items = max_items
         self.drives = drives
 
     @property
@@ -116,14 +160,27 @@ class MapOf(object):
         return self.default is REQUIRED
 
 
+MAX_SPEED_GBPS = 12800  # Gb/s; room above 1.6T ports, a bound on the bandwidth arithmetic
+PORT_FIELDS = ("port", "lane", "index")
+PATTERN_RULE = ("Only the listed fields, no attribute or index lookups, format spec at most zero padding "
+                "and a width up to 99 (e.g. `{index:03d}`).")
+OBJECT_RULE = ("Matches `%s`, has no `..`, at most %d characters (a file name, a hostname and a CLI word)."
+               % (allow.OBJECT_NAME_RE.pattern, allow.OBJECT_NAME_MAX))
+GENERATED_RULE = "Generated names match `%s`, have no `..` and at most %d characters." % (
+    allow.OBJECT_NAME_RE.pattern, allow.OBJECT_NAME_MAX)
+NETDEV_RULE = "A Linux interface name: matches `%s`, at most %d characters (IFNAMSIZ)." % (
+    allow.LINUX_IFNAME_RE.pattern, allow.LINUX_IFNAME_MAX)
+DEVICE_TYPE_RULE = "One of the netmiko device types of the platform (docs/platforms.md)."
+
 PORT_GROUP = Section("A set of logical ports on a switch model.", {
     "ports": Key("ports", "Physical port numbers: a range text `1-32`, a comma list `1-4,9` or a "
                  "YAML list of integers.", example="1-32",
+                 rule="Numbers 1..%d, each listed once (overlapping ranges are an error)." % MAX_PORT_NUMBER,
                  drives="Which physical ports carry this role; cabling walks them in order."),
     "breakout": Key("int", "Logical ports per physical port (1 = no breakout, 2 = 2x200G from "
                     "a 400G port, ...).", default=1, minimum=1, maximum=8, example=2,
                     drives="Logical port count and names (`{lane}` in `port_name`)."),
-    "speed_gbps": Key("int", "Speed of one logical port in Gb/s.", minimum=1, example=400,
+    "speed_gbps": Key("int", "Speed of one logical port in Gb/s.", minimum=1, maximum=MAX_SPEED_GBPS, example=400,
                       drives="Oversubscription arithmetic and cabling labels."),
 }, required=True)
 
@@ -132,6 +189,10 @@ SWITCH_MODEL = Section("One switch hardware model and how its ports are used.", 
                      "(physical number), `{lane}` (1-based breakout lane), `{index}` (0-based "
                      "position in the whole model). Give `port_names` instead for irregular names.",
                      default="Ethernet{port}", example="Ethernet{port}/{lane}",
+                     check=lambda path, value: allow.pattern_problem(path, value, PORT_FIELDS),
+                     rule=PATTERN_RULE + " Every port name of the model is unique and matches `%s` (at most %d "
+                     "characters; on `nvue` a Linux interface name of at most %d)."
+                     % (allow.PORT_NAME_RE.pattern, allow.PORT_NAME_MAX, allow.LINUX_IFNAME_MAX),
                      drives="Interface names in cabling, switch configs and PBR rules."),
     "downlinks": Section("Host-facing ports (leaf) or leaf-facing ports (spine).",
                          PORT_GROUP.keys, required=False),
@@ -140,44 +201,52 @@ SWITCH_MODEL = Section("One switch hardware model and how its ports are used.", 
 
 NIC = Section("One rail NIC of a GPU server; list order is rail order (first = rail 0).", {
     "netdev": Key("str", "Linux interface name of the NIC on the host.", example="eth1",
+                  check=allow.netdev_problem, rule=NETDEV_RULE,
                   drives="Host addresses, MTU, routing tables and rules; NCCL_SOCKET_IFNAME."),
-    "rdma": Key("str", "RDMA device name (`ibv_devices`).", example="mlx5_0",
+    "rdma": Key("str", "RDMA device name (`ibv_devices`).", example="mlx5_0", check=allow.rdma_problem,
+                rule="Matches `%s`, at most %d characters." % (allow.LINUX_IFNAME_RE.pattern, allow.RDMA_NAME_MAX),
                 drives="NCCL_IB_HCA order; RDMA checks and QoS."),
-    "speed_gbps": Key("int", "Port speed in Gb/s.", default=400, minimum=1, example=400,
+    "speed_gbps": Key("int", "Port speed in Gb/s.", default=400, minimum=1, maximum=MAX_SPEED_GBPS, example=400,
                       drives="Oversubscription and uplink count per leaf; link-speed checks."),
     "gpu": Key("int", "Index of the GPU this NIC serves (PCIe-closest).", default=None, minimum=0,
-               example=0, drives="GPU<->NIC affinity checks (NODE/PIX expectations)."),
+               maximum=63, example=0, rule="Below `servers.gpus`.", drives="GPU<->NIC affinity checks (NODE/PIX expectations)."),
 })
 
 FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventory group_vars.", {
     "name": Key("str", "Fabric name; used in reports, labels and artifact file names.",
-                example="lab", drives="Artifact names, cable labels."),
+                example="lab", drives="Artifact names, cable labels.",
+                check=allow.object_name_problem, rule=OBJECT_RULE),
     "servers": Section("GPU servers and their rail NICs.", {
         "names": Key("list", "Explicit server names, in slot order. Give either this or "
                      "`name_pattern` + `count`. Append new servers at the end: order is slot order.",
-                     default=None, example=["gpu-a01", "gpu-a02"],
+                     default=None, example=["gpu-a01", "gpu-a02"], max_items=MAX_SERVERS,
+                     check=lambda path, value: allow.object_name_problem(path, value, "server name", allow.SERVER_NAME_MAX),
+                     rule="Not together with `count`. At most %d names; each matches `%s`, has no `..` and at most %d "
+                     "characters." % (MAX_SERVERS, allow.OBJECT_NAME_RE.pattern, allow.SERVER_NAME_MAX),
                      drives="Host names, slots, addresses."),
         "name_pattern": Key("str", "Python format string with `{index}` to generate names.",
                             default="gpu{index:03d}", example="gpu{index:02d}",
+                            check=lambda path, value: allow.pattern_problem(path, value, ("index",)),
+                            rule=PATTERN_RULE + " Generated names follow the `names` rule.",
                             drives="Server names when `names` is not given."),
         "count": Key("int", "Number of servers generated from `name_pattern`.", default=None,
-                     minimum=1, example=64, drives="Server count, groups, leaf count."),
+                     minimum=1, maximum=MAX_SERVERS, example=64, rule="Not together with `names`.", drives="Server count, groups, leaf count."),
         "first_index": Key("int", "`{index}` of the first generated server.", default=1,
-                           minimum=0, example=1, drives="Server names."),
+                           minimum=0, maximum=999999, example=1, drives="Server names."),
         "gpus": Key("int", "GPUs per server.", default=8, minimum=1, maximum=64, example=8,
                     drives="GPU totals in sizing; NIC<->GPU checks."),
         "mgmt_interface": Key("str", "Management interface: never touched by this collection.",
-                              default="eth0", example="eno1",
+                              default="eth0", example="eno1", check=allow.netdev_problem, rule=NETDEV_RULE,
                               drives="Safety checks; NCCL_SOCKET_IFNAME default."),
         "servers_per_group": Key("int", "Scalable-unit size: servers under one set of rail leafs. "
                                  "Default: the leaf model's downlink count. Fix it before the "
-                                 "fabric grows: changing it renumbers.", default=None, minimum=1,
+                                 "fabric grows: changing it renumbers.", default=None, minimum=1, maximum=MAX_SERVERS,
                                  example=32, drives="Groups, leaf count, per-leaf subnets, PPD ratio."),
         "nics": ListOf(NIC, "Rail NICs, identical on every server; index = rail.", required=True,
-                       min_items=1, drives="Rails, addresses, tables, NCCL_IB_HCA."),
+                       min_items=1, max_items=64, drives="Rails, addresses, tables, NCCL_IB_HCA."),
     }, required=True),
     "rails": Key("int", "Number of rails. Optional; when given it must equal the NIC count.",
-                 default=None, minimum=1, example=8, drives="Consistency check only."),
+                 default=None, minimum=1, maximum=64, example=8, drives="Consistency check only."),
     "max_rails": Key("int", "Rails the fabric is designed to grow to. Spine port blocks are "
                      "reserved per rail slot so adding a rail renumbers nothing.", default=8,
                      minimum=1, maximum=64, example=8, drives="Spine port and loopback layout."),
@@ -190,11 +259,13 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                      drives="Downlink/uplink ports."),
         "name_pattern": Key("str", "Format string; fields `{group}` (1-based), `{rail}` (0-based).",
                             default="leaf-g{group}-r{rail}", example="su{group}-rail{rail}",
+                            check=lambda path, value: allow.pattern_problem(path, value, ("group", "rail")),
+                            rule=PATTERN_RULE + " " + GENERATED_RULE,
                             drives="Leaf names."),
         "platform": Key("str", "Switch OS of the leafs: one of the platforms in docs/platforms.md.",
                         default="asternos", example="eos", drives="NOS driver, netmiko device_type."),
         "device_type": Key("str", "netmiko device_type; default follows `platform`.", default=None,
-                           example="arista_eos", drives="netmiko sessions."),
+                           example="arista_eos", drives="netmiko sessions.", rule=DEVICE_TYPE_RULE),
         "platform_overrides": Key("dict", "Per-leaf platform, by leaf name.", default={},
                                   example={"leaf-g1-r1": "nvue"},
                                   drives="Mixed-vendor fabrics (the lab uses one NOS per leaf)."),
@@ -202,17 +273,19 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
     "spines": Section("Spines; each leaf connects to every spine of its plane.", {
         "model": Key("str", "Name of an entry in `switch_models`.", example="spine-64x800",
                      drives="Spine ports."),
-        "count": Key("int", "Total spines.", minimum=1, example=2, drives="Spine count."),
+        "count": Key("int", "Total spines.", minimum=1, maximum=MAX_SPINES, example=2, drives="Spine count."),
         "planes": Key("int", "Spine planes. Rails are split into equal contiguous blocks, one "
                       "per plane; leafs of a rail connect only to their plane's spines.",
-                      default=1, minimum=1, example=1, drives="Leaf-spine cabling."),
+                      default=1, minimum=1, maximum=64, example=1, drives="Leaf-spine cabling."),
         "name_pattern": Key("str", "Format string; fields `{index}` (1-based), `{plane}` (1-based).",
                             default="spine{index:02d}", example="spine-p{plane}-{index}",
+                            check=lambda path, value: allow.pattern_problem(path, value, ("index", "plane")),
+                            rule=PATTERN_RULE + " " + GENERATED_RULE,
                             drives="Spine names."),
         "platform": Key("str", "Switch OS of the spines.", default="asternos", example="eos",
                         drives="NOS driver, netmiko device_type."),
         "device_type": Key("str", "netmiko device_type; default follows `platform`.", default=None,
-                           example="arista_eos", drives="netmiko sessions."),
+                           example="arista_eos", drives="netmiko sessions.", rule=DEVICE_TYPE_RULE),
     }, required=True),
     "addressing": Section("IPv4 addressing of rails, fabric links and loopbacks.", {
         "scheme": Key("str", "`subnet_per_leaf` (scheme A: one subnet per rail per leaf, gateway "
@@ -251,15 +324,34 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
     }),
     "nccl": Section("NCCL environment hints derived from the plan.", {
         "gid_index": Key("int", "RoCEv2 GID index of the rail IPv4 address.", default=3,
-                         minimum=0, example=3, drives="NCCL_IB_GID_INDEX."),
+                         minimum=0, maximum=255, example=3, drives="NCCL_IB_GID_INDEX."),
         "socket_ifname": Key("str", "NCCL_SOCKET_IFNAME; default the management interface.",
-                             default=None, example="eno1", drives="NCCL_SOCKET_IFNAME."),
+                             default=None, example="eno1", drives="NCCL_SOCKET_IFNAME.",
+                             check=allow.socket_ifname_problem,
+                             rule="Comma list of interface names or prefixes, optionally led by `^` or `=`."),
     }),
 }, required=True)
 
 
 def _check_scalar(key, value, path):
-    """Return (normalised value, problem or None) for one leaf value."""
+    """Return (normalised value, problem or None) for one leaf value: type, bounds, then allowlist."""
+    value, problem = _check_type(key, value, path)
+    if problem is None and key.check is not None:
+        problem = _check_allowlist(key, value, path)
+    return value, problem
+
+
+def _check_allowlist(key, value, path):
+    if key.kind != "list":
+        return key.check(path, value)
+    for index, item in enumerate(value):
+        problem = key.check("%s[%d]" % (path, index), item)
+        if problem:
+            return problem
+    return None
+
+
+def _check_type(key, value, path):
     kind = key.kind
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
@@ -273,10 +365,10 @@ def _check_scalar(key, value, path):
                                         "use a value <= %d" % key.maximum)
     elif kind == "str":
         if not isinstance(value, str) or not value:
-            return value, FabricProblem(path, "expected a non-empty string, got %r" % (value,),
+            return value, FabricProblem(path, "expected a non-empty string, got %s" % allow.shown(value),
                                         "write a string, e.g. %r" % (key.example,))
         if key.choices and value not in key.choices:
-            return value, FabricProblem(path, "%r is not one of %s" % (value, ", ".join(key.choices)),
+            return value, FabricProblem(path, "%s is not one of %s" % (allow.shown(value), ", ".join(key.choices)),
                                         "use one of %s" % ", ".join(key.choices))
     elif kind == "ratio":
         if parse_ratio(value) is None:
@@ -296,12 +388,17 @@ def _check_scalar(key, value, path):
             out.append(net)
         value = out
     elif kind == "ports":
-        if parse_port_list(value) is None:
-            return value, FabricProblem(path, "%r is not a port list" % (value,),
-                                        "write a range like '1-32', a list like '1-4,9', or [1, 2]")
+        reason = port_list_problem(value)
+        if reason is not None:
+            return value, FabricProblem(path, "%s is not a port list: %s" % (allow.shown(value), reason),
+                                        "write a range like '1-32', a list like '1-4,9', or [1, 2]; "
+                                        "ports 1..%d, each once" % MAX_PORT_NUMBER)
     elif kind == "list":
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             return value, FabricProblem(path, "expected a list of non-empty strings", "e.g. %r" % (key.example,))
+        if key.max_items is not None and len(value) > key.max_items:
+            return value, FabricProblem(path, "%d items; at most %d" % (len(value), key.max_items),
+                                        "list at most %d items" % key.max_items)
     elif kind == "dict":
         if not isinstance(value, dict):
             return value, FabricProblem(path, "expected a mapping", "e.g. %r" % (key.example,))
@@ -359,6 +456,10 @@ def _normalize(node, value, path, problems):
         if not isinstance(value, list):
             problems.append(FabricProblem(path, "expected a list", "write %s as a YAML list" % path))
             return []
+        if node.max_items is not None and len(value) > node.max_items:
+            problems.append(FabricProblem(path, "%d items; at most %d" % (len(value), node.max_items),
+                                          "list at most %d entries in %s" % (node.max_items, path)))
+            return []
         if len(value) < node.min_items:
             problems.append(FabricProblem(path, "needs at least %d item(s)" % node.min_items, "add entries to %s" % path))
         return [_normalize(node.item, item, "%s[%d]" % (path, index), problems) for index, item in enumerate(value)]
@@ -366,8 +467,15 @@ def _normalize(node, value, path, problems):
         if not isinstance(value, dict) or not value:
             problems.append(FabricProblem(path, "expected a non-empty mapping of names", "define at least one entry under %s" % path))
             return {}
-        return dict((str(name), _normalize(node.item, item, "%s.%s" % (path, name), problems))
-                    for name, item in value.items())
+        out = {}
+        for name, item in value.items():
+            item_path = "%s.%s" % (path, name)
+            problem = allow.object_name_problem(item_path, name)
+            if problem:
+                problems.append(problem)
+                continue
+            out[name] = _normalize(node.item, item, item_path, problems)
+        return out
     raise TypeError("unknown schema node %r" % (node,))
 
 
@@ -419,6 +527,8 @@ def _walk_rows(node, path, rows):
         kind = {"cidr": "IPv4 prefix", "cidrs": "list of IPv4 prefixes", "ports": "port list",
                 "ratio": "ratio n:1"}.get(node.kind, node.kind)
         doc = node.doc
+        if node.rule:
+            doc += " " + node.rule
         if node.choices:
             doc += " Choices: %s." % ", ".join("`%s`" % c for c in node.choices)
         if node.minimum is not None or node.maximum is not None:

@@ -10,7 +10,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import fnmatch
+import shlex
 
+from ansible_collections.aifabric.roce.plugins.module_utils.host.names import glob_problem
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import parse_cpulist, format_cpulist
 
 POLICY_SCRIPT = "/etc/aifabric/irqbalance-policy.sh"
@@ -69,7 +71,8 @@ def plan(sysroot, nics, reserved=(), name_glob="mlx5_comp*"):
 
 
 def policy_script(pci_addresses):
-    pattern = "|".join("*/%s" % pci for pci in sorted(set(pci_addresses)))
+    # The PCI address part is quoted: literal in a case pattern, whatever sysfs returned.
+    pattern = "|".join("*/%s" % shlex.quote(pci) for pci in sorted(set(pci_addresses)))
     return ("#!/bin/sh\n# Rendered by aifabric.roce.irq_affinity: irqbalance --policyscript that bans the IRQs of\n"
             "# the rail NICs (their affinity is pinned by aifabric-irq-affinity). Args: devpath irq.\n"
             "case \"$1\" in\n  %s) echo \"ban=true\" ;;\nesac\nexit 0\n" % (pattern or "__none__"))
@@ -91,7 +94,14 @@ def irqbalance_defaults(text, script):
 
 
 def replay_script(reserved, name_glob, assignments):
-    """Boot-time replay: same spread, recomputed from msi_irqs (IRQ numbers change across boots)."""
+    """Boot-time replay: same spread, recomputed from msi_irqs (IRQ numbers change across boots).
+
+    The glob is a case pattern and cannot be quoted without losing its meaning, so it is refused
+    unless it holds only name and glob characters; netdevs and CPUs are shell-quoted.
+    """
+    problem = glob_problem(name_glob)
+    if problem:
+        raise ValueError(problem)
     lines = ["#!/bin/sh",
              "# Rendered by aifabric.roce.irq_affinity from the fabric intent; do not edit.",
              "# Spreads each rail NIC's completion IRQs (%s) over its NUMA node's CPUs." % name_glob,
@@ -114,6 +124,6 @@ def replay_script(reserved, name_glob, assignments):
             order.append(item["netdev"])
     for netdev in order:
         mine = [str(a["cpu"]) for a in assignments if a["netdev"] == netdev]
-        lines.append("spread %s %s" % (netdev, " ".join(mine)))
+        lines.append("spread %s %s" % (shlex.quote(netdev), " ".join(shlex.quote(cpu) for cpu in mine)))
     lines.append("exit 0")
     return "\n".join(lines) + "\n"

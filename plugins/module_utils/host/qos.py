@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+import shlex
 
 REPLAY_SCRIPT = "/usr/local/sbin/aifabric-rdma-qos"
 UNIT = "/etc/systemd/system/aifabric-rdma-qos.service"
@@ -139,16 +140,23 @@ def replay_script(settings):
     """Boot-time replay of the sysfs/configfs values and tool commands (no state, idempotent)."""
     lines = ["#!/bin/sh", "# Rendered by aifabric.roce.rdma_qos from the fabric QoS profile; do not edit.",
              "# Re-applies host RoCE QoS at boot: trust/PFC/DSCP map, ECN, CNP DSCP, default RoCE ToS."]
+    # Every word is shell-quoted: names and values come from inventory, and this script runs as
+    # root at boot (shlex.quote leaves plain words such as rail0 or set,26,3 unchanged).
     for item in settings:
         for argv in item["tool_commands"]:
-            lines.append(" ".join(argv) + " || echo \"aifabric: %s failed\" >&2" % argv[0])
+            lines.append("%s || echo %s >&2" % (_sh(argv), shlex.quote("aifabric: %s failed" % argv[0])))
         for path, value in item["sysfs"]:
             if path.startswith(CONFIGFS):
-                dev_dir = "/".join(path.split("/")[:6])
+                dev_dir = shlex.quote("/".join(path.split("/")[:6]))
                 lines.append("[ -d %s ] || mkdir %s 2>/dev/null" % (dev_dir, dev_dir))
-            lines.append("[ -e %s ] && echo %s > %s" % (path, value, path))
+            lines.append("[ -e %s ] && echo %s > %s" % (shlex.quote(path), shlex.quote(str(value)), shlex.quote(path)))
     lines.append("exit 0")
     return "\n".join(lines) + "\n"
+
+
+def _sh(argv):
+    """One shell command line from an argv list (shlex.join, also on Python < 3.8)."""
+    return " ".join(shlex.quote(str(arg)) for arg in argv)
 
 
 def full_commands(tool, netdev, want):
