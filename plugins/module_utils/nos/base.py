@@ -30,6 +30,13 @@ def ports_of(intent):
     return ports
 
 
+def local_destinations(intent):
+    """Destinations a leaf routes normally instead of pinning to its uplink (the leaf's own host
+    subnets): the plan's ``local_destinations`` of the leaf intent (plan.leafs[name]), the same list
+    for every binding of that leaf."""
+    return list(intent.get("local_destinations") or [])
+
+
 def safe_name(text):
     return re.sub(r"[^A-Za-z0-9_-]", "-", text)
 

@@ -8,7 +8,7 @@ Transaction: EOS configuration session (``configure session``, ``commit`` / ``co
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
 
@@ -40,7 +40,7 @@ class EosDriver(CliDriver):
                 nodes.append(("qos map dscp %s to traffic-class %s" % (dscp, prio), []))
         bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
         if bindings:
-            local = sorted(set(d for b in bindings.values() for d in b["exclude_destinations"]))
+            local = sorted(set(local_destinations(intent)))
             nodes.append(("ip access-list %sLOCAL" % PREFIX,
                           [("%d permit ip any %s" % (10 * (i + 1), d), []) for i, d in enumerate(local)]))
             nodes.append(("class-map type pbr match-any %sLOCAL" % PREFIX, [("match ip access-group %sLOCAL" % PREFIX, [])]))

@@ -10,7 +10,7 @@ Command sources: docs/switch-commands-sources.md#enterprise-sonic-klish.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
 
@@ -62,7 +62,7 @@ class KlishDriver(CliDriver):
             if b:
                 name = "%sBIND-%s" % (PREFIX, safe_name(port))
                 src = host_of(b["source"])
-                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(b["exclude_destinations"])]
+                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local_destinations(intent))]
                 rules.append(("seq %d permit ip host %s any" % (10 * (len(rules) + 1), src), []))
                 nodes.append(("ip access-list %s" % name, rules))
                 nodes.append(("class-map %s match-type acl" % name, [("match access-group ip %s" % name, [])]))

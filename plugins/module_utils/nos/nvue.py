@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
@@ -68,11 +68,12 @@ class NvueDriver(Driver):
             lines.append("router pbr state enabled")
             for nh in sorted(set(b["next_hop"] for b in bindings)):
                 lines.append("router nexthop group %s via %s" % (nh_name(nh), nh))
+            local = local_destinations(intent)
             for b in bindings:
                 port = self.port(b["ingress"])
                 name = "%sBIND-%s" % (PREFIX, port)
                 rule = 10
-                for dest in b["exclude_destinations"]:
+                for dest in local:
                     lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
                               "router pbr map %s rule %d match destination-ip %s" % (name, rule, dest),
                               "router pbr map %s rule %d action vrf default" % (name, rule)]

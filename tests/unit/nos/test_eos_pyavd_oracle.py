@@ -77,7 +77,7 @@ def structured_config(intent, qos):
         config["qos_profiles"] = [profile]
     if bindings:
         # ACL sequence numbers follow EOS's own default numbering (10, 20, ...) over the sorted destinations
-        local = sorted(set(d for b in bindings.values() for d in b["exclude_destinations"]))
+        local = sorted(set(intent.get("local_destinations") or []))
         acls = [{"name": "AIF-LOCAL", "entries": [
             {"sequence": 10 * (i + 1), "action": "permit", "protocol": "ip", "source": "any", "destination": d} for i, d in enumerate(local)]}]
         class_maps = [{"name": "AIF-LOCAL", "ip": {"access_group": "AIF-LOCAL"}}]
