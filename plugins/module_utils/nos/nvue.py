@@ -26,6 +26,68 @@ MANAGED = {
 VALUE_TOKENS = ((r"interface \S+ qos pfc-watchdog$", 0), (r"interface \S+ router pbr map ", 1), (r".*", 1))
 
 
+_ITEM = re.compile(r"^([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?)(?:-([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?))?$")
+
+
+def expand_names(spec):
+    """A range-compressed NVUE interface key -> the interface names it stands for.
+
+    ``nv config show`` groups identical settings under one key (real captures in
+    tests/fixtures/switches/nvue/): ``swp1-3``, ``swp1-2,32`` (the prefix carries over), ``eth0,swp19-22``;
+    breakout ports ``swp1s0-3`` range over the last number; ``swp1-swp8`` repeats the prefix. Names that
+    are not ranges (``lo``, ``bond1``, ``swp7``) come back unchanged."""
+    out, prefix = [], None
+    for item in spec.split(","):
+        m = _ITEM.match(item)
+        if not m or not (m.group(1) or prefix):
+            out.append(item)
+            prefix = None
+            continue
+        prefix = m.group(1) or prefix
+        first = m.group(2)
+        if m.group(4) is None:
+            out.append(prefix + first)
+            continue
+        last = m.group(4)
+        head, a = first.rsplit("s", 1) if "s" in first else ("", first)
+        if "s" in last:
+            lhead, b = last.rsplit("s", 1)
+            if lhead != head:
+                out.append(item)   # a range across breakout parents: not a form NVUE prints, keep literally
+                continue
+        else:
+            b = last
+        for n in range(int(a), int(b) + 1):
+            out.append(prefix + ("%ss%d" % (head, n) if head else str(n)))
+    return out
+
+
+def expand_numbers(spec):
+    """``0-7``, ``3,4``, ``24-27,48`` -> the numbers as strings (NVUE's form for dscp / switch-priority keys)."""
+    out = []
+    for item in spec.split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", item)
+        if not m:
+            return [spec]
+        out += [str(n) for n in range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1)]
+    return out
+
+
+# paths whose key may come range-compressed from `nv config show -o commands`: (regex, expander)
+RANGED = ((re.compile(r"^(interface )(\S+)( .*)?$"), expand_names),
+          (re.compile(r"^(qos mapping \S+ dscp )(\S+)( .*)$"), expand_numbers),
+          (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers))
+
+
+def expand_path(path):
+    """One ``nv set`` path (without ``nv set``) -> the paths it stands for, one per interface/number."""
+    for regex, expander in RANGED:
+        m = regex.match(path)
+        if m:
+            return [m.group(1) + key + (m.group(3) or "") for key in expander(m.group(2))]
+    return [path]
+
+
 def nh_name(address):
     return "%sNH-%s" % (PREFIX, address.replace(".", "-").replace(":", "-"))
 
@@ -100,8 +162,11 @@ class NvueDriver(Driver):
         paths = []
         for line in running.splitlines():
             line = line.strip()
-            if line.startswith("nv set ") and self._managed(line[7:], ports, sections):
-                paths.append(line[7:])
+            if not line.startswith("nv set "):
+                continue
+            for path in expand_path(line[7:]):
+                if self._managed(path, ports, sections):
+                    paths.append(path)
         return self._canonical(paths)
 
     @staticmethod
