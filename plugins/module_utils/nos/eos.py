@@ -16,7 +16,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDr
 
 # Arista's IP MTU ceiling: a routed port takes at most ``mtu 9214`` (L2 frame 9236). AVD's p2p_uplinks_mtu
 # defaults to 9214 (aristanetworks/avd python-avd/pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml);
-# Arista forum "Jumbo frame MTU sizes" (eos.arista.com/forum/jumbo-frame-mtu-sizes/). See docs/switches.md#mtu.
+# Arista forum "Jumbo frame MTU sizes" (eos.arista.com/forum/jumbo-frame-mtu-sizes/). See docs/switches.md#mtu-per-platform.
 EOS_MAX_MTU = 9214
 
 
