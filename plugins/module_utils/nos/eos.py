@@ -95,8 +95,8 @@ class EosDriver(CliDriver):
         if current == intended:
             return []
         want = parse_tree(intended)
-        cur_intf = dict((l, c) for l, c in parse_tree(current) if l.startswith("interface "))
-        for i, (line, children) in enumerate(want):
+        cur_intf = dict((node, kids) for node, kids in parse_tree(current) if node.startswith("interface "))
+        for line, children in want:
             for qline, qkids in cur_intf.get(line, []):
                 if re.match(r"(uc-)?tx-queue \d+$", qline) and any(k[0] == "no priority" for k in qkids):
                     mine = next((c for c in children if c[0] == qline), None)
