@@ -76,7 +76,8 @@ def expand_numbers(spec):
 # paths whose key may come range-compressed from `nv config show -o commands`: (regex, expander)
 RANGED = ((re.compile(r"^(interface )(\S+)( .*)?$"), expand_names),
           (re.compile(r"^(qos mapping \S+ dscp )(\S+)( .*)$"), expand_numbers),
-          (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers))
+          (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers),
+          (re.compile(r"^(qos (?:congestion-control|egress-scheduler) \S+ traffic-class )(\S+)( .*)$"), expand_numbers))
 
 
 def expand_path(path):

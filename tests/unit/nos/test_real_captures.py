@@ -66,6 +66,9 @@ def test_nvue_real_commands_output_is_read_as_expanded_interfaces():
     assert expand_path(ranged[0][len("nv set "):]) == ["interface swp1 type swp", "interface swp2 type swp", "interface swp3 type swp"]
     for other in ("interface lo type loopback", "router bgp autonomous-system 65110"):
         assert expand_path(other) == [other]
+    # numeric keys NVUE takes as lists (NVUE reference QoS example `traffic-class 4,5,7 ecn enable`) are read per number too
+    assert expand_path("qos congestion-control default-global traffic-class 0,3 ecn enable") == [
+        "qos congestion-control default-global traffic-class 0 ecn enable", "qos congestion-control default-global traffic-class 3 ecn enable"]
 
 
 def test_nvue_range_compressed_readback_of_our_intent_is_a_noop(plan):
