@@ -56,7 +56,12 @@ bindings:
   returned: success
   type: dict
   sample: {"leaf0": [{"ingress": "Ethernet1", "server": "gpu01", "source": "10.100.0.1/32", "uplink": "Ethernet9",
-           "uplink_index": 0, "spine": "spine1", "next_hop": "10.254.0.0", "exclude_destinations": ["10.100.0.0/29"]}]}
+           "uplink_index": 0, "spine": "spine1", "next_hop": "10.254.0.0"}]}
+local_destinations:
+  description: Per leaf, the destinations its bindings never pin (the leaf's own host subnets), routed normally.
+  returned: success
+  type: dict
+  sample: {"leaf0": ["10.100.0.0/29"]}
 ratio:
   description: Leaf downlink capacity and uplink count the binding used.
   returned: success
@@ -79,6 +84,7 @@ def main():
     if unknown:
         module.fail_json(msg="leafs not in the fabric plan: %s" % ", ".join(unknown))
     module.exit_json(changed=False, bindings=dict((name, plan["leafs"][name]["bindings"]) for name in names),
+                     local_destinations=dict((name, plan["leafs"][name]["local_destinations"]) for name in names),
                      ratio={"downlinks": plan["sizing"]["servers_per_group"], "uplinks": plan["sizing"]["uplinks_per_leaf"]})
 
 

@@ -30,6 +30,13 @@ def ports_of(intent):
     return ports
 
 
+def local_destinations(intent):
+    """Destinations a leaf routes normally instead of pinning to its uplink (the leaf's own host
+    subnets): the plan's ``local_destinations`` of the leaf intent (plan.leafs[name]), the same list
+    for every binding of that leaf."""
+    return list(intent.get("local_destinations") or [])
+
+
 def safe_name(text):
     return re.sub(r"[^A-Za-z0-9_-]", "-", text)
 
@@ -73,17 +80,19 @@ class Driver(object):
     port_abbrev = ()
 
     def parse_pfc_counters(self, text):
-        """PFC counter table -> {port: {"rx_pfc": int, "tx_pfc": int}} (rows: port ... rx tx)."""
+        """PFC counter table -> {port: {"rx_pfc": int, "tx_pfc": int}} (rows: port ... rx tx). Counters may
+        carry thousands separators (``9,286,478``). No ntc-templates/TextFSM template exists for these
+        tables (ntc-templates 9.3 has none for EOS or NX-OS PFC counters), hence this parser."""
         out = {}
         for line in text.splitlines():
-            m = re.match(r"^\s*(\S+)\s+.*?(\d+)\s+(\d+)\s*$", line)
+            m = re.match(r"^\s*(\S+)\s+.*?(\d[\d,]*)\s+(\d[\d,]*)\s*$", line)
             if not m or not re.search(r"\d", m.group(1)):
                 continue
             port = m.group(1)
             for short, full in self.port_abbrev:
                 if re.match(short + r"\d", port):
                     port = full + port[len(short):]
-            out[port] = {"rx_pfc": int(m.group(2)), "tx_pfc": int(m.group(3))}
+            out[port] = {"rx_pfc": int(m.group(2).replace(",", "")), "tx_pfc": int(m.group(3).replace(",", ""))}
         return out
 
 

@@ -8,8 +8,50 @@ Transaction: EOS configuration session (``configure session``, ``commit`` / ``co
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, parse_tree
+
+
+# Arista's IP MTU ceiling: a routed port takes at most ``mtu 9214`` (L2 frame 9236). AVD's p2p_uplinks_mtu
+# defaults to 9214 (aristanetworks/avd python-avd/pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml);
+# Arista forum "Jumbo frame MTU sizes" (eos.arista.com/forum/jumbo-frame-mtu-sizes/). See docs/switches.md#mtu-per-platform.
+EOS_MAX_MTU = 9214
+
+
+def default_traffic_class(dscp):
+    """EOS's default DSCP -> traffic-class map: TC = DSCP // 8, except DSCP 0-7 -> TC 1 and 8-15 -> TC 0
+    (the "low-end inversion"). Source: docs/switch-commands-sources.md#eos-defaults-hidden-from-running-config."""
+    tc = int(dscp) // 8
+    return {0: 1, 1: 0}.get(tc, tc)
+
+
+_QOS_MAP = re.compile(r"^qos map dscp ((?:\d+ )+)to traffic-class (\d+)( drop-precedence \d+)?$")
+
+
+def _visible(nodes):
+    """What EOS prints in ``show running-config`` for a managed tree: EOS leaves out lines equal to its
+    defaults and groups DSCPs that share a traffic class on one ``qos map dscp`` line. Both sides of a
+    comparison go through here: the rendered intent and the parsed running config.
+      * ``qos map dscp D.. to traffic-class T`` -> one line per DSCP; lines equal to the default map dropped;
+      * ``tx-queue N`` / ``priority strict`` is the tx-queue default (the non-default form EOS shows is
+        ``no priority``) -> dropped; a ``tx-queue N`` left without children is dropped too (EOS shows no
+        empty tx-queue block)."""
+    out = []
+    for line, children in nodes:
+        m = _QOS_MAP.match(line)
+        if m:
+            for dscp in m.group(1).split():
+                if int(m.group(2)) != default_traffic_class(dscp) or m.group(3):
+                    out.append(("qos map dscp %s to traffic-class %s%s" % (dscp, m.group(2), m.group(3) or ""), []))
+            continue
+        if re.match(r"(uc-)?tx-queue \d+$", line):
+            children = [c for c in children if c[0] != "priority strict"]
+            if not children:
+                continue
+        out.append((line, _visible(children)))
+    return out
 
 
 class EosDriver(CliDriver):
@@ -23,7 +65,7 @@ class EosDriver(CliDriver):
     pfc_counters_command = "show priority-flow-control counters"
     port_abbrev = (("Et", "Ethernet"),)
     owned_sections = {
-        "qos": (r"qos map dscp \d+ to traffic-class \d+$",),
+        "qos": (r"qos map dscp (\d+ )+to traffic-class \d+( drop-precedence \d+)?$",),
         "pbr": (r"ip access-list %s" % PREFIX, r"class-map type pbr match-any %s" % PREFIX, r"policy-map type pbr %s" % PREFIX),
     }
     owned_lines = {}
@@ -33,6 +75,40 @@ class EosDriver(CliDriver):
         "pbr": (r"service-policy type pbr input ",),
     }
 
+    def render(self, intent, qos, sections=SECTIONS):
+        """The managed config as EOS shows it (defaults left out, see _visible): what parse() returns
+        once the config is applied, so a satisfied intent reads back equal."""
+        return self.canonical(_visible(self.render_tree(intent, qos, sections)))
+
+    def render_explicit(self, intent, qos, sections=SECTIONS):
+        """Every line of the intent, defaults included (what AVD renders; the pyavd oracle compares this)."""
+        return self.canonical(self.render_tree(intent, qos, sections))
+
+    def parse(self, running, intent, sections=SECTIONS):
+        return self.canonical(_visible(parse_tree(CliDriver.parse(self, running, intent, sections))))
+
+    def diff(self, current, intended):
+        """Remediation between visible forms. Where the running config holds a non-default value of a
+        line whose intended value is the default (hidden), the explicit default is pushed: ``no priority``
+        on a tx-queue is undone with ``priority strict`` (a ``no qos map dscp ...`` already restores the
+        default map entry)."""
+        if current == intended:
+            return []
+        want = parse_tree(intended)
+        cur_intf = dict((node, kids) for node, kids in parse_tree(current) if node.startswith("interface "))
+        for line, children in want:
+            for qline, qkids in cur_intf.get(line, []):
+                if re.match(r"(uc-)?tx-queue \d+$", qline) and any(k[0] == "no priority" for k in qkids):
+                    mine = next((c for c in children if c[0] == qline), None)
+                    if mine is None:
+                        mine = (qline, [])
+                        children.append(mine)
+                    if not any(k[0].startswith("priority") or k[0] == "no priority" for k in mine[1]):
+                        mine[1].append(("priority strict", []))
+        cmds = CliDriver.diff(self, current, self.canonical(want))
+        # hier_config negates `no priority` as a bare `priority` (not an EOS command); `priority strict` follows
+        return [c for c in cmds if c.strip() != "priority"]
+
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
@@ -40,14 +116,14 @@ class EosDriver(CliDriver):
                 nodes.append(("qos map dscp %s to traffic-class %s" % (dscp, prio), []))
         bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
         if bindings:
-            local = sorted(set(intent.get("local_destinations") or []))
+            local = sorted(set(local_destinations(intent)))
             nodes.append(("ip access-list %sLOCAL" % PREFIX,
                           [("%d permit ip any %s" % (10 * (i + 1), d), []) for i, d in enumerate(local)]))
             nodes.append(("class-map type pbr match-any %sLOCAL" % PREFIX, [("match ip access-group %sLOCAL" % PREFIX, [])]))
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % intent["mtu"], []))
+                children.append(("mtu %d" % min(int(intent["mtu"]), EOS_MAX_MTU), []))
             if "qos" in sections:
                 children.append(("qos trust %s" % qos["trust"], []))
                 children.append(("priority-flow-control on", []))

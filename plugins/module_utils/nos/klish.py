@@ -10,13 +10,55 @@ Command sources: docs/switch-commands-sources.md#enterprise-sonic-klish.
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+
+
+def _kbytes(value):
+    """A WRED threshold as the running config prints it -> our unit (KBytes of 1000 bytes, as klish takes it).
+
+    The mgmt-framework renderer divides the stored bytes: by 1000 in current builds (Python 3 prints
+    ``150.0``), by 1024 in older ones (``146.484375`` for 150000 bytes); sources in
+    docs/switch-commands-sources.md#enterprise-sonic-klish. A value neither way maps back to whole KBytes
+    stays as printed, so it shows up as drift."""
+    try:
+        num = float(value)
+    except ValueError:
+        return value
+    if num == int(num):
+        return str(int(num))
+    as_bytes = num * 1024
+    if as_bytes == int(as_bytes) and int(as_bytes) % 1000 == 0:
+        return str(int(as_bytes) // 1000)
+    return value
+
+
+_WRED = re.compile(r"^(\s*(?:green|yellow|red) minimum-threshold )(\S+)( maximum-threshold )(\S+)( drop-probability .*)$")
+
+
+def normalize_running(text):
+    """Dell/Broadcom klish running-configuration -> the forms the driver renders: WRED thresholds in whole
+    KBytes, and the older renderer's ``pfc priority N`` as ``priority-flow-control priority N``."""
+    out = []
+    for line in text.splitlines():
+        m = _WRED.match(line)
+        if m:
+            line = m.group(1) + _kbytes(m.group(2)) + m.group(3) + _kbytes(m.group(4)) + m.group(5)
+        m = re.match(r"^(\s*)pfc priority (\d+)\s*$", line)
+        if m:
+            line = "%spriority-flow-control priority %s" % (m.group(1), m.group(2))
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 class KlishDriver(CliDriver):
     name = "sonic"
     device_type = "dell_sonic"
+    # the klish command tree defines `show running-configuration` (sonic-mgmt-framework
+    # CLI/clitree/cli-xml/enable_mode.xml); `show running-config` only works as an abbreviation
+    show_running = "show running-configuration"
     indent = 1
     hier_platform = "GENERIC"
     transaction = "reverse"
@@ -31,6 +73,9 @@ class KlishDriver(CliDriver):
         "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy "),
         "pbr": (r"service-policy type forwarding in ",),
     }
+
+    def parse(self, running, intent, sections=SECTIONS):
+        return CliDriver.parse(self, normalize_running(running), intent, sections)
 
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
@@ -62,7 +107,7 @@ class KlishDriver(CliDriver):
             if b:
                 name = "%sBIND-%s" % (PREFIX, safe_name(port))
                 src = host_of(b["source"])
-                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(intent.get("local_destinations") or [])]
+                rules = [("seq %d deny ip host %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local_destinations(intent))]
                 rules.append(("seq %d permit ip host %s any" % (10 * (len(rules) + 1), src), []))
                 nodes.append(("ip access-list %s" % name, rules))
                 nodes.append(("class-map %s match-type acl" % name, [("match access-group ip %s" % name, [])]))
@@ -77,4 +122,6 @@ class KlishDriver(CliDriver):
 class AsterNosDriver(KlishDriver):
     name = "asternos"
     device_type = "asterfusion_asternos"
+    # AsterNOS's own read command is not confirmed by a capture (docs/switch-commands-sources.md: unverified)
+    show_running = "show running-config"
     save_command = "write"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
@@ -24,6 +24,69 @@ MANAGED = {
 }
 # how many trailing tokens of a managed line are the value (dropped to build the nv unset path)
 VALUE_TOKENS = ((r"interface \S+ qos pfc-watchdog$", 0), (r"interface \S+ router pbr map ", 1), (r".*", 1))
+
+
+_ITEM = re.compile(r"^([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?)(?:-([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?))?$")
+
+
+def expand_names(spec):
+    """A range-compressed NVUE interface key -> the interface names it stands for.
+
+    ``nv config show`` groups identical settings under one key (real captures in
+    tests/fixtures/switches/nvue/): ``swp1-3``, ``swp1-2,32`` (the prefix carries over), ``eth0,swp19-22``;
+    breakout ports ``swp1s0-3`` range over the last number; ``swp1-swp8`` repeats the prefix. Names that
+    are not ranges (``lo``, ``bond1``, ``swp7``) come back unchanged."""
+    out, prefix = [], None
+    for item in spec.split(","):
+        m = _ITEM.match(item)
+        if not m or not (m.group(1) or prefix):
+            out.append(item)
+            prefix = None
+            continue
+        prefix = m.group(1) or prefix
+        first = m.group(2)
+        if m.group(4) is None:
+            out.append(prefix + first)
+            continue
+        last = m.group(4)
+        head, a = first.rsplit("s", 1) if "s" in first else ("", first)
+        if "s" in last:
+            lhead, b = last.rsplit("s", 1)
+            if lhead != head:
+                out.append(item)   # a range across breakout parents: not a form NVUE prints, keep literally
+                continue
+        else:
+            b = last
+        for n in range(int(a), int(b) + 1):
+            out.append(prefix + ("%ss%d" % (head, n) if head else str(n)))
+    return out
+
+
+def expand_numbers(spec):
+    """``0-7``, ``3,4``, ``24-27,48`` -> the numbers as strings (NVUE's form for dscp / switch-priority keys)."""
+    out = []
+    for item in spec.split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", item)
+        if not m:
+            return [spec]
+        out += [str(n) for n in range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1)]
+    return out
+
+
+# paths whose key may come range-compressed from `nv config show -o commands`: (regex, expander)
+RANGED = ((re.compile(r"^(interface )(\S+)( .*)?$"), expand_names),
+          (re.compile(r"^(qos mapping \S+ dscp )(\S+)( .*)$"), expand_numbers),
+          (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers),
+          (re.compile(r"^(qos (?:congestion-control|egress-scheduler) \S+ traffic-class )(\S+)( .*)$"), expand_numbers))
+
+
+def expand_path(path):
+    """One ``nv set`` path (without ``nv set``) -> the paths it stands for, one per interface/number."""
+    for regex, expander in RANGED:
+        m = regex.match(path)
+        if m:
+            return [m.group(1) + key + (m.group(3) or "") for key in expander(m.group(2))]
+    return [path]
 
 
 def nh_name(address):
@@ -68,11 +131,12 @@ class NvueDriver(Driver):
             lines.append("router pbr state enabled")
             for nh in sorted(set(b["next_hop"] for b in bindings)):
                 lines.append("router nexthop group %s via %s" % (nh_name(nh), nh))
+            local = local_destinations(intent)
             for b in bindings:
                 port = self.port(b["ingress"])
                 name = "%sBIND-%s" % (PREFIX, port)
                 rule = 10
-                for dest in intent.get("local_destinations") or []:
+                for dest in local:
                     lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
                               "router pbr map %s rule %d match destination-ip %s" % (name, rule, dest),
                               "router pbr map %s rule %d action vrf default" % (name, rule)]
@@ -99,8 +163,11 @@ class NvueDriver(Driver):
         paths = []
         for line in running.splitlines():
             line = line.strip()
-            if line.startswith("nv set ") and self._managed(line[7:], ports, sections):
-                paths.append(line[7:])
+            if not line.startswith("nv set "):
+                continue
+            for path in expand_path(line[7:]):
+                if self._managed(path, ports, sections):
+                    paths.append(path)
         return self._canonical(paths)
 
     @staticmethod

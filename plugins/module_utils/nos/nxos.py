@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
 
@@ -82,7 +82,7 @@ class NxosDriver(CliDriver):
                 src = "%s/32" % host_of(b["source"])
                 # An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines); local
                 # destinations are excluded by a route-map *deny* sequence instead, which forwards normally.
-                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(intent.get("local_destinations") or [])]
+                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local_destinations(intent))]
                 seq = 10
                 if local:
                     nodes.append(("ip access-list %s-LOCAL" % name, local))

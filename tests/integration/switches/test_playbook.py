@@ -82,7 +82,7 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     stats, res = run_playbook(switch_lab, "--check", "--diff")
     assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
     qos = res["leaf1"][TASK]
-    assert qos["drift"] == [{"item": "interface Ethernet2 > mtu", "expected": "mtu 9216", "actual": "mtu 1500"}]
+    assert qos["drift"] == [{"item": "interface Ethernet2 > mtu", "expected": "mtu 9214", "actual": "mtu 1500"}]
     assert "mtu 1500" in qos["diff"]["before"] and "mtu 1500" not in qos["diff"]["after"]
     assert entries(switch_lab) == seen, "check mode entered config mode"
     # tags select parts: the port-binding part alone does not see an MTU drift, the QoS part does
@@ -96,6 +96,6 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     # converge repairs it, and only it
     stats, res = run_playbook(switch_lab)
     assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
-    assert [c.strip() for c in res["leaf1"][TASK]["commands"]][-1] == "mtu 9216"
+    assert [c.strip() for c in res["leaf1"][TASK]["commands"]][-1] == "mtu 9214"  # EOS: clamped to 9214
     stats, res = run_playbook(switch_lab, "--check")
     assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats

@@ -45,7 +45,8 @@ def test_manual_drift_shows_in_plan(switch_lab, name):
     a.close()
     assert "1500" in before and before != after
     got = [c.strip() for c in cmds]
-    assert got[0] == DRIFT[name][0] and got[-1] == "mtu 9216" and set(got[1:-1]) <= {"no mtu 1500"}, got
+    mtu = "mtu 9214" if name == "leaf1" else "mtu 9216"  # leaf1 is EOS: switch MTU clamped to Arista's 9214
+    assert got[0] == DRIFT[name][0] and got[-1] == mtu and set(got[1:-1]) <= {"no mtu 1500"}, got
 
 
 def test_nvue_drift_shows_in_plan(switch_lab):

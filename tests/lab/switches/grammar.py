@@ -8,7 +8,7 @@ Only commands from the vendor references are listed; anything else gets the NOS'
 EOS = {
     "config": [
         (r"interface Ethernet\d+(/\d+)*$", "if", 0),
-        (r"qos map dscp \d+( \d+)* to traffic-class [0-7]$", None, 4),
+        (r"qos map dscp \d+( \d+)* to traffic-class [0-7]( drop-precedence [0-2])?$", None, 4),
         (r"ip access-list [\w-]+$", "acl", 0),
         (r"class-map type pbr match-any [\w-]+$", "cmap-pbr", 0),
         (r"policy-map type pbr [\w-]+$", "pmap-pbr", 0),
@@ -31,6 +31,7 @@ EOS = {
         (r"random-detect ecn minimum-threshold \d+ (segments|bytes|kbytes|mbytes) maximum-threshold \d+ "
          r"(segments|bytes|kbytes|mbytes)( max-mark-probability \d+)?( weight \d+)?$", None, 2),
         (r"priority strict$", None, 1),
+        (r"no priority$", None, 1),
         (r"bandwidth percent \d+$", None, 2),
     ],
     "acl": [(r"\d+ (permit|deny) ip (any|host \S+|\S+/\d+) (any|host \S+|\S+/\d+)$", None, 1)],

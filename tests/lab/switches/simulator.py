@@ -28,6 +28,7 @@ import paramiko
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
+from nvue_ranges import compress_commands  # noqa: E402
 
 USER, PASSWORD = "admin", "admin"
 
@@ -363,7 +364,7 @@ class EosSession(CliSession):
 
     def config_extra(self, line):
         if not self.session:
-            return None
+            return self.eos_config(line)
         if line == "show session-config diffs":
             a = tree_lines(self.dev.running, 3)
             b = tree_lines(self.session[1], 3)
@@ -383,7 +384,7 @@ class EosSession(CliSession):
             self.leave_config()
             self.count_config()
             return ""
-        return None
+        return self.eos_config(line)
 
     def arm_timer(self, name, prev, secs):
         """commit timer: roll back unless `configure session NAME commit` confirms in time."""
@@ -400,6 +401,72 @@ class EosSession(CliSession):
     def leave_config(self):
         CliSession.leave_config(self)
         self.target = self.dev.running
+
+    # --- EOS's view of its own config (docs/switch-commands-sources.md, tests/fixtures/switches/eos/):
+    # the DSCP map is kept per DSCP, and `show running-config` leaves out what equals the default (default
+    # DSCP map, tx-queue `priority strict`) and groups DSCPs sharing a class on one line (EOS 4.35 capture).
+    def eos_config(self, line):
+        """DSCP map lines and a tx-queue's priority, as EOS stores them; None: not one of these."""
+        m = re.match(r"^(no )?qos map dscp ((?:\d+ )+)to traffic-class ([0-7])( drop-precedence [0-2])?$", line)
+        if (m or line in ("no priority", "priority strict")) and self.rejected(line):
+            return self.invalid(line)
+        if m:
+            del self.stack[:]   # a global command typed in a sub-mode goes to the global level, as on EOS
+            dscps = m.group(2).split()
+            for n in [n for n in self.target if re.match(r"qos map dscp (%s) to " % "|".join(dscps), n[0])]:
+                if not m.group(1) or n[0].split()[6] == m.group(3):
+                    self.target.remove(n)
+            if not m.group(1):
+                self.target.extend(new_node("qos map dscp %s to traffic-class %s%s" % (d, m.group(3), m.group(4) or ""))
+                                   for d in dscps)
+            self.changed()
+            return ""
+        if line in ("no priority", "priority strict") and self.stack and self.stack[-1][1] == "txq":
+            kids = self.stack[-1][0][1]
+            kids[:] = [k for k in kids if k[0] not in ("no priority", "priority strict")]
+            if line == "no priority":
+                kids.insert(0, new_node("no priority"))
+            self.changed()
+            return ""
+        return None
+
+    def show_running(self):
+        shown, grouped = [], False
+        for node in self.dev.running:
+            m = re.match(r"qos map dscp \d+ to ", node[0])
+            if m:
+                if not grouped:
+                    shown.extend(eos_dscp_lines(self.dev.running))
+                    grouped = True
+                continue
+            if node[0].startswith("interface "):
+                kids = []
+                for kid in node[1]:
+                    if re.match(r"(uc-)?tx-queue \d+$", kid[0]):
+                        sub = [k for k in kid[1] if k[0] != "priority strict"]
+                        if not sub:
+                            continue
+                        kid = [kid[0], sub]
+                    kids.append(kid)
+                node = [node[0], kids]
+            shown.append(node)
+        return "\n".join(tree_lines(shown, 3)) + "\n"
+
+
+def eos_default_tc(dscp):
+    tc = dscp // 8
+    return {0: 1, 1: 0}.get(tc, tc)
+
+
+def eos_dscp_lines(nodes):
+    """Per-DSCP map nodes -> EOS's grouped, non-default `qos map dscp D D .. to traffic-class T` nodes."""
+    groups = {}
+    for node in nodes:
+        m = re.match(r"qos map dscp (\d+) to traffic-class (\d)( drop-precedence \d)?$", node[0])
+        if m and (int(m.group(2)) != eos_default_tc(int(m.group(1))) or m.group(3)):
+            groups.setdefault((int(m.group(2)), m.group(3) or ""), []).append(int(m.group(1)))
+    return [new_node("qos map dscp %s to traffic-class %d%s" % (" ".join(str(d) for d in sorted(ds)), tc, dp))
+            for (tc, dp), ds in sorted(groups.items(), key=lambda kv: min(kv[1]))]
 
 
 class NxosSession(CliSession):
@@ -489,7 +556,19 @@ class KlishSession(CliSession):
             return ""
         return CliSession.handle(self, line)
 
+    def show_running(self):
+        if self.dev.nos != "sonic":
+            return self.running_text()
+
+        def shown(nodes):
+            return [[klish_wred_shown(n[0]), shown(n[1])] for n in nodes]
+        return "\n".join(tree_lines(shown(self.dev.running), 1)) + "\n"
+
     def exec_extra(self, line):
+        # Dell/Broadcom klish: the command is `show running-configuration` (`show running-config` is taken as
+        # its abbreviation, like klish's unique-prefix matching)
+        if line in ("show running-configuration", "show running-configuration | no-more"):
+            return self.show_running()
         if line == "write memory" and self.dev.nos == "sonic":
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()
@@ -498,6 +577,17 @@ class KlishSession(CliSession):
             self.confirm = True
             return "Existing file will be overwritten, continue? [y/N]:"
         return self.invalid(line)
+
+
+def klish_wred_shown(line):
+    """Dell/Broadcom mgmt-framework renders a WRED threshold from the stored bytes divided by 1024
+    (noolex/sonic-mgmt-framework CLI/actioner/show_config_qos.py @05d997e, Python 3 division): the KBytes
+    typed (x1000 bytes) come back as e.g. 146.484375 for 150."""
+    m = re.match(r"^(green|yellow|red) minimum-threshold (\d+) maximum-threshold (\d+) (drop-probability \d+)$", line)
+    if not m:
+        return line
+    return "%s minimum-threshold %s maximum-threshold %s %s" % (
+        m.group(1), int(m.group(2)) * 1000 / 1024, int(m.group(3)) * 1000 / 1024, m.group(4))
 
 
 class NvueSession(Session):
@@ -523,7 +613,8 @@ class NvueSession(Session):
         if line in ("exit", "logout"):
             return None
         if line == "nv config show -o commands":
-            return "".join("nv set %s\n" % p for p in dev.running)
+            # NVUE prints interfaces that share a setting under one range key (swp1-4,9-12), lines end in a blank
+            return "".join("nv set %s \n" % p for p in compress_commands(dev.running))
         if line == "nv config diff -o commands":
             pend = dev.pending if dev.pending is not None else dev.running
             out = ["nv unset %s" % p for p in dev.running if p not in pend]

@@ -59,7 +59,8 @@ def structured_config(intent, qos):
     for port in ports:
         intf = {
             "name": port,
-            "mtu": intent["mtu"],
+            # Arista's IP MTU ceiling (AVD's own p2p_uplinks_mtu default): the switch MTU clamped to 9214
+            "mtu": min(intent["mtu"], 9214),
             "qos": {"trust": qos["trust"]},
             "priority_flow_control": {"enabled": True, "priorities": [{"priority": p, "no_drop": True} for p in qos["lossless_priorities"]]},
             "tx_queues": [{"id": qos["ecn_queue"], "random_detect": {"ecn": {"threshold": ecn}}}],
@@ -158,12 +159,15 @@ def test_eos_driver_matches_pyavd_line_for_line(plan):
     assert {n for n, i in devices if i.get("bindings")} and {n for n, i in devices if n.startswith("spine")}, devices
     compared = []
     for name, intent in devices:
-        ours = managed(drv.render(intent, plan["qos"]))
-        theirs = managed(pyavd_render(structured_config(intent, plan["qos"])))
+        theirs_text = pyavd_render(structured_config(intent, plan["qos"]))
+        ours = managed(drv.render_explicit(intent, plan["qos"]))
+        theirs = managed(theirs_text)
         assert ours == theirs, name
+        # what EOS shows of it (defaults hidden) is what the driver renders for the comparison after apply
+        assert drv.parse(drv.render_explicit(intent, plan["qos"]), intent) == drv.render(intent, plan["qos"]), name
         compared += ours
     # the comparison must cover every kind of managed line, not pass on an empty extract
-    for needle in ("qos map dscp 26 to traffic-class 3", " > mtu 9216", " > qos trust dscp", " > priority-flow-control priority 3 no-drop",
+    for needle in ("qos map dscp 26 to traffic-class 3", " > mtu 9214", " > qos trust dscp", " > priority-flow-control priority 3 no-drop",
                    " > priority-flow-control pause watchdog", " > random-detect ecn minimum-threshold", " > priority strict",
                    " > service-policy type pbr input AIF-BIND-", "ip access-list AIF-LOCAL > 10 permit ip any ",
                    " > match ip access-group AIF-", " > set nexthop "):
@@ -174,7 +178,7 @@ def test_extractor_keeps_every_line_the_driver_renders(plan):
     # our render holds only managed lines, so every one of them must reach the comparison
     drv = get_driver("eos")
     for name, intent in eos_devices(plan):
-        text = drv.render(intent, plan["qos"])
+        text = drv.render_explicit(intent, plan["qos"])
         assert len(managed(text)) == len([line for line in text.splitlines() if line.strip()]), name
 
 
@@ -186,14 +190,14 @@ def test_extractor_keeps_every_line_the_driver_renders(plan):
 ])
 def test_comparison_catches_a_wrong_form(plan, wrong, right):
     leaf = plan["leafs"]["leaf1"]
-    text = get_driver("eos").render(leaf, plan["qos"])
+    text = get_driver("eos").render_explicit(leaf, plan["qos"])
     assert right in text
     assert managed(text.replace(right, wrong)) != managed(pyavd_render(structured_config(leaf, plan["qos"])))
 
 
 def test_comparison_catches_reordered_policy_map_classes(plan):
     leaf = plan["leafs"]["leaf1"]
-    text = get_driver("eos").render(leaf, plan["qos"])
+    text = get_driver("eos").render_explicit(leaf, plan["qos"])
     swapped = text.replace("   class AIF-LOCAL\n   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n",
                            "   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n   class AIF-LOCAL\n")
     assert swapped != text

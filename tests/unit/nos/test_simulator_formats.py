@@ -1,0 +1,100 @@
+"""The lab simulators print the formats of the real captures (tests/fixtures/switches/), in process, without SSH:
+a config pushed through a simulated CLI and read back with the driver is a no-op, and the printed text has the
+real-device shape (NVUE range keys, EOS hidden defaults, Dell klish WRED units). Covers the Dell klish simulator,
+which the lab topology does not start."""
+import copy
+import os
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+simulator = pytest.importorskip("simulator")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        return build_plan(yaml.safe_load(fh)["fabric"])
+
+
+class FakeDevice(object):
+    def __init__(self, nos):
+        self.name, self.nos = "sw", nos
+        self.running, self.checkpoints, self.pending, self.revision = [], {}, None, 1
+        self.startup = []
+        self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
+
+    def persist(self):
+        pass
+
+    def entered(self):
+        pass
+
+    def faults(self):
+        return {}
+
+
+def session(nos):
+    sess = simulator.SESSIONS[nos](FakeDevice(nos), None)
+    if isinstance(sess, simulator.KlishSession):
+        sess.shell = False   # past `sonic-cli`
+    return sess
+
+
+def push(sess, cmds):
+    sess.handle("configure terminal")
+    for c in cmds:
+        out = sess.handle(c.strip())
+        assert not out, (c, out)
+    sess.handle("end")
+
+
+def test_eos_simulator_hides_defaults_and_readback_is_a_noop(plan):
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    sess = session("eos")
+    # push every line, defaults included (as an operator might), then read back as EOS shows it
+    explicit = drv.render_explicit(leaf, plan["qos"])
+    push(sess, explicit.splitlines())
+    shown = sess.handle("show running-config")
+    assert "qos map dscp 26 to traffic-class 3" not in shown and "priority strict" not in shown
+    assert "   mtu 9214" in shown
+    assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
+    # a remapped DSCP is printed grouped, like EOS 4.35
+    push(sess, ["qos map dscp 24 25 to traffic-class 1"])
+    assert "qos map dscp 24 25 to traffic-class 1" in sess.handle("show running-config")
+    cmds = drv.diff(drv.parse(sess.handle("show running-config"), leaf), drv.render(leaf, plan["qos"]))
+    assert cmds == ["no qos map dscp 24 to traffic-class 1", "no qos map dscp 25 to traffic-class 1"], cmds
+    push(sess, cmds)
+    assert drv.parse(sess.handle("show running-config"), leaf) == drv.render(leaf, plan["qos"])
+
+
+def test_nvue_simulator_prints_range_keys_and_readback_is_a_noop(plan):
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    sess = session("nvue")
+    for cmd in drv.diff("", drv.render(leaf, plan["qos"])):
+        assert not sess.handle(cmd), cmd
+    assert "applied" in sess.handle("nv config apply -y")
+    shown = sess.handle("nv config show -o commands")
+    assert "nv set interface swp1-4,9-12 link mtu 9216 \n" in shown
+    assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
+
+
+def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan):
+    leaf = dict(copy.deepcopy(plan["leafs"]["leaf0"]), platform="sonic")
+    drv = get_driver("sonic")
+    sess = session("sonic")
+    want = drv.render(leaf, plan["qos"])
+    push(sess, drv.diff("", want))
+    shown = sess.handle(drv.show_running)
+    assert drv.show_running == "show running-configuration"
+    assert " green minimum-threshold 146.484375 maximum-threshold 1464.84375 drop-probability 100" in shown
+    assert drv.parse(shown, leaf) == want
+    assert drv.diff(drv.parse(shown, leaf), want) == []
