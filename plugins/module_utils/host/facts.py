@@ -48,7 +48,7 @@ def _version_tuple(text):
 
 
 def loaded_modules(sysroot):
-    """Names of loaded kernel modules (/proc/modules) plus built-ins (/sys/module/<name> only)."""
+    """Names of loadable modules currently loaded (/proc/modules)."""
     text = sysroot.read("/proc/modules")
     names = set()
     if text:
@@ -56,12 +56,55 @@ def loaded_modules(sysroot):
     return names
 
 
-def module_state(sysroot, name, loaded):
+# A built-in module without parameters has no /sys/module/<name> (the kernel creates it only for
+# built-ins with parameters or a version); some leave a class or misc device behind instead.
+# ib_uverbs: class attribute abi_version (drivers/infiniband/core/uverbs_main.c), seen in the real
+# capture tests/fixtures/hosts/captures/h100-vm-2026-11-22; rdma_ucm: misc device "rdma_cm" (ucma.c).
+BUILTIN_TRACES = {"ib_uverbs": "/sys/class/infiniband_verbs/abi_version", "rdma_ucm": "/sys/class/misc/rdma_cm"}
+
+
+def builtin_modules(sysroot, kernel):
+    """(names, path) from /lib/modules/<kernel>/modules.builtin (``kernel/.../ib_uverbs.ko`` lines);
+    (empty set, None) when the file is not readable."""
+    for base in ("/lib/modules", "/usr/lib/modules"):
+        rel = "%s/%s/modules.builtin" % (base, kernel)
+        text = sysroot.read(rel) if kernel else None
+        if text is not None:
+            names = set()
+            for line in text.splitlines():
+                name = line.strip().rsplit("/", 1)[-1]
+                if name.endswith(".ko"):
+                    names.add(name[:-3].replace("-", "_"))
+            return names, rel
+    return set(), None
+
+
+def module_state(sysroot, name, loaded, builtin=frozenset()):
+    """loaded (in /proc/modules), builtin (modules.builtin, /sys/module without /proc/modules, or a
+    class the module registers), or missing."""
     if name in loaded:
         return "loaded"
-    if sysroot.isdir("/sys/module/%s" % name):
+    if name in builtin or sysroot.isdir("/sys/module/%s" % name):
+        return "builtin"
+    if name in BUILTIN_TRACES and sysroot.exists(BUILTIN_TRACES[name]):
         return "builtin"
     return "missing"
+
+
+def _numa(sysroot, rel):
+    """NUMA node of a device; None for -1 (NUMA_NO_NODE: VMs and single-node firmware report it)."""
+    node = sysroot.read_int(rel)
+    return node if node is not None and node >= 0 else None
+
+
+def pci_function_of(sysroot, rel):
+    """PCI address behind a ``device`` link, walking up past non-PCI children: a virtio NIC's link
+    resolves to ``.../0000:00:03.0/virtio2`` (real capture h100-vm-2026-11-22)."""
+    real = sysroot.realpath(rel)
+    for part in reversed((real or "").split("/")):
+        if pcitopo.BDF_RE.match(part):
+            return part
+    return None
 
 
 def parse_ethtool_i(text):
@@ -94,11 +137,11 @@ def read_rdma_devices(sysroot, runner):
     devices = {}
     for name in sysroot.listdir("/sys/class/infiniband"):
         base = "/sys/class/infiniband/%s" % name
-        bdf = sysroot.link_name(base + "/device")
+        bdf = pci_function_of(sysroot, base + "/device")
         hca_type = sysroot.read(base + "/hca_type")
         dev = {"name": name, "pci": bdf, "hca_type": hca_type, "model": HCA_MODELS.get(hca_type, hca_type),
                "fw_ver": sysroot.read(base + "/fw_ver"), "board_id": sysroot.read(base + "/board_id"),
-               "numa_node": sysroot.read_int(base + "/device/numa_node"),
+               "numa_node": _numa(sysroot, base + "/device/numa_node"),
                "netdevs": sysroot.listdir(base + "/device/net"), "ports": {}}
         for port in sysroot.listdir(base + "/ports"):
             pbase = "%s/ports/%s" % (base, port)
@@ -122,13 +165,43 @@ def read_netdev(sysroot, runner, name):
     return {"name": name, "operstate": sysroot.read(base + "/operstate"),
             "speed_mbps": speed if speed is not None and speed > 0 else None,
             "mtu": sysroot.read_int(base + "/mtu"), "address": sysroot.read(base + "/address"),
-            "pci": sysroot.link_name(base + "/device"),
+            "pci": pci_function_of(sysroot, base + "/device"),
+            "bus_device": sysroot.link_name(base + "/device"),
             "driver": sysroot.link_name(base + "/device/driver"),
             "ethtool": parse_ethtool_i(ethtool.stdout) if ethtool.ok else None,
             "ethtool_status": "ok" if ethtool.ok else ("tool missing" if ethtool.missing else "rc=%s" % ethtool.rc)}
 
 
-def read_gpus(sysroot):
+# PCI device id -> product, only for ids a real capture ties to a name (nvidia-smi and sysfs of the
+# same machine): h100-vm-2026-11-22 (0x2330 = "NVIDIA H100 80GB HBM3").
+GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3"}
+NVSMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,pci.bus_id,driver_version,vbios_version", "--format=csv"]
+
+
+def normalize_bdf(bus_id):
+    """nvidia-smi bus id ``00000000:00:06.0`` (32-bit domain) -> sysfs ``0000:00:06.0``."""
+    match = re.match(r"^([0-9A-Fa-f]+):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$", (bus_id or "").strip())
+    if not match:
+        return None
+    return ("%04x:%s:%s.%s" % ((int(match.group(1), 16),) + match.groups()[1:])).lower()
+
+
+def parse_nvsmi_query(text):
+    """``nvidia-smi --query-gpu=... --format=csv`` -> {bdf: {column: value}} (header names the columns)."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return {}
+    header = [h.strip().split(" [")[0] for h in lines[0].split(",")]
+    out = {}
+    for line in lines[1:]:
+        row = dict(zip(header, [v.strip() for v in line.split(",")]))
+        bdf = normalize_bdf(row.get("pci.bus_id"))
+        if bdf:
+            out[bdf] = row
+    return out
+
+
+def read_gpus(sysroot, runner=None):
     gpus = []
     for bdf in sysroot.listdir("/sys/bus/pci/devices"):
         base = "/sys/bus/pci/devices/%s" % bdf
@@ -137,10 +210,18 @@ def read_gpus(sysroot):
         klass = sysroot.read(base + "/class") or ""
         if not (klass.startswith("0x0302") or klass.startswith("0x0300")):
             continue
-        gpus.append({"pci": bdf, "numa_node": sysroot.read_int(base + "/numa_node"),
+        gpus.append({"pci": bdf, "numa_node": _numa(sysroot, base + "/numa_node"),
                      "device_id": sysroot.read(base + "/device")})
+    query = runner.run(NVSMI_QUERY) if runner is not None and gpus else None
+    named = parse_nvsmi_query(query.stdout) if query is not None and query.ok else {}
     for index, gpu in enumerate(sorted(gpus, key=lambda g: g["pci"].lower())):
         gpu["index"] = index
+        row = named.get(gpu["pci"].lower())
+        if row:
+            gpu.update(name=row.get("name"), name_source="nvidia-smi", vbios=row.get("vbios_version"))
+        else:
+            model = GPU_MODELS.get(gpu["device_id"])
+            gpu.update(name=model, name_source="pci id" if model else None, vbios=None)
     return sorted(gpus, key=lambda g: g["index"])
 
 
@@ -231,12 +312,13 @@ def gather(root="/", capture_dir=None, netdevs=()):
         found = read_netdev(sysroot, runner, name)
         if found is not None:
             netdev_facts[name] = found
-    gpus = read_gpus(sysroot)
+    gpus = read_gpus(sysroot, runner)
     topo_run = runner.run(["nvidia-smi", "topo", "-m"])
     parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
     topology = {"source": "nvidia-smi" if parsed else "sysfs",
                 "nvidia_smi": "ok" if parsed else ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc),
-                "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {}}
+                "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
+                "gpu_affinity": parsed["gpu_affinity"] if parsed else {}}
     bridges = {}
     for gpu in gpus:
         key = str(gpu["index"])
@@ -254,8 +336,10 @@ def gather(root="/", capture_dir=None, netdevs=()):
     ats = {}
     for item in [g["pci"] for g in gpus] + [d["pci"] for d in rdma.values() if d["pci"]]:
         ats[item] = pcitopo.read_acs_ats(sysroot, item)["ats_enabled"]
-    modules = dict((name, module_state(sysroot, name, loaded)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
-    return {"root": sysroot.root, "kernel": sysroot.read("/proc/sys/kernel/osrelease"),
+    kernel = sysroot.read("/proc/sys/kernel/osrelease")
+    builtin, builtin_source = builtin_modules(sysroot, kernel)
+    modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
+    return {"root": sysroot.root, "live": sysroot.live, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
             "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),

@@ -125,14 +125,24 @@ def acs_redirects(acs):
     return bool(acs) and (acs.get("ReqRedir") or acs.get("CmpltRedir"))
 
 
+# SGR escape sequences: nvidia-smi (R580) underlines the matrix header (ESC[4m ... ESC[0m) even when
+# its output is not a terminal (tests/fixtures/hosts/captures/h100-vm-2026-11-22).
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_ansi(text):
+    return ANSI_RE.sub("", text or "")
+
+
 def parse_topo_matrix(text):
     """Parse ``nvidia-smi topo -m``.
 
-    Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...}},
-    or None when the text has no matrix. NIC columns named NIC<n> are resolved through the
-    "NIC Legend" block; older drivers name the columns after the RDMA device directly.
+    Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...},
+    'gpu_affinity': {'0': {'cpus': '0-15', 'numa': '0'}}}, or None when the text has no matrix.
+    NIC columns named NIC<n> are resolved through the "NIC Legend" block; older drivers name the
+    columns after the RDMA device directly.
     """
-    lines = [line.rstrip("\n") for line in (text or "").splitlines()]
+    lines = [line.rstrip("\n") for line in strip_ansi(text).splitlines()]
     header = None
     for idx, line in enumerate(lines):
         tokens = line.split()
@@ -154,6 +164,8 @@ def parse_topo_matrix(text):
             legend[match.group(1)] = match.group(2)
     gpu_nic = {}
     gpu_gpu = {}
+    affinity = {}
+    has_numa = "NUMA Affinity" in lines[header]
     for line in lines[header + 1:]:
         tokens = line.split()
         if not tokens or not re.match(r"^GPU\d+$", tokens[0]):
@@ -167,4 +179,8 @@ def parse_topo_matrix(text):
                 gpu_gpu.setdefault(gpu, {})[column[3:]] = value
             else:
                 gpu_nic.setdefault(gpu, {})[legend.get(column, column)] = value
-    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend}
+        # after the device columns: CPU Affinity, then NUMA Affinity (R450+); N/A when unknown
+        rest = tokens[1 + len(columns):]
+        affinity[gpu] = {"cpus": rest[0] if rest else None,
+                         "numa": rest[1] if has_numa and len(rest) > 1 else None}
+    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity}

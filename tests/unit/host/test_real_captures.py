@@ -1,0 +1,132 @@
+"""The host readers against real captured output (tests/fixtures/hosts/captures/<name>/, each with SOURCE.md).
+
+Each test names the capture it covers. The H100 VM tree is built from the shared capture by
+tests/fixtures/hosts/from_capture.py with values printed in the trace only.
+"""
+import importlib.util
+import os
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
+from ansible_collections.aifabric.roce.plugins.module_utils.host import pcitopo
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURES = os.path.join(HERE, "..", "..", "fixtures", "hosts", "captures")
+VM = "h100-vm-2026-11-22"
+
+
+def capture(name, filename):
+    with open(os.path.join(CAPTURES, name, filename), "r") as handle:
+        return handle.read()
+
+
+def test_every_capture_has_a_source():
+    names = sorted(os.listdir(CAPTURES))
+    assert len(names) >= 4
+    for name in names:
+        text = capture(name, "SOURCE.md")
+        assert "Source" in text and ("https://" in text or "shared/captures" in text), name
+
+
+@pytest.fixture(scope="module")
+def vm_tree(tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("from_capture", os.path.join(CAPTURES, "..", "from_capture.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = str(tmp_path_factory.mktemp("vm"))
+    return mod.build(os.path.join(CAPTURES, VM, "capture.txt"), out)
+
+
+@pytest.fixture(scope="module")
+def vm_facts(vm_tree):
+    return hf.gather(os.path.join(vm_tree, "root"), os.path.join(vm_tree, "tools"), netdevs=["eth0"])
+
+
+# --- h100-vm-2026-11-22 (shared capture) ---------------------------------------------------------
+
+def test_vm_capture_keeps_ansi_header_and_it_parses():
+    raw = capture(VM, "capture.txt")
+    assert "\x1b[4mGPU0" in raw  # the misread's cause is in the witness
+    text = raw.split("+ nvidia-smi topo -m\n", 1)[1].split("+ nvidia-smi topo -mp", 1)[0]
+    parsed = pcitopo.parse_topo_matrix(text)
+    assert parsed is not None
+    assert parsed["gpu_gpu"] == {"0": {"0": "X"}} and parsed["gpu_nic"] == {}
+    assert parsed["gpu_affinity"] == {"0": {"cpus": "0-15", "numa": "0"}}
+
+
+def test_vm_topology_comes_from_nvidia_smi(vm_facts):
+    topo = vm_facts["topology"]
+    assert topo["source"] == "nvidia-smi" and topo["nvidia_smi"] == "ok"
+    assert topo["gpu_affinity"]["0"] == {"cpus": "0-15", "numa": "0"}
+
+
+def test_vm_gpu_has_a_name_and_no_fake_numa(vm_facts):
+    assert len(vm_facts["gpus"]) == 1
+    gpu = vm_facts["gpus"][0]
+    assert gpu["pci"] == "0000:00:06.0" and gpu["device_id"] == "0x2330"
+    assert gpu["name"] == "NVIDIA H100 80GB HBM3" and gpu["name_source"] == "nvidia-smi"
+    assert gpu["vbios"] == "96.00.DA.00.0C"
+    assert gpu["numa_node"] is None  # sysfs says -1 (NUMA_NO_NODE), not node -1
+
+
+def test_vm_virtio_nic_resolves_to_its_pci_function(vm_facts):
+    eth0 = vm_facts["netdevs"]["eth0"]
+    assert eth0["pci"] == "0000:00:03.0" and eth0["bus_device"] == "virtio2"
+    assert eth0["mtu"] == 1400 and eth0["operstate"] == "up" and eth0["address"] == "02:fc:00:00:00:01"
+
+
+def test_vm_builtin_modules_are_not_missing(vm_facts):
+    mods = vm_facts["modules"]
+    assert mods["nvidia"] == "loaded"  # /proc/modules
+    assert mods["ib_core"] == mods["mlx5_core"] == mods["mlx5_ib"] == "builtin"  # /sys/module only
+    assert mods["ib_uverbs"] == "builtin"  # only /sys/class/infiniband_verbs/abi_version shows it
+    assert mods["nvidia_peermem"] == "missing" and mods["rdma_cm"] == "missing"
+    assert vm_facts["modules_builtin"] is None  # modules.builtin was not captured
+
+
+def test_vm_no_rdma_device_and_no_traceback(vm_facts):
+    assert vm_facts["rdma_devices"] == {} and vm_facts["live"] is False
+    assert vm_facts["kernel"] == "6.18.44-fc-v657-gpu"
+    assert vm_facts["iommu"]["mode"] == "off"
+
+
+def test_modules_builtin_file_is_read(tmp_path):
+    # modules.builtin format: one path per line (kernel Documentation/kbuild/kbuild.rst, "modules.builtin")
+    (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
+    (tmp_path / "proc" / "sys" / "kernel" / "osrelease").write_text("6.8.0-45-generic\n")
+    mods = tmp_path / "lib" / "modules" / "6.8.0-45-generic"
+    mods.mkdir(parents=True)
+    (mods / "modules.builtin").write_text("kernel/drivers/infiniband/core/rdma_cm.ko\nkernel/drivers/infiniband/core/ib_core.ko\n")
+    f = hf.gather(str(tmp_path))
+    assert f["modules"]["rdma_cm"] == "builtin" and f["modules"]["ib_uverbs"] == "missing"
+    assert f["modules_builtin"] == "/lib/modules/6.8.0-45-generic/modules.builtin"
+
+
+# --- public nvidia-smi topo -m captures ----------------------------------------------------------
+
+def test_nccl_1453_topo_nic_columns():
+    parsed = pcitopo.parse_topo_matrix(capture("nccl-1453-topo-h100", "nvidia-smi_topo_-m.txt"))
+    assert sorted(parsed["gpu_nic"]) == [str(i) for i in range(8)]
+    assert parsed["gpu_nic"]["0"]["NIC8"] == "PIX" and parsed["gpu_nic"]["7"]["NIC1"] == "PIX"
+    assert all(parsed["gpu_nic"][str(g)]["NIC0"] == "SYS" for g in range(8))
+    assert parsed["gpu_gpu"]["3"]["5"] == "NV18"
+    assert parsed["gpu_affinity"]["4"] == {"cpus": "80-159", "numa": "1"}
+    assert parsed["nic_names"] == {}  # the legend is beyond the stored excerpt
+
+
+def test_nccl_tests_29_topo_legacy_columns():
+    parsed = pcitopo.parse_topo_matrix(capture("nccl-tests-29-topo-mlx5-columns", "nvidia-smi_topo_-m.txt"))
+    assert parsed["gpu_nic"]["2"] == {"mlx5_0": "PIX", "mlx5_1": "PIX"}
+    assert parsed["gpu_nic"]["0"] == {"mlx5_0": "NODE", "mlx5_1": "NODE"}
+    assert parsed["gpu_gpu"]["0"]["3"] == "NV1" and parsed["gpu_affinity"]["4"] == {"cpus": "24-47,72-95", "numa": None}
+    assert parsed["gpu_nic"]["7"] == {"mlx5_0": "SYS", "mlx5_1": "SYS"}  # the truncated last row still reads
+
+
+# --- ethtool -i ----------------------------------------------------------------------------------
+
+def test_ethq_8_ethtool_inbox_mlx5():
+    info = hf.parse_ethtool_i(capture("ethq-8-ethtool-cx4lx", "ethtool_-i_p3p1.txt"))
+    assert info["driver"] == "mlx5_core" and info["bus-info"] == "0000:af:00.0"
+    assert info["firmware-version"] == "14.23.1020" and info["expansion-rom-version"] == ""
