@@ -157,8 +157,10 @@ def host_findings(facts, exp, host):
     if exp["require_gdr"] and exp["nics"]:
         gdr = facts["gdr"]
         if not gdr["ready"]:
-            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma", "nvidia_peermem or dma-buf",
-                                {"nvidia_peermem": gdr["nvidia_peermem"], "dmabuf_capable": gdr["dmabuf_capable"]},
+            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma",
+                                "an RDMA device and nvidia_peermem (registered) or dma-buf",
+                                {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
+                                 "peer_registration": gdr.get("peer_registration"), "dmabuf_capable": gdr["dmabuf_capable"]},
                                 "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
     mode = facts["iommu"]["mode"]
     if exp["iommu_allowed"] and mode not in exp["iommu_allowed"] and mode != "unknown":

@@ -225,36 +225,96 @@ def read_gpus(sysroot, runner=None):
     return sorted(gpus, key=lambda g: g["index"])
 
 
-def read_gdr(sysroot, loaded):
-    version_text = sysroot.read("/proc/driver/nvidia/version") or ""
-    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)\.(\d+)", version_text)
-    driver = "%s.%s" % match.groups() if match else None
-    open_module = "Open Kernel Module" in version_text
-    kernel = sysroot.read("/proc/sys/kernel/osrelease")
-    peermem = module_state(sysroot, "nvidia_peermem", loaded)
-    kernel_ok = kernel is not None and _version_tuple(kernel)[:2] >= DMABUF_MIN_KERNEL
-    driver_ok = match is not None and int(match.group(1)) >= DMABUF_MIN_DRIVER
-    dmabuf = bool(kernel_ok and driver_ok and open_module)
-    if peermem != "missing":
-        mode = "peermem"
-    elif dmabuf:
-        mode = "dmabuf"
-    else:
-        mode = None
+# Peer-memory clients register under /sys/kernel/mm/memory_peers/<name>/ (MLNX_OFED/DOCA peer-memory
+# API); the names NCCL, NVSHMEM and UCC probe for nvidia-peermem / nv_peer_mem.
+PEER_REGISTRY = "/sys/kernel/mm/memory_peers"
+PEER_CLIENTS = ("nv_mem", "nv_mem_nc", "nvidia-peermem")
+# rdma-core v34 added ibv_reg_dmabuf_mr (user-space side of dma-buf import). The library file name
+# carries the rdma-core release: libibverbs.so.1.14.50.0 = rdma-core 50 (Ubuntu 24.04 `dpkg -L libibverbs1`).
+RDMA_CORE_DMABUF_MIN = 34
+LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")
+
+
+def rdma_core_release(sysroot):
+    """(release, path) of the newest libibverbs found, or (None, None)."""
+    best = (None, None)
+    for folder in LIB_DIRS:
+        for name in sysroot.listdir(folder):
+            match = re.match(r"^libibverbs\.so\.1\.\d+\.(\d+)(?:\.\d+)*$", name)
+            if match and (best[0] is None or int(match.group(1)) > best[0]):
+                best = (int(match.group(1)), "%s/%s" % (folder, name))
+    return best
+
+
+def nvidia_driver(sysroot):
+    """(major, 'major.minor', open_kernel_module) from /proc/driver/nvidia/version, or (None, None, False)."""
+    text = sysroot.read("/proc/driver/nvidia/version") or ""
+    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)\.(\d+)", text)
+    if not match:
+        return None, None, False
+    return int(match.group(1)), "%s.%s" % match.groups(), "Open Kernel Module" in text
+
+
+def peermem_path(sysroot, state):
+    """(ok, registration path or None, reasons) of the nvidia_peermem path."""
+    if state == "missing":
+        return False, None, ["nvidia_peermem not loaded"]
+    for client in PEER_CLIENTS:
+        rel = "%s/%s/version" % (PEER_REGISTRY, client)
+        if sysroot.exists(rel):
+            return True, rel, []
+    if sysroot.isdir(PEER_REGISTRY):
+        # the peer-memory API is there but nvidia_peermem did not register with it
+        return False, None, ["nvidia_peermem loaded but not registered (no %s/nv_mem/version)" % PEER_REGISTRY]
+    # kernels without the memory_peers sysfs: NCCL then accepts /sys/module/nvidia_peermem alone
+    return True, None, []
+
+
+def dmabuf_path(sysroot, kernel, modules):
+    """(ok, detail, reasons) of the dma-buf path: open kernel module >= R515, kernel >= 5.12,
+    rdma-core >= 34, ib_uverbs present."""
+    major, _driver, open_module = nvidia_driver(sysroot)
+    release, lib = rdma_core_release(sysroot)
     reasons = []
+    if major is None:
+        reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
+    else:
+        if not open_module:
+            reasons.append("dma-buf needs the NVIDIA open kernel modules")
+        if major < DMABUF_MIN_DRIVER:
+            reasons.append("dma-buf needs driver >= %d (have %d)" % (DMABUF_MIN_DRIVER, major))
+    if kernel is None or _version_tuple(kernel)[:2] < DMABUF_MIN_KERNEL:
+        reasons.append("dma-buf needs kernel >= %d.%d (have %s)" % (DMABUF_MIN_KERNEL + (kernel,)))
+    if release is None:
+        reasons.append("rdma-core (libibverbs) not found in %s" % ", ".join(LIB_DIRS))
+    elif release < RDMA_CORE_DMABUF_MIN:
+        reasons.append("dma-buf needs rdma-core >= %d (have %d: %s)" % (RDMA_CORE_DMABUF_MIN, release, lib))
+    if modules.get("ib_uverbs", "missing") == "missing":
+        reasons.append("ib_uverbs (user verbs) neither loaded nor built in")
+    return not reasons, {"rdma_core": release, "libibverbs": lib}, reasons
+
+
+def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
+    """GPUDirect RDMA readiness: an RDMA device and either nvidia_peermem loaded and registered, or
+    the dma-buf path usable. ``reasons`` says why not, per path."""
+    modules = modules or {}
+    kernel = sysroot.read("/proc/sys/kernel/osrelease")
+    _major, driver, open_module = nvidia_driver(sysroot)
+    peermem = modules.get("nvidia_peermem") or module_state(sysroot, "nvidia_peermem", loaded)
+    peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
+    dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
+    has_rdma = bool(rdma_devices)
+    mode = "peermem" if peer_ok else ("dmabuf" if dmabuf_ok else None)
+    reasons = []
+    if not has_rdma:
+        reasons.append("no RDMA device (/sys/class/infiniband is empty)")
     if mode is None:
-        reasons.append("nvidia_peermem not loaded")
-        if not match:
-            reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
-        else:
-            if not open_module:
-                reasons.append("dma-buf needs the NVIDIA open kernel modules")
-            if not driver_ok:
-                reasons.append("dma-buf needs driver >= %d (have %s)" % (DMABUF_MIN_DRIVER, driver))
-        if not kernel_ok:
-            reasons.append("dma-buf needs kernel >= %d.%d (have %s)" % (DMABUF_MIN_KERNEL + (kernel,)))
-    return {"ready": mode is not None, "mode": mode, "nvidia_peermem": peermem, "dmabuf_capable": dmabuf,
-            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel, "reasons": reasons}
+        reasons += ["peermem path: %s" % w for w in peer_why] + ["dma-buf path: %s" % w for w in dmabuf_why]
+    return {"ready": has_rdma and mode is not None, "mode": mode if has_rdma else None,
+            "nvidia_peermem": peermem, "peer_registration": registration,
+            "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
+            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
+            "rdma_devices": len(rdma_devices or {}), "reasons": reasons}
 
 
 def read_iommu(sysroot, pci_devices):
@@ -341,6 +401,6 @@ def gather(root="/", capture_dir=None, netdevs=()):
     modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
     return {"root": sysroot.root, "live": sysroot.live, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
-            "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded),
+            "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

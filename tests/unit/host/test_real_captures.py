@@ -130,3 +130,25 @@ def test_ethq_8_ethtool_inbox_mlx5():
     info = hf.parse_ethtool_i(capture("ethq-8-ethtool-cx4lx", "ethtool_-i_p3p1.txt"))
     assert info["driver"] == "mlx5_core" and info["bus-info"] == "0000:af:00.0"
     assert info["firmware-version"] == "14.23.1020" and info["expansion-rom-version"] == ""
+
+
+# --- GPUDirect RDMA on the VM capture -------------------------------------------------------------
+
+def test_vm_gdr_not_ready_without_rdma_device(vm_facts):
+    gdr = vm_facts["gdr"]
+    # open module 580 on 6.18: the driver side of dma-buf is there, but there is nothing to do RDMA with
+    assert gdr["open_kernel_module"] is True and gdr["driver_version"] == "580.159"
+    assert gdr["ready"] is False and gdr["mode"] is None and gdr["rdma_devices"] == 0
+    assert gdr["reasons"][0] == "no RDMA device (/sys/class/infiniband is empty)"
+    assert "peermem path: nvidia_peermem not loaded" in gdr["reasons"]
+    assert any("rdma-core (libibverbs) not found" in r for r in gdr["reasons"])
+
+
+def test_vm_preflight_raises_gdr_and_missing_nic(vm_facts):
+    # one planned rail NIC on this host: nothing RDMA is there, and preflight must say so
+    exp = checks.expectations([{"netdev": "eth0", "rdma": "mlx5_0", "gpu": 0, "mtu": 1400}])
+    found = dict((f["id"], f) for f in checks.host_findings(vm_facts, exp, "h100-vm"))
+    assert {"gdr_ready", "nic_present", "rdma_module"} <= set(found)
+    assert "no RDMA device" in found["gdr_ready"]["message"]
+    assert found["rdma_module"]["subject"] == "rdma_cm"  # the built-ins are not reported missing
+    assert "RDMA device mlx5_0 missing" in found["nic_present"]["message"]
