@@ -28,6 +28,9 @@ CHECKS = {
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
     "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
     "iommu_mode": "warning",      # IOMMU translates DMA (GDR wants off or passthrough)
+    "pcie_link": "error",         # rail NIC or its GPU negotiated a narrower/slower PCIe link than it can run
+    "pcie_gpu_speed": "warning",  # GPU link speed (only) below capability: GPUs lower it when idle
+    "ats": "error",               # ATS off on a rail NIC where the platform needs it (require_ats)
 }
 
 DEFAULTS = {
@@ -38,8 +41,10 @@ DEFAULTS = {
     "iommu_allowed": ["off", "passthrough"],
     "firmware_baseline": {},
     "gid_index": None,
+    "require_ats": "auto",
     "severity": {},
 }
+ATS_MODES = ("auto", "always", "never")
 
 
 def version_key(text):
@@ -64,7 +69,54 @@ def expectations(nics, **overrides):
     return exp
 
 
-def _nic_checks(facts, exp, host, nic, out):
+def _link_text(link):
+    def one(speed, width):
+        return "%s GT/s x%s" % ("?" if speed is None else ("%g" % speed), "?" if width is None else width)
+    return "%s (capable of %s, from %s)" % (one(link["speed_gts"], link["width"]),
+                                            one(link["max_speed_gts"], link["max_width"]), link["source"])
+
+
+def _pcie_checks(facts, exp, host, subject, bdf, is_gpu, out):
+    """Negotiated PCIe link below capability. A GPU whose only shortfall is speed gets its own warning:
+    GPUs train down to a lower rate when idle (tinygrad/open-gpu-kernel-modules#6: 2.5GT/s idle, full under load)."""
+    link = (facts.get("pcie_links") or {}).get(bdf)
+    if not link or not link.get("degraded"):
+        return
+    expected = {"speed_gts": link["max_speed_gts"], "width": link["max_width"]}
+    actual = {"speed_gts": link["speed_gts"], "width": link["width"]}
+    if is_gpu and link["degraded"] == ["speed"]:
+        out.append(_finding(exp, "pcie_gpu_speed", host, subject, expected, actual,
+                            "%s PCIe link runs at %s; GPUs lower the link speed when idle, re-check under load"
+                            % (subject, _link_text(link))))
+        return
+    out.append(_finding(exp, "pcie_link", host, subject, expected, actual,
+                        "%s (%s) PCIe link degraded (%s): %s" % (subject, bdf, "+".join(link["degraded"]), _link_text(link))))
+
+
+def _ats_needed(facts, exp):
+    """ATS on the rail NICs matters where DMA is translated: with the IOMMU in DMA mode peer traffic
+    is otherwise translated at the root complex (auto); always/never force it."""
+    mode = exp.get("require_ats") or "auto"
+    if mode == "auto":
+        return facts["iommu"]["mode"] == "translated"
+    return mode == "always"
+
+
+def _ats_check(facts, exp, host, netdev, dev, out):
+    if not _ats_needed(facts, exp):
+        return
+    enabled = (facts.get("ats") or {}).get(dev["pci"])
+    if enabled is True:
+        return
+    why = ("ATS disabled in its ATS capability" if enabled is False else
+           "ATS state unknown (no ATS capability or config space not readable: run as root)")
+    out.append(_finding(exp, "ats", host, netdev, True, enabled,
+                        "%s (%s, %s): %s; the IOMMU is %s (require_ats: %s)"
+                        % (netdev, dev["name"], dev["pci"], why, facts["iommu"]["mode"], exp.get("require_ats") or "auto")))
+
+
+def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
+    gpu_links_seen = set() if gpu_links_seen is None else gpu_links_seen
     netdev, rdma_name = nic["netdev"], nic.get("rdma")
     nd = facts["netdevs"].get(netdev)
     dev = facts["rdma_devices"].get(rdma_name) if rdma_name else None
@@ -80,6 +132,9 @@ def _nic_checks(facts, exp, host, nic, out):
         out.append(_finding(exp, "nic_present", host, netdev, {"netdev": netdev, "rdma": rdma_name}, actual,
                             "planned NIC %s/%s: %s" % (netdev, rdma_name, why)))
         return
+    if dev is not None and dev["pci"]:
+        _pcie_checks(facts, exp, host, netdev, dev["pci"], False, out)
+        _ats_check(facts, exp, host, netdev, dev, out)
     port = dev["ports"].get("1") if dev else None
     port_state = (port or {}).get("state") or ""
     if nd["operstate"] != "up" or (port is not None and "ACTIVE" not in port_state):
@@ -109,6 +164,9 @@ def _nic_checks(facts, exp, host, nic, out):
             out.append(_finding(exp, "gpu_present", host, "GPU%s" % gkey, "present", "missing",
                                 "GPU%s (paired with %s) not found on the PCI bus" % (gkey, netdev)))
             continue
+        if gkey not in gpu_links_seen:
+            gpu_links_seen.add(gkey)
+            _pcie_checks(facts, exp, host, "GPU%s" % gkey, known[gkey]["pci"], True, out)
         rel = facts["topology"]["gpu_nic"].get(gkey, {}).get(rdma_name)
         allowed = exp["gpu_nic_allowed"]
         worst = max(RANK.get(x, 9) for x in allowed) if allowed else 0
@@ -132,8 +190,9 @@ def host_findings(facts, exp, host):
         state = facts["modules"].get(mod, "missing")
         if state == "missing":
             out.append(_finding(exp, "rdma_module", host, mod, "loaded", state, "kernel module %s is not loaded" % mod))
+    gpu_links_seen = set()  # a GPU shared by several NICs is reported once
     for nic in exp["nics"]:
-        _nic_checks(facts, exp, host, nic, out)
+        _nic_checks(facts, exp, host, nic, out, gpu_links_seen)
     planned = [n.get("rdma") for n in exp["nics"] if n.get("rdma") in facts["rdma_devices"]]
     by_model = {}
     for name in planned:

@@ -394,13 +394,15 @@ def gather(root="/", capture_dir=None, netdevs=()):
                     bridges[bdf] = pcitopo.read_acs_ats(sysroot, bdf)
     topology["gpu_nic"] = parsed["gpu_nic"] if parsed else topology["gpu_nic_sysfs"]
     ats = {}
+    links = {}
     for item in [g["pci"] for g in gpus] + [d["pci"] for d in rdma.values() if d["pci"]]:
         ats[item] = pcitopo.read_acs_ats(sysroot, item)["ats_enabled"]
+        links[item] = pcitopo.read_link(sysroot, item, runner)
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     builtin, builtin_source = builtin_modules(sysroot, kernel)
     modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
     return {"root": sysroot.root, "live": sysroot.live, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
-            "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
+            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

@@ -120,6 +120,72 @@ def read_acs_ats(sysroot, bdf):
     return result
 
 
+def _gts(text):
+    """``16.0 GT/s PCIe`` / ``8 GT/s`` / ``16GT/s`` -> 16.0; ``Unknown`` / ``unknown`` -> None."""
+    match = re.search(r"([0-9.]+)\s*GT/s", text or "")
+    return float(match.group(1)) if match else None
+
+
+def _width(text):
+    match = re.search(r"(\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def parse_lspci_link(text):
+    """LnkCap/LnkSta of ``lspci -vvv`` -> {speed_gts, max_speed_gts, width, max_width, lspci_degraded}.
+
+    ``Speed 16GT/s, Width x16`` (LnkCap) and ``Speed 2.5GT/s (downgraded), Width x16 (ok)`` (LnkSta);
+    ``Speed unknown`` reads as None (pciutils/pciutils#128 capture). ``lspci_degraded`` lists what lspci
+    itself marks ``(downgraded)``, so a capture without LnkCap still tells.
+    """
+    out = {"speed_gts": None, "max_speed_gts": None, "width": None, "max_width": None, "lspci_degraded": []}
+    for line in (text or "").splitlines():
+        match = re.match(r"^\s*(LnkCap|LnkSta):\s*(.*)$", line)
+        if not match:
+            continue
+        speed = re.search(r"Speed ([^,]+)", match.group(2))
+        width = re.search(r"Width (x\d+)([^,]*)", match.group(2))
+        if match.group(1) == "LnkCap":
+            out["max_speed_gts"] = _gts(speed.group(1)) if speed else None
+            out["max_width"] = _width(width.group(1)) if width else None
+        else:
+            out["speed_gts"] = _gts(speed.group(1)) if speed else None
+            out["width"] = _width(width.group(1)) if width else None
+            if speed and "downgraded" in speed.group(1):
+                out["lspci_degraded"].append("speed")
+            if width and "downgraded" in width.group(2):
+                out["lspci_degraded"].append("width")
+    return out
+
+
+def read_link(sysroot, bdf, runner=None):
+    """Negotiated vs capable PCIe link of one function.
+
+    sysfs ``current_link_speed``/``max_link_speed`` (``16.0 GT/s PCIe``) and ``current_link_width``/
+    ``max_link_width`` (Documentation/ABI/testing/sysfs-bus-pci); ``lspci -vvv -s <bdf>`` when sysfs has
+    none. ``degraded`` names what runs below capability (``width``, ``speed``); None values are unknown.
+    """
+    base = "/sys/bus/pci/devices/%s/" % bdf
+    link = {"source": None, "speed_gts": _gts(sysroot.read(base + "current_link_speed")),
+            "max_speed_gts": _gts(sysroot.read(base + "max_link_speed")),
+            "width": _width(sysroot.read(base + "current_link_width")),
+            "max_width": _width(sysroot.read(base + "max_link_width")), "lspci_degraded": []}
+    if any(link[k] is not None for k in ("speed_gts", "width")):
+        link["source"] = "sysfs"
+    elif runner is not None:
+        result = runner.run(["lspci", "-vvv", "-s", bdf])
+        if result.ok and "LnkSta" in result.stdout:
+            link.update(parse_lspci_link(result.stdout))
+            link["source"] = "lspci"
+    degraded = []
+    if link["width"] is not None and link["max_width"] and link["width"] < link["max_width"]:
+        degraded.append("width")
+    if link["speed_gts"] is not None and link["max_speed_gts"] and link["speed_gts"] < link["max_speed_gts"]:
+        degraded.append("speed")
+    link["degraded"] = sorted(set(degraded) | set(link.pop("lspci_degraded")))
+    return link
+
+
 def acs_redirects(acs):
     """True when ACS redirects peer-to-peer requests or completions upstream (breaks P2P/GDR)."""
     return bool(acs) and (acs.get("ReqRedir") or acs.get("CmpltRedir"))

@@ -9,13 +9,15 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import b
 from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
 from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
 
-HOSTS = ("h100-cx7", "gpu8-nic4", "broken")
-# The problems planted in tests/fixtures/hosts/gen_fixtures.py (broken_spec), and nothing else.
+HOSTS = ("h100-cx7", "gpu8-nic4", "broken", "degraded")
+# The problems planted in tests/fixtures/hosts/gen_fixtures.py (broken_spec, degraded_spec), and nothing else.
 PLANTED = {
     "h100-cx7": set(),
     "gpu8-nic4": set(),
     "broken": {("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7"), ("gdr_ready", "gpudirect_rdma"),
                ("gpu_nic_affinity", "rail3<->GPU3"), ("acs_p2p", "rail1<->GPU1")},
+    "degraded": {("pcie_link", "rail2"), ("pcie_gpu_speed", "GPU5"), ("ats", "rail6"), ("iommu_mode", "iommu"),
+                 ("fw_baseline", "mlx5_1"), ("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7")},
 }
 BASELINE = {"ConnectX-7": "28.36.1010"}
 
@@ -63,7 +65,8 @@ def test_baseline(fleet):
     (lambda f: f["netdevs"]["rail2"].update(speed_mbps=200000), {("link_speed", "rail2")}),
     (lambda f: f["netdevs"]["rail6"].update(mtu=1500), {("mtu", "rail6")}),
     (lambda f: f["modules"].update(mlx5_ib="missing"), {("rdma_module", "mlx5_ib")}),
-    (lambda f: f["iommu"].update(mode="translated"), {("iommu_mode", "iommu")}),
+    # translated DMA also makes ATS on the rail NICs required (require_ats: auto); the fixture NICs have it off
+    (lambda f: f["iommu"].update(mode="translated"), {("iommu_mode", "iommu")} | {("ats", "rail%d" % i) for i in range(8)}),
     (lambda f: f["rdma_devices"]["mlx5_0"]["ports"]["1"]["gids"].pop(3), {("roce_gid", "rail0")}),
     (lambda f: [g.update(index=5) for g in f["rdma_devices"]["mlx5_0"]["ports"]["1"]["gids"] if g["type"] == "RoCE v2" and g["ipv4"]],
      {("roce_gid", "rail0")}),
@@ -101,3 +104,26 @@ def test_plan_host_intent_is_accepted_as_is(fixture_hosts):
     found = ids(checks.host_findings(facts, exp, "gpu01"))
     assert {("link_speed", "rail%d" % i) for i in range(4)} <= found
     assert all(f[0] in ("link_speed", "roce_gid", "gpu_nic_affinity") for f in found)
+
+
+def test_degraded_pcie_and_ats_detail(fleet):
+    facts, exp = fleet["degraded"]
+    by_id = dict((f["id"], f) for f in checks.host_findings(facts, exp, "degraded"))
+    assert by_id["pcie_link"]["actual"] == {"speed_gts": 32.0, "width": 8} and by_id["pcie_link"]["severity"] == "error"
+    assert "x8 (capable of 32 GT/s x16, from sysfs)" in by_id["pcie_link"]["message"]
+    assert by_id["pcie_gpu_speed"]["severity"] == "warning" and by_id["pcie_gpu_speed"]["actual"]["speed_gts"] == 2.5
+    assert by_id["ats"]["actual"] is False and "translated" in by_id["ats"]["message"]
+    # ATS is judged only where the platform needs it: never -> quiet; always on a passthrough host -> fires
+    quiet = dict(exp, require_ats="never")
+    assert "ats" not in set(f["id"] for f in checks.host_findings(facts, quiet, "degraded"))
+    healthy, hexp = fleet["h100-cx7"]
+    loud = ids(checks.host_findings(healthy, dict(hexp, require_ats="always"), "h100-cx7"))
+    assert loud == {("ats", "rail%d" % i) for i in range(8)}
+
+
+def test_pcie_unknown_values_are_not_findings(fleet):
+    facts, exp = fleet["h100-cx7"]
+    facts = copy.deepcopy(facts)
+    for link in facts["pcie_links"].values():
+        link.update(speed_gts=None, width=None, source=None, degraded=[])
+    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == set()

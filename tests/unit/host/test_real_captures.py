@@ -152,3 +152,42 @@ def test_vm_preflight_raises_gdr_and_missing_nic(vm_facts):
     assert "no RDMA device" in found["gdr_ready"]["message"]
     assert found["rdma_module"]["subject"] == "rdma_cm"  # the built-ins are not reported missing
     assert "RDMA device mlx5_0 missing" in found["nic_present"]["message"]
+
+
+# --- PCIe link: lspci LnkCap/LnkSta --------------------------------------------------------------
+
+def test_rocm_92_lspci_speed_downgraded():
+    link = pcitopo.parse_lspci_link(capture("rocm-tf-92-lspci-downgraded", "lspci_-vvv.txt"))
+    assert (link["speed_gts"], link["max_speed_gts"], link["width"], link["max_width"]) == (2.5, 5.0, 1, 1)
+    assert link["lspci_degraded"] == ["speed"]  # LnkCtl2/LnkSta2 lines are not read as LnkSta
+
+
+def test_pciutils_128_speed_unknown_is_none():
+    link = pcitopo.parse_lspci_link(capture("pciutils-128-lspci-cx5-socket-direct",
+                                            "lspci_-s_17_00.0_-vvv_grep_Width_PCIeGen.txt"))
+    assert (link["speed_gts"], link["max_speed_gts"], link["width"], link["max_width"]) == (None, None, 8, 8)
+    assert link["lspci_degraded"] == []
+
+
+def test_tinygrad_6_gpu_idle_line():
+    link = pcitopo.parse_lspci_link(capture("tinygrad-ogkm-6-lspci-gpu-idle", "lspci_LnkSta_line.txt"))
+    assert link["speed_gts"] == 2.5 and link["width"] == 16 and link["lspci_degraded"] == ["speed"]
+
+
+def test_read_link_falls_back_to_lspci(tmp_path):
+    # no link attributes in sysfs (the VM capture has none): lspci output for that function is used
+    (tmp_path / "root" / "sys" / "bus" / "pci" / "devices" / "0000:b3:00.0").mkdir(parents=True)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "lspci_-vvv_-s_0000_b3_00.0.txt").write_text(capture("rocm-tf-92-lspci-downgraded", "lspci_-vvv.txt"))
+    from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
+    link = pcitopo.read_link(SysRoot(str(tmp_path / "root")), "0000:b3:00.0", ToolRunner(capture_dir=str(tools)))
+    assert link["source"] == "lspci" and link["degraded"] == ["speed"]
+    link = pcitopo.read_link(SysRoot(str(tmp_path / "root")), "0000:b3:00.0", ToolRunner(live=False))
+    assert link["source"] is None and link["degraded"] == []
+
+
+def test_vm_capture_has_no_link_values(vm_facts):
+    # the capture lists no link attributes and no lspci: unknown, not "ok" and not "degraded"
+    link = vm_facts["pcie_links"]["0000:00:06.0"]
+    assert link["source"] is None and link["speed_gts"] is None and link["degraded"] == []
