@@ -45,7 +45,12 @@ options:
     elements: str
     default: [ib_core, ib_uverbs, rdma_cm, mlx5_core, mlx5_ib]
   firmware_baseline:
-    description: Minimum firmware per NIC model (C(ConnectX-7)) or hca_type (C(MT4129)).
+    description:
+      - Firmware baseline per NIC. Keys, most specific first - C(<model>/<PSID>) (C(ConnectX-7/MT_0000000838)),
+        C(<hca_type>/<PSID>), C(<PSID>), C(<model>) (C(ConnectX-7)), C(<hca_type>) (C(MT4129)).
+      - A value is a minimum version (C(28.39.1002)) or a dict with one of C(min) or C(exact).
+      - The version compared is the one read by C(devlink), C(mlxfwmanager) or C(flint) when they answer, else
+        sysfs C(fw_ver); findings name the source.
     type: dict
     default: {}
   gpu_nic_allowed:
@@ -139,6 +144,9 @@ def main():
     if bad:
         module.fail_json(msg="severity: unknown check id or severity for %s (checks: %s; severities: error, warning)"
                          % (", ".join(bad), ", ".join(sorted(checks.CHECKS))))
+    shape = checks.baseline_errors(p["firmware_baseline"])
+    if shape:
+        module.fail_json(msg="firmware_baseline: %s" % "; ".join(shape))
     exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"],
                               firmware_baseline=p["firmware_baseline"], gpu_nic_allowed=p["gpu_nic_allowed"],
                               require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"], require_ats=p["require_ats"],

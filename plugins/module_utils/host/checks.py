@@ -51,6 +51,60 @@ def version_key(text):
     return tuple(int(x) for x in re.findall(r"\d+", text or ""))
 
 
+def fw_version(dev):
+    """Firmware version as the best source read it (devlink/mlxfwmanager/flint), else sysfs fw_ver."""
+    return (dev.get("firmware") or {}).get("version") or dev.get("fw_ver")
+
+
+def fw_psid(dev):
+    return (dev.get("firmware") or {}).get("psid") or dev.get("board_id")
+
+
+def baseline_errors(baseline):
+    """Shape errors of a firmware baseline: each value a version string (minimum) or {min: v} / {exact: v}."""
+    errors = []
+    for key, value in sorted((baseline or {}).items()):
+        if isinstance(value, dict):
+            if len(value) != 1 or list(value)[0] not in ("min", "exact"):
+                errors.append("%s: a dict needs exactly one of min, exact (got %s)" % (key, ", ".join(sorted(value)) or "nothing"))
+        elif not isinstance(value, (str, int, float)):
+            errors.append("%s: a version string or {min|exact: version}" % key)
+    return errors
+
+
+def baseline_rule(baseline, dev):
+    """(key, kind, version) of the most specific baseline entry for a device: <model>/<PSID>,
+    <hca_type>/<PSID>, <PSID>, <model>, <hca_type>; (None, None, None) when none applies."""
+    psid = fw_psid(dev)
+    keys = ["%s/%s" % (dev.get("model"), psid), "%s/%s" % (dev.get("hca_type"), psid), psid] if psid else []
+    for key in keys + [dev.get("model"), dev.get("hca_type")]:
+        if key and key in (baseline or {}):
+            value = baseline[key]
+            if isinstance(value, dict):
+                kind, version = list(value.items())[0]
+                return key, kind, str(version)
+            return key, "min", str(value)
+    return None, None, None
+
+
+def _baseline_check(dev, exp, host, out):
+    key, kind, want = baseline_rule(exp["firmware_baseline"], dev)
+    if key is None:
+        return
+    have = fw_version(dev)
+    source = (dev.get("firmware") or {}).get("source") or "nothing"
+    if have is None:
+        bad, why = True, "firmware version unknown (no devlink/mlxfwmanager/flint answer, no sysfs fw_ver)"
+    elif kind == "exact":
+        bad, why = have != want, "firmware %s is not the baseline's %s" % (have, want)
+    else:
+        bad, why = version_key(have) < version_key(want), "firmware %s is older than the baseline %s" % (have, want)
+    if bad:
+        out.append(_finding(exp, "fw_baseline", host, dev["name"], "%s %s" % ("==" if kind == "exact" else ">=", want), have,
+                            "%s (%s, PSID %s) %s (read with %s; baseline key %s)"
+                            % (dev["name"], dev.get("model"), fw_psid(dev), why, source, key)))
+
+
 def _finding(exp, check, host, subject, expected, actual, message):
     return {"id": check, "severity": exp["severity"].get(check, CHECKS[check]), "host": host,
             "subject": subject, "expected": expected, "actual": actual, "message": message}
@@ -197,22 +251,14 @@ def host_findings(facts, exp, host):
     by_model = {}
     for name in planned:
         dev = facts["rdma_devices"][name]
-        by_model.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], []).append(name)
+        by_model.setdefault(dev["model"], {}).setdefault(fw_version(dev), []).append(name)
     for model, versions in sorted(by_model.items()):
         if len(versions) > 1:
             out.append(_finding(exp, "fw_host_mixed", host, model, "one firmware version", versions,
                                 "%s NICs run %d firmware versions: %s" % (model, len(versions), ", ".join(
-                                    "%s on %s" % (v, ",".join(n)) for v, n in sorted(versions.items())))))
-        base = exp["firmware_baseline"].get(model)
-        if base is None:
-            hca = facts["rdma_devices"][list(versions.values())[0][0]]["hca_type"]
-            base = exp["firmware_baseline"].get(hca)
-        if base:
-            for version, names in sorted(versions.items()):
-                if version_key(version) < version_key(base):
-                    for name in names:
-                        out.append(_finding(exp, "fw_baseline", host, name, ">= %s" % base, version,
-                                            "%s (%s) firmware %s is older than the baseline %s" % (name, model, version, base)))
+                                    "%s on %s" % (v, ",".join(n)) for v, n in sorted(versions.items(), key=lambda kv: str(kv[0]))))))
+    for name in planned:
+        _baseline_check(facts["rdma_devices"][name], exp, host, out)
     if exp["require_gdr"] and exp["nics"]:
         gdr = facts["gdr"]
         if not gdr["ready"]:
@@ -239,11 +285,11 @@ def fleet_findings(facts_by_host, exp_by_host=None):
         planned = [n.get("rdma") for n in exp["nics"]] if exp else list(facts["rdma_devices"])
         for name in planned:
             dev = facts["rdma_devices"].get(name)
-            if dev is None or not dev["fw_ver"]:
+            if dev is None or not fw_version(dev):
                 continue
-            counts.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], 0)
-            counts[dev["model"]][dev["fw_ver"]] += 1
-            per_host.setdefault(host, {}).setdefault(dev["model"], set()).add(dev["fw_ver"])
+            counts.setdefault(dev["model"], {}).setdefault(fw_version(dev), 0)
+            counts[dev["model"]][fw_version(dev)] += 1
+            per_host.setdefault(host, {}).setdefault(dev["model"], set()).add(fw_version(dev))
     out = []
     for model, versions in sorted(counts.items()):
         if len(versions) < 2:

@@ -152,8 +152,130 @@ def read_rdma_devices(sysroot, runner):
                                   "rate": rate, "rate_gbps": int(match.group(1)) if match else None,
                                   "link_layer": sysroot.read(pbase + "/link_layer"),
                                   "gids": _read_gids(sysroot, pbase)}
+        dev["firmware"] = read_firmware(runner, dev)
         devices[name] = dev
     return devices
+
+
+# --- firmware: devlink, mlxfwmanager, flint, sysfs ------------------------------------------------
+
+# mlx5 reports a version it cannot read as all-ones (netdev-2026-mlx5-devlink-stored-unreadable capture)
+UNREADABLE_VERSIONS = ("255.255.65535", "0.0.0")
+
+
+def parse_devlink_info(text):
+    """``devlink dev info`` -> {handle: {'info': {driver, serial_number, ...}, 'fixed'|'running'|'stored': {...}}}."""
+    out = {}
+    handle = None
+    section = None
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace() and line.rstrip().endswith(":"):
+            handle = line.strip()[:-1]
+            out[handle] = {"info": {}, "fixed": {}, "running": {}, "stored": {}}
+            section = None
+            continue
+        if handle is None:
+            continue
+        stripped = line.strip()
+        if stripped == "versions:":
+            section = "versions"
+        elif stripped[:-1] in ("fixed", "running", "stored") and stripped.endswith(":") and section:
+            section = stripped[:-1]
+        else:
+            key, _sep, value = stripped.partition(" ")
+            target = out[handle][section] if section in ("fixed", "running", "stored") else out[handle]["info"]
+            target[key] = value.strip()
+    return out
+
+
+def parse_mlxfwmanager(text):
+    """``mlxfwmanager --query`` / ``mlxup --query`` device blocks -> [{device_type, part_number, psid,
+    pci_device_name, fw_current, fw_available, status, ...}]."""
+    devices = []
+    current = None
+    for line in (text or "").splitlines():
+        if re.match(r"^Device #\d+:", line.strip()):
+            current = {}
+            devices.append(current)
+            continue
+        if current is None:
+            continue
+        match = re.match(r"^\s+FW\s+(\S+)\s+(\S+)?", line)
+        if match:
+            current["fw_current"], current["fw_available"] = match.group(1), match.group(2)
+            continue
+        match = re.match(r"^\s+([A-Za-z][A-Za-z ]+?):\s+(.*?)\s*$", line)
+        if match and match.group(1) != "Versions":
+            current[match.group(1).lower().replace(" ", "_")] = match.group(2)
+    return devices
+
+
+def parse_flint_query(text):
+    """``flint -d <dev> query`` -> {'fw_version', 'psid', 'product_version', ...} (``Key:   value`` lines)."""
+    out = {}
+    for line in (text or "").splitlines():
+        match = re.match(r"^([A-Za-z][A-Za-z ]+?):\s+(.*?)\s*$", line)
+        if match:
+            out[match.group(1).lower().replace(" ", "_")] = match.group(2)
+    return out
+
+
+def firmware_from_ethtool(info):
+    """(version, psid) from ``ethtool -i`` ``firmware-version: 28.39.1002 (MT_0000000838)``; the inbox
+    driver prints no PSID (ethq-8 capture)."""
+    match = re.match(r"^(\S+)(?:\s+\((\S+)\))?", (info or {}).get("firmware-version") or "")
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def _fw_devlink(runner, bdf):
+    result = runner.run(["devlink", "dev", "info", "pci/%s" % bdf])
+    entry = parse_devlink_info(result.stdout).get("pci/%s" % bdf) if result.ok else None
+    if not entry or not entry["running"].get("fw.version"):
+        return None
+    stored = entry["stored"].get("fw.version")
+    return {"version": entry["running"]["fw.version"], "psid": entry["fixed"].get("fw.psid"),
+            "stored": None if stored in UNREADABLE_VERSIONS else stored,
+            "stored_unreadable": stored in UNREADABLE_VERSIONS}
+
+
+def _fw_mlxfwmanager(runner, bdf):
+    result = runner.run(["mlxfwmanager", "--query", "-d", bdf])
+    devices = parse_mlxfwmanager(result.stdout) if result.ok else []
+    if not devices or not devices[0].get("fw_current"):
+        return None
+    dev = devices[0]
+    available = dev.get("fw_available")
+    return {"version": dev["fw_current"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
+            "available": None if available in (None, "N/A") else available, "status": dev.get("status")}
+
+
+def _fw_flint(runner, bdf):
+    result = runner.run(["flint", "-d", bdf, "query"])
+    info = parse_flint_query(result.stdout) if result.ok else {}
+    if not info.get("fw_version"):
+        return None
+    return {"version": info["fw_version"], "psid": info.get("psid")}
+
+
+FW_READERS = (("devlink", _fw_devlink), ("mlxfwmanager", _fw_mlxfwmanager), ("flint", _fw_flint))
+
+
+def read_firmware(runner, dev):
+    """Firmware of one RDMA device from the first tool that answers (devlink, mlxfwmanager, flint), else
+    sysfs ``fw_ver``/``board_id``. ``source`` names the tool; ``tried`` lists the tools that did not answer."""
+    tried = []
+    if dev.get("pci"):
+        for tool, reader in FW_READERS:
+            found = reader(runner, dev["pci"])
+            if found:
+                found.update(source=tool, tried=tried, sysfs_fw_ver=dev.get("fw_ver"))
+                found["psid"] = found.get("psid") or dev.get("board_id")
+                return found
+            tried.append(tool)
+    return {"version": dev.get("fw_ver"), "psid": dev.get("board_id"), "source": "sysfs" if dev.get("fw_ver") else None,
+            "tried": tried, "sysfs_fw_ver": dev.get("fw_ver")}
 
 
 def read_netdev(sysroot, runner, name):

@@ -127,3 +127,32 @@ def test_pcie_unknown_values_are_not_findings(fleet):
     for link in facts["pcie_links"].values():
         link.update(speed_gts=None, width=None, source=None, degraded=[])
     assert ids(checks.host_findings(facts, exp, "h100-cx7")) == set()
+
+
+def test_firmware_read_with_devlink_on_degraded(fleet):
+    facts, exp = fleet["degraded"]
+    dev = facts["rdma_devices"]["mlx5_1"]
+    assert dev["firmware"]["source"] == "devlink" and dev["firmware"]["version"] == "28.35.2000"
+    assert dev["firmware"]["stored"] == "28.39.1002"  # flashed, not yet activated
+    base = [f for f in checks.host_findings(facts, exp, "degraded") if f["id"] == "fw_baseline"]
+    assert [(f["subject"], f["actual"], f["expected"]) for f in base] == [("mlx5_1", "28.35.2000", ">= 28.36.1010")]
+    assert "read with devlink" in base[0]["message"] and "PSID MT_0000000838" in base[0]["message"]
+    assert fleet["h100-cx7"][0]["rdma_devices"]["mlx5_0"]["firmware"]["source"] == "sysfs"
+
+
+@pytest.mark.parametrize("baseline,expected", [
+    ({"ConnectX-7/MT_0000000838": {"exact": "28.39.1003"}}, {("fw_baseline", "mlx5_%d" % i) for i in range(8)}),
+    ({"MT_0000000838": "28.39.1002"}, set()),
+    ({"MT_0000000838": {"exact": "28.39.1002"}, "ConnectX-7": "99.0.0"}, set()),  # PSID key is more specific
+    ({"ConnectX-7/MT_0000009999": "99.0.0"}, set()),  # another PSID: does not apply
+    ({"MT4129": {"min": "28.40.0"}}, {("fw_baseline", "mlx5_%d" % i) for i in range(8)}),
+])
+def test_baseline_keys_and_kinds(fleet, baseline, expected):
+    facts, exp = fleet["h100-cx7"]
+    assert ids(checks.host_findings(facts, dict(exp, firmware_baseline=baseline), "h100-cx7")) == expected
+
+
+def test_baseline_shape_errors():
+    assert checks.baseline_errors({"ConnectX-7": "28.39.1002", "MT_1": {"exact": "1.2.3"}}) == []
+    assert checks.baseline_errors({"ConnectX-7": {"max": "1"}}) == ["ConnectX-7: a dict needs exactly one of min, exact (got max)"]
+    assert len(checks.baseline_errors({"a": ["1"]})) == 1

@@ -191,3 +191,71 @@ def test_vm_capture_has_no_link_values(vm_facts):
     # the capture lists no link attributes and no lspci: unknown, not "ok" and not "degraded"
     link = vm_facts["pcie_links"]["0000:00:06.0"]
     assert link["source"] is None and link["speed_gts"] is None and link["degraded"] == []
+
+
+# --- firmware: devlink, mlxfwmanager/mlxup, flint, ethtool ---------------------------------------
+
+def test_netdev_2025_devlink_info_two_functions():
+    info = hf.parse_devlink_info(capture("netdev-2025-mlx5-devlink-info", "devlink_dev_info.txt"))
+    assert sorted(info) == ["auxiliary/mlx5_core.eth.0", "auxiliary/mlx5_core.eth.1", "pci/0000:08:00.0", "pci/0000:08:00.1"]
+    fn0 = info["pci/0000:08:00.0"]
+    assert fn0["info"]["driver"] == "mlx5_core" and fn0["info"]["board.serial_number"] == "MT2314XZ00YA"
+    assert fn0["fixed"] == {"fw.psid": "MT_0000000894"}
+    assert fn0["running"]["fw.version"] == fn0["stored"]["fw.version"] == "28.41.1000"
+    assert info["auxiliary/mlx5_core.eth.0"]["info"] == {"driver": "mlx5_core.eth"}
+
+
+def _runner_with(tmp_path, argv, text):
+    from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner, capture_key
+    (tmp_path / (capture_key(argv) + ".txt")).write_text(text)
+    return ToolRunner(capture_dir=str(tmp_path))
+
+
+def test_netdev_2025_devlink_is_the_firmware_source(tmp_path):
+    runner = _runner_with(tmp_path, ["devlink", "dev", "info", "pci/0000:08:00.1"],
+                          capture("netdev-2025-mlx5-devlink-info", "devlink_dev_info.txt"))
+    fw = hf.read_firmware(runner, {"pci": "0000:08:00.1", "fw_ver": "28.41.1000", "board_id": "MT_0000000894"})
+    assert fw["source"] == "devlink" and fw["version"] == "28.41.1000" and fw["psid"] == "MT_0000000894"
+    assert fw["stored"] == "28.41.1000" and fw["tried"] == []
+
+
+def test_netdev_2026_devlink_stored_unreadable_is_not_pending(tmp_path):
+    runner = _runner_with(tmp_path, ["devlink", "dev", "info", "pci/0000:00:06.0"],
+                          capture("netdev-2026-mlx5-devlink-stored-unreadable", "devlink_dev_info.txt"))
+    fw = hf.read_firmware(runner, {"pci": "0000:00:06.0"})
+    assert fw["version"] == "22.41.0188" and fw["psid"] == "MT_0000000436"
+    assert fw["stored"] is None and fw["stored_unreadable"] is True
+
+
+def test_innova2_5_mlxup_query_block(tmp_path):
+    text = capture("innova2-5-mlxup-query", "mlxup_--query.txt")
+    devs = hf.parse_mlxfwmanager(text)
+    assert len(devs) == 1
+    dev = devs[0]
+    assert dev["device_type"] == "ConnectX5" and dev["psid"] == "MT_0000000158" and dev["pci_device_name"] == "pci0:6:0:0"
+    assert (dev["fw_current"], dev["fw_available"]) == ("16.24.4020", "N/A") and dev["status"] == "No matching image found"
+    # the same block answering `mlxfwmanager --query -d <bdf>`: devlink absent, so mlxfwmanager is the source
+    runner = _runner_with(tmp_path, ["mlxfwmanager", "--query", "-d", "0000:06:00.0"], text)
+    fw = hf.read_firmware(runner, {"pci": "0000:06:00.0", "fw_ver": "16.24.4020", "board_id": "MT_0000000158"})
+    assert fw["source"] == "mlxfwmanager" and fw["tried"] == ["devlink"] and fw["available"] is None
+
+
+def test_innova2_7_flint_query(tmp_path):
+    text = capture("innova2-7-flint-query", "flint_query.txt")
+    info = hf.parse_flint_query(text)
+    assert info["fw_version"] == "16.28.2006" and info["psid"] == "MT_0000000158" and info["image_type"] == "FS4"
+    runner = _runner_with(tmp_path, ["flint", "-d", "0000:06:00.0", "query"], text)
+    fw = hf.read_firmware(runner, {"pci": "0000:06:00.0", "fw_ver": None, "board_id": None})
+    assert fw["source"] == "flint" and fw["version"] == "16.28.2006" and fw["tried"] == ["devlink", "mlxfwmanager"]
+
+
+def test_ethq_8_ethtool_firmware_without_psid():
+    info = hf.parse_ethtool_i(capture("ethq-8-ethtool-cx4lx", "ethtool_-i_p3p1.txt"))
+    assert hf.firmware_from_ethtool(info) == ("14.23.1020", None)
+    assert hf.firmware_from_ethtool({"firmware-version": "28.39.1002 (MT_0000000838)"}) == ("28.39.1002", "MT_0000000838")
+
+
+def test_no_tool_falls_back_to_sysfs():
+    from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner
+    fw = hf.read_firmware(ToolRunner(live=False), {"pci": "0000:08:00.0", "fw_ver": "28.41.1000", "board_id": "MT_0000000894"})
+    assert fw["source"] == "sysfs" and fw["tried"] == ["devlink", "mlxfwmanager", "flint"] and fw["version"] == "28.41.1000"
