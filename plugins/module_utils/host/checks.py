@@ -31,6 +31,7 @@ CHECKS = {
     "pcie_link": "error",         # rail NIC or its GPU negotiated a narrower/slower PCIe link than it can run
     "pcie_gpu_speed": "warning",  # GPU link speed (only) below capability: GPUs lower it when idle
     "ats": "error",               # ATS off on a rail NIC where the platform needs it (require_ats)
+    "synthetic_root": "warning",  # the facts come from a tree (root != /), not from the live system
 }
 
 DEFAULTS = {
@@ -169,6 +170,17 @@ def _ats_check(facts, exp, host, netdev, dev, out):
                         % (netdev, dev["name"], dev["pci"], why, facts["iommu"]["mode"], exp.get("require_ats") or "auto")))
 
 
+def _synthetic_check(facts, exp, host, out):
+    """Say so when the facts were read from a fixture tree: a pass there says nothing about the host."""
+    root = facts.get("root", "/")
+    if facts.get("live", root == "/"):
+        return
+    tools = facts.get("tool_output_dir")
+    out.append(_finding(exp, "synthetic_root", host, "root", "/", root,
+                        "checks ran against the tree %s, not the live system; tool output %s"
+                        % (root, "from captured files in %s" % tools if tools else "not read (tools are not run against a tree)")))
+
+
 def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
     gpu_links_seen = set() if gpu_links_seen is None else gpu_links_seen
     netdev, rdma_name = nic["netdev"], nic.get("rdma")
@@ -240,6 +252,7 @@ def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
 def host_findings(facts, exp, host):
     """All findings of one host."""
     out = []
+    _synthetic_check(facts, exp, host, out)
     for mod in exp["rdma_modules"]:
         state = facts["modules"].get(mod, "missing")
         if state == "missing":

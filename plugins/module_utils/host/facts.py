@@ -523,7 +523,7 @@ def gather(root="/", capture_dir=None, netdevs=()):
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     builtin, builtin_source = builtin_modules(sysroot, kernel)
     modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
-    return {"root": sysroot.root, "live": sysroot.live, "kernel": kernel, "modules_builtin": builtin_source,
+    return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
             "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
