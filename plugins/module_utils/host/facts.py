@@ -5,8 +5,10 @@
 Sources (documented kernel ABI): Documentation/ABI/stable/sysfs-class-infiniband (fw_ver,
 board_id, hca_type, ports/<n>/{state,rate,link_layer,gids,gid_attrs}), sysfs-class-net
 (operstate, speed, mtu), sysfs-bus-pci (numa_node, class, vendor, config, iommu_group),
-sysfs-kernel-iommu_groups (type), /proc/modules, /proc/interrupts; tools: ``ethtool -i``,
-``nvidia-smi topo -m``.
+sysfs-kernel-iommu_groups (type), /proc/modules, /lib/modules/<kernel>/modules.builtin,
+/proc/interrupts, /sys/kernel/mm/memory_peers; tools: ``ethtool -i``, ``nvidia-smi topo -m``,
+``nvidia-smi --query-gpu``, ``devlink dev info``, ``mlxfwmanager --query``, ``flint query``, ``lspci -vvv``.
+Real captured output of each is under tests/fixtures/hosts/captures/ (one SOURCE.md per capture).
 """
 
 from __future__ import absolute_import, division, print_function

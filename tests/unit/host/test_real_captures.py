@@ -259,3 +259,11 @@ def test_no_tool_falls_back_to_sysfs():
     from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner
     fw = hf.read_firmware(ToolRunner(live=False), {"pci": "0000:08:00.0", "fw_ver": "28.41.1000", "board_id": "MT_0000000894"})
     assert fw["source"] == "sysfs" and fw["tried"] == ["devlink", "mlxfwmanager", "flint"] and fw["version"] == "28.41.1000"
+
+
+def test_deepep_60_topo_mp_fourteen_nics():
+    parsed = pcitopo.parse_topo_matrix(capture("deepep-60-topo-mp-14nics", "nvidia-smi_topo_-mp.txt"))
+    assert sorted(parsed["gpu_nic"]) == ["0", "1", "2", "3"]
+    assert len(parsed["gpu_nic"]["0"]) == 14 and parsed["gpu_nic"]["0"]["NIC0"] == "PIX"
+    assert parsed["gpu_nic"]["3"]["NIC7"] == "PIX" and parsed["gpu_nic"]["3"]["NIC13"] == "SYS"
+    assert parsed["gpu_gpu"]["0"]["4"] == "SYS" and parsed["gpu_affinity"]["2"] == {"cpus": "0-47,96-143", "numa": "0"}
