@@ -18,7 +18,7 @@ description:
     (PIX/PXB/PHB/NODE/SYS, from C(nvidia-smi topo -m) or computed from sysfs); negotiated vs capable PCIe link
     speed and width of every GPU and RDMA function (sysfs, else C(lspci -vvv)); ACS control of the bridges
     between each GPU and NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness (an
-    RDMA device plus C(nvidia_peermem) registered in C(/sys/kernel/mm/memory_peers), or the dma-buf path:
+    RDMA device plus C(nvidia_peermem) registered in C(/sys/kernel/mm/memory_peers), or the dma-buf path -
     open kernel module >= R515, kernel >= 5.12, rdma-core >= 34, ib_uverbs); IOMMU mode; irqbalance state;
     RDMA kernel modules (loaded, built in via C(modules.builtin), C(/sys/module) or the class they register).
   - Every read goes through O(root), so a fixture tree can stand in for C(/sys) and C(/proc). A missing

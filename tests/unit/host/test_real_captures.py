@@ -267,3 +267,51 @@ def test_deepep_60_topo_mp_fourteen_nics():
     assert len(parsed["gpu_nic"]["0"]) == 14 and parsed["gpu_nic"]["0"]["NIC0"] == "PIX"
     assert parsed["gpu_nic"]["3"]["NIC7"] == "PIX" and parsed["gpu_nic"]["3"]["NIC13"] == "SYS"
     assert parsed["gpu_gpu"]["0"]["4"] == "SYS" and parsed["gpu_affinity"]["2"] == {"cpus": "0-47,96-143", "numa": "0"}
+
+
+# --- GID table and device identity witnesses --------------------------------------------------------
+
+def _show_gids_rows(text):
+    rows = []
+    for line in text.splitlines()[2:]:
+        cells = [c.strip() for c in line.split("\t")]
+        cells = [c for c in cells if c]
+        if len(cells) == 7:
+            rows.append({"dev": cells[0], "index": int(cells[2]), "gid": cells[3], "ipv4": cells[4], "ver": cells[5]})
+        elif len(cells) == 6:
+            rows.append({"dev": cells[0], "index": int(cells[2]), "gid": cells[3], "ipv4": None, "ver": cells[4]})
+    return rows
+
+
+def test_nccl_1573_show_gids_gid_format(tmp_path):
+    rows = _show_gids_rows(capture("nccl-1573-show-gids", "show_gids.txt"))
+    assert len(rows) == 8
+    for row in rows:
+        assert hf.gid_to_ipv4(row["gid"]) == row["ipv4"], row  # link-local GIDs map to no IPv4
+        if row["ipv4"]:
+            assert hf.ipv4_to_gid(row["ipv4"]) == row["gid"]
+    # the same table as sysfs holds it (types "IB/RoCE v1" / "RoCE v2", empty GIDs without a types file)
+    port = tmp_path / "sys" / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+        (port / sub).mkdir(parents=True)
+    for index in range(8):
+        (port / "gids" / str(index)).write_text("0000:0000:0000:0000:0000:0000:0000:0000\n")
+    for row in (r for r in rows if r["dev"] == "mlx5_0"):
+        (port / "gids" / str(row["index"])).write_text(row["gid"] + "\n")
+        (port / "gid_attrs" / "types" / str(row["index"])).write_text("RoCE v2\n" if row["ver"] == "v2" else "IB/RoCE v1\n")
+        (port / "gid_attrs" / "ndevs" / str(row["index"])).write_text("net1\n")
+    f = hf.gather(str(tmp_path))
+    gids = f["rdma_devices"]["mlx5_0"]["ports"]["1"]["gids"]
+    assert [(g["index"], g["type"], g["ipv4"]) for g in gids] == [
+        (4, "IB/RoCE v1", None), (5, "RoCE v2", None), (6, "IB/RoCE v1", "10.152.0.12"), (7, "RoCE v2", "10.152.0.12")]
+
+
+def test_deepep_38_ibv_devinfo_identity():
+    text = capture("deepep-38-ibv-devinfo-cx7", "ibv_devinfo.txt")
+    values = dict(line.strip().split(":", 1) for line in text.splitlines() if ":" in line and "port:" not in line)
+    values = dict((k.strip(), v.strip()) for k, v in values.items())
+    assert hf.HCA_MODELS["MT" + values["vendor_part_id"]] == "ConnectX-7"
+    dev = {"name": values["hca_id"], "model": "ConnectX-7", "hca_type": "MT4129", "board_id": values["board_id"],
+           "fw_ver": values["fw_ver"]}
+    assert checks.baseline_rule({"ConnectX-7/MT_0000000838": {"exact": "28.42.1000"}}, dev) == (
+        "ConnectX-7/MT_0000000838", "exact", "28.42.1000")
