@@ -83,7 +83,8 @@ ansible_facts:
     aifabric_rdma:
       description:
         - Keys C(rdma_devices) (each with C(firmware) - C(version), C(psid), C(source), C(stored), C(tried)),
-          C(netdevs) (C(pci) is the PCI function even when the C(device) link is a virtio child; C(bus_device)),
+          C(netdevs) (C(pci) is the PCI function even when the C(device) link is a virtio child; C(bus_device);
+          C(ethtool_firmware) - version and PSID split from C(ethtool -i)),
           C(gpus) (C(name), C(name_source), C(vbios); C(numa_node) null when sysfs says -1),
           C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(gpu_affinity), C(source)),
           C(pci_bridges), C(ats), C(pcie_links) (per PCI function C(speed_gts), C(max_speed_gts), C(width),

@@ -286,13 +286,15 @@ def read_netdev(sysroot, runner, name):
         return None
     speed = sysroot.read_int(base + "/speed")
     ethtool = runner.run(["ethtool", "-i", name])
+    info = parse_ethtool_i(ethtool.stdout) if ethtool.ok else None
+    fw_version, fw_psid = firmware_from_ethtool(info)
     return {"name": name, "operstate": sysroot.read(base + "/operstate"),
             "speed_mbps": speed if speed is not None and speed > 0 else None,
             "mtu": sysroot.read_int(base + "/mtu"), "address": sysroot.read(base + "/address"),
             "pci": pci_function_of(sysroot, base + "/device"),
             "bus_device": sysroot.link_name(base + "/device"),
             "driver": sysroot.link_name(base + "/device/driver"),
-            "ethtool": parse_ethtool_i(ethtool.stdout) if ethtool.ok else None,
+            "ethtool": info, "ethtool_firmware": {"version": fw_version, "psid": fw_psid} if info else None,
             "ethtool_status": "ok" if ethtool.ok else ("tool missing" if ethtool.missing else "rc=%s" % ethtool.rc)}
 
 

@@ -157,3 +157,9 @@ def test_dmabuf_needs_rdma_core(host_copy):
     open(lib, "w").close()
     gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
     assert any("rdma-core >= 34 (have 33" in r for r in gdr["reasons"])
+
+
+def test_ethtool_firmware_split(fixture_hosts):
+    nd = gather(fixture_hosts, "h100-cx7")["netdevs"]["rail0"]
+    assert nd["ethtool_firmware"] == {"version": "28.39.1002", "psid": "MT_0000000838"}
+    assert gather(fixture_hosts, "h100-cx7", tools=False)["netdevs"]["rail0"]["ethtool_firmware"] is None
