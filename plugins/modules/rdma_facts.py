@@ -12,11 +12,15 @@ short_description: Gather RDMA readiness facts of a GPU host
 description:
   - Reads, without changing anything, what a RoCEv2 GPU host needs to be ready for NCCL over RDMA
     - RDMA devices with their netdevs, PCI address and NUMA node; link state, speed and MTU; the
-    RoCE GID table (type and netdev of each entry); firmware (C(fw_ver), C(ethtool -i)), board id (PSID)
-    and model; GPUs and each GPU<->NIC PCIe relationship (PIX/PXB/PHB/NODE/SYS, from
-    C(nvidia-smi topo -m) or computed from sysfs); ACS control of the bridges between each GPU and
-    NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness (C(nvidia_peermem)
-    or the dma-buf path); IOMMU mode; irqbalance state; RDMA kernel modules.
+    RoCE GID table (type and netdev of each entry); firmware version and PSID read with C(devlink dev info),
+    C(mlxfwmanager --query) or C(flint query) when they answer, else sysfs C(fw_ver)/C(board_id) (the source is
+    named), model; GPUs with their name (C(nvidia-smi --query-gpu)) and each GPU<->NIC PCIe relationship
+    (PIX/PXB/PHB/NODE/SYS, from C(nvidia-smi topo -m) or computed from sysfs); negotiated vs capable PCIe link
+    speed and width of every GPU and RDMA function (sysfs, else C(lspci -vvv)); ACS control of the bridges
+    between each GPU and NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness (an
+    RDMA device plus C(nvidia_peermem) registered in C(/sys/kernel/mm/memory_peers), or the dma-buf path -
+    open kernel module >= R515, kernel >= 5.12, rdma-core >= 34, ib_uverbs); IOMMU mode; irqbalance state;
+    RDMA kernel modules (loaded, built in via C(modules.builtin), C(/sys/module) or the class they register).
   - Every read goes through O(root), so a fixture tree can stand in for C(/sys) and C(/proc). A missing
     tool or device is reported as such, never as a failure.
   - Runs on the GPU host; Python standard library only.
@@ -30,8 +34,10 @@ options:
     default: /
   tool_output_dir:
     description:
-      - Read tool output (C(nvidia-smi topo -m), C(ethtool -i <if>)) from captured files in this directory
-        (one file per invocation, e.g. C(nvidia-smi_topo_-m.txt)) instead of running the tools.
+      - Read tool output (C(nvidia-smi topo -m), C(nvidia-smi --query-gpu=...), C(ethtool -i <if>),
+        C(devlink dev info pci/<bdf>), C(mlxfwmanager --query -d <bdf>), C(flint -d <bdf> query),
+        C(lspci -vvv -s <bdf>)) from captured files in this directory (one file per invocation, named after
+        the argv, e.g. C(nvidia-smi_topo_-m.txt), C(devlink_dev_info_pci_0000_1a_00.0.txt)) instead of running the tools.
       - When O(root) is not C(/) and this is unset, tools are reported missing (the live tools would describe
         this machine, not the tree).
     type: path
@@ -76,11 +82,17 @@ ansible_facts:
   contains:
     aifabric_rdma:
       description:
-        - Keys C(rdma_devices), C(netdevs), C(gpus), C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(source)),
-          C(pci_bridges), C(ats), C(modules), C(gdr), C(iommu), C(irqbalance), C(kernel), C(root).
+        - Keys C(rdma_devices) (each with C(firmware) - C(version), C(psid), C(source), C(stored), C(tried)),
+          C(netdevs) (C(pci) is the PCI function even when the C(device) link is a virtio child; C(bus_device);
+          C(ethtool_firmware) - version and PSID split from C(ethtool -i)),
+          C(gpus) (C(name), C(name_source), C(vbios); C(numa_node) null when sysfs says -1),
+          C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(gpu_affinity), C(source)),
+          C(pci_bridges), C(ats), C(pcie_links) (per PCI function C(speed_gts), C(max_speed_gts), C(width),
+          C(max_width), C(degraded), C(source)), C(modules), C(modules_builtin), C(gdr), C(iommu), C(irqbalance),
+          C(kernel), C(root), C(live) (false when O(root) is not C(/)), C(tool_output_dir).
       type: dict
       returned: always
-      sample: {"gdr": {"ready": true, "mode": "dmabuf"}, "iommu": {"mode": "passthrough"}}
+      sample: {"gdr": {"ready": true, "mode": "dmabuf", "rdma_core": 50}, "iommu": {"mode": "passthrough"}, "live": true}
 """
 
 from ansible.module_utils.basic import AnsibleModule

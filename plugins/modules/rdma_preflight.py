@@ -13,7 +13,8 @@ description:
   - Pure check of facts from M(aifabric.roce.rdma_facts) against the host intent of the fabric plan.
     Returns findings C({id, severity, host, subject, expected, actual, message}); changes nothing.
   - "Checks: C(rdma_module), C(nic_present), C(link_up), C(link_speed), C(mtu), C(roce_gid), C(fw_host_mixed),
-    C(fw_baseline), C(gdr_ready), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode)."
+    C(fw_baseline), C(gdr_ready), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode), C(pcie_link),
+    C(pcie_gpu_speed), C(ats)."
   - Fleet-wide firmware consistency is checked by M(aifabric.roce.rdma_preflight_report).
 version_added: 0.1.0
 author:
@@ -44,7 +45,12 @@ options:
     elements: str
     default: [ib_core, ib_uverbs, rdma_cm, mlx5_core, mlx5_ib]
   firmware_baseline:
-    description: Minimum firmware per NIC model (C(ConnectX-7)) or hca_type (C(MT4129)).
+    description:
+      - Firmware baseline per NIC. Keys, most specific first - C(<model>/<PSID>) (C(ConnectX-7/MT_0000000838)),
+        C(<hca_type>/<PSID>), C(<PSID>), C(<model>) (C(ConnectX-7)), C(<hca_type>) (C(MT4129)).
+      - A value is a minimum version (C(28.39.1002)) or a dict with one of C(min) or C(exact).
+      - The version compared is the one read by C(devlink), C(mlxfwmanager) or C(flint) when they answer, else
+        sysfs C(fw_ver); findings name the source.
     type: dict
     default: {}
   gpu_nic_allowed:
@@ -60,6 +66,14 @@ options:
     description: Require ACS redirect off on the bridges between each GPU and its rail NIC.
     type: bool
     default: true
+  require_ats:
+    description:
+      - When ATS must be enabled on each rail NIC (ATS extended capability of its config space).
+      - C(auto) requires it when the IOMMU translates DMA (facts C(iommu.mode) is C(translated)); C(always) and
+        C(never) force the choice. Unreadable config space counts as not enabled where ATS is required.
+    type: str
+    choices: [auto, always, never]
+    default: auto
   iommu_allowed:
     description: Accepted IOMMU modes (C(off), C(passthrough), C(translated)).
     type: list
@@ -119,6 +133,7 @@ def main():
             firmware_baseline=dict(type="dict", default={}),
             gpu_nic_allowed=dict(type="list", elements="str", default=["PIX", "PXB"]),
             require_gdr=dict(type="bool", default=True), require_acs_off=dict(type="bool", default=True),
+            require_ats=dict(type="str", choices=["auto", "always", "never"], default="auto"),
             iommu_allowed=dict(type="list", elements="str", default=["off", "passthrough"]),
             severity=dict(type="dict", default={}),
         ),
@@ -129,9 +144,12 @@ def main():
     if bad:
         module.fail_json(msg="severity: unknown check id or severity for %s (checks: %s; severities: error, warning)"
                          % (", ".join(bad), ", ".join(sorted(checks.CHECKS))))
+    shape = checks.baseline_errors(p["firmware_baseline"])
+    if shape:
+        module.fail_json(msg="firmware_baseline: %s" % "; ".join(shape))
     exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"],
                               firmware_baseline=p["firmware_baseline"], gpu_nic_allowed=p["gpu_nic_allowed"],
-                              require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"],
+                              require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"], require_ats=p["require_ats"],
                               iommu_allowed=p["iommu_allowed"], severity=p["severity"])
     try:
         findings = checks.host_findings(p["facts"], exp, p["host"])

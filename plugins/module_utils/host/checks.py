@@ -28,6 +28,10 @@ CHECKS = {
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
     "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
     "iommu_mode": "warning",      # IOMMU translates DMA (GDR wants off or passthrough)
+    "pcie_link": "error",         # rail NIC or its GPU negotiated a narrower/slower PCIe link than it can run
+    "pcie_gpu_speed": "warning",  # GPU link speed (only) below capability: GPUs lower it when idle
+    "ats": "error",               # ATS off on a rail NIC where the platform needs it (require_ats)
+    "synthetic_root": "warning",  # the facts come from a tree (root != /), not from the live system
 }
 
 DEFAULTS = {
@@ -38,12 +42,68 @@ DEFAULTS = {
     "iommu_allowed": ["off", "passthrough"],
     "firmware_baseline": {},
     "gid_index": None,
+    "require_ats": "auto",
     "severity": {},
 }
+ATS_MODES = ("auto", "always", "never")
 
 
 def version_key(text):
     return tuple(int(x) for x in re.findall(r"\d+", text or ""))
+
+
+def fw_version(dev):
+    """Firmware version as the best source read it (devlink/mlxfwmanager/flint), else sysfs fw_ver."""
+    return (dev.get("firmware") or {}).get("version") or dev.get("fw_ver")
+
+
+def fw_psid(dev):
+    return (dev.get("firmware") or {}).get("psid") or dev.get("board_id")
+
+
+def baseline_errors(baseline):
+    """Shape errors of a firmware baseline: each value a version string (minimum) or {min: v} / {exact: v}."""
+    errors = []
+    for key, value in sorted((baseline or {}).items()):
+        if isinstance(value, dict):
+            if len(value) != 1 or list(value)[0] not in ("min", "exact"):
+                errors.append("%s: a dict needs exactly one of min, exact (got %s)" % (key, ", ".join(sorted(value)) or "nothing"))
+        elif not isinstance(value, (str, int, float)):
+            errors.append("%s: a version string or {min|exact: version}" % key)
+    return errors
+
+
+def baseline_rule(baseline, dev):
+    """(key, kind, version) of the most specific baseline entry for a device: <model>/<PSID>,
+    <hca_type>/<PSID>, <PSID>, <model>, <hca_type>; (None, None, None) when none applies."""
+    psid = fw_psid(dev)
+    keys = ["%s/%s" % (dev.get("model"), psid), "%s/%s" % (dev.get("hca_type"), psid), psid] if psid else []
+    for key in keys + [dev.get("model"), dev.get("hca_type")]:
+        if key and key in (baseline or {}):
+            value = baseline[key]
+            if isinstance(value, dict):
+                kind, version = list(value.items())[0]
+                return key, kind, str(version)
+            return key, "min", str(value)
+    return None, None, None
+
+
+def _baseline_check(dev, exp, host, out):
+    key, kind, want = baseline_rule(exp["firmware_baseline"], dev)
+    if key is None:
+        return
+    have = fw_version(dev)
+    source = (dev.get("firmware") or {}).get("source") or "nothing"
+    if have is None:
+        bad, why = True, "firmware version unknown (no devlink/mlxfwmanager/flint answer, no sysfs fw_ver)"
+    elif kind == "exact":
+        bad, why = have != want, "firmware %s is not the baseline's %s" % (have, want)
+    else:
+        bad, why = version_key(have) < version_key(want), "firmware %s is older than the baseline %s" % (have, want)
+    if bad:
+        out.append(_finding(exp, "fw_baseline", host, dev["name"], "%s %s" % ("==" if kind == "exact" else ">=", want), have,
+                            "%s (%s, PSID %s) %s (read with %s; baseline key %s)"
+                            % (dev["name"], dev.get("model"), fw_psid(dev), why, source, key)))
 
 
 def _finding(exp, check, host, subject, expected, actual, message):
@@ -64,7 +124,65 @@ def expectations(nics, **overrides):
     return exp
 
 
-def _nic_checks(facts, exp, host, nic, out):
+def _link_text(link):
+    def one(speed, width):
+        return "%s GT/s x%s" % ("?" if speed is None else ("%g" % speed), "?" if width is None else width)
+    return "%s (capable of %s, from %s)" % (one(link["speed_gts"], link["width"]),
+                                            one(link["max_speed_gts"], link["max_width"]), link["source"])
+
+
+def _pcie_checks(facts, exp, host, subject, bdf, is_gpu, out):
+    """Negotiated PCIe link below capability. A GPU whose only shortfall is speed gets its own warning:
+    GPUs train down to a lower rate when idle (tinygrad/open-gpu-kernel-modules#6: 2.5GT/s idle, full under load)."""
+    link = (facts.get("pcie_links") or {}).get(bdf)
+    if not link or not link.get("degraded"):
+        return
+    expected = {"speed_gts": link["max_speed_gts"], "width": link["max_width"]}
+    actual = {"speed_gts": link["speed_gts"], "width": link["width"]}
+    if is_gpu and link["degraded"] == ["speed"]:
+        out.append(_finding(exp, "pcie_gpu_speed", host, subject, expected, actual,
+                            "%s PCIe link runs at %s; GPUs lower the link speed when idle, re-check under load"
+                            % (subject, _link_text(link))))
+        return
+    out.append(_finding(exp, "pcie_link", host, subject, expected, actual,
+                        "%s (%s) PCIe link degraded (%s): %s" % (subject, bdf, "+".join(link["degraded"]), _link_text(link))))
+
+
+def _ats_needed(facts, exp):
+    """ATS on the rail NICs matters where DMA is translated: with the IOMMU in DMA mode peer traffic
+    is otherwise translated at the root complex (auto); always/never force it."""
+    mode = exp.get("require_ats") or "auto"
+    if mode == "auto":
+        return facts["iommu"]["mode"] == "translated"
+    return mode == "always"
+
+
+def _ats_check(facts, exp, host, netdev, dev, out):
+    if not _ats_needed(facts, exp):
+        return
+    enabled = (facts.get("ats") or {}).get(dev["pci"])
+    if enabled is True:
+        return
+    why = ("ATS disabled in its ATS capability" if enabled is False else
+           "ATS state unknown (no ATS capability or config space not readable: run as root)")
+    out.append(_finding(exp, "ats", host, netdev, True, enabled,
+                        "%s (%s, %s): %s; the IOMMU is %s (require_ats: %s)"
+                        % (netdev, dev["name"], dev["pci"], why, facts["iommu"]["mode"], exp.get("require_ats") or "auto")))
+
+
+def _synthetic_check(facts, exp, host, out):
+    """Say so when the facts were read from a fixture tree: a pass there says nothing about the host."""
+    root = facts.get("root", "/")
+    if facts.get("live", root == "/"):
+        return
+    tools = facts.get("tool_output_dir")
+    out.append(_finding(exp, "synthetic_root", host, "root", "/", root,
+                        "checks ran against the tree %s, not the live system; tool output %s"
+                        % (root, "from captured files in %s" % tools if tools else "not read (tools are not run against a tree)")))
+
+
+def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
+    gpu_links_seen = set() if gpu_links_seen is None else gpu_links_seen
     netdev, rdma_name = nic["netdev"], nic.get("rdma")
     nd = facts["netdevs"].get(netdev)
     dev = facts["rdma_devices"].get(rdma_name) if rdma_name else None
@@ -80,6 +198,9 @@ def _nic_checks(facts, exp, host, nic, out):
         out.append(_finding(exp, "nic_present", host, netdev, {"netdev": netdev, "rdma": rdma_name}, actual,
                             "planned NIC %s/%s: %s" % (netdev, rdma_name, why)))
         return
+    if dev is not None and dev["pci"]:
+        _pcie_checks(facts, exp, host, netdev, dev["pci"], False, out)
+        _ats_check(facts, exp, host, netdev, dev, out)
     port = dev["ports"].get("1") if dev else None
     port_state = (port or {}).get("state") or ""
     if nd["operstate"] != "up" or (port is not None and "ACTIVE" not in port_state):
@@ -109,6 +230,9 @@ def _nic_checks(facts, exp, host, nic, out):
             out.append(_finding(exp, "gpu_present", host, "GPU%s" % gkey, "present", "missing",
                                 "GPU%s (paired with %s) not found on the PCI bus" % (gkey, netdev)))
             continue
+        if gkey not in gpu_links_seen:
+            gpu_links_seen.add(gkey)
+            _pcie_checks(facts, exp, host, "GPU%s" % gkey, known[gkey]["pci"], True, out)
         rel = facts["topology"]["gpu_nic"].get(gkey, {}).get(rdma_name)
         allowed = exp["gpu_nic_allowed"]
         worst = max(RANK.get(x, 9) for x in allowed) if allowed else 0
@@ -128,37 +252,33 @@ def _nic_checks(facts, exp, host, nic, out):
 def host_findings(facts, exp, host):
     """All findings of one host."""
     out = []
+    _synthetic_check(facts, exp, host, out)
     for mod in exp["rdma_modules"]:
         state = facts["modules"].get(mod, "missing")
         if state == "missing":
             out.append(_finding(exp, "rdma_module", host, mod, "loaded", state, "kernel module %s is not loaded" % mod))
+    gpu_links_seen = set()  # a GPU shared by several NICs is reported once
     for nic in exp["nics"]:
-        _nic_checks(facts, exp, host, nic, out)
+        _nic_checks(facts, exp, host, nic, out, gpu_links_seen)
     planned = [n.get("rdma") for n in exp["nics"] if n.get("rdma") in facts["rdma_devices"]]
     by_model = {}
     for name in planned:
         dev = facts["rdma_devices"][name]
-        by_model.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], []).append(name)
+        by_model.setdefault(dev["model"], {}).setdefault(fw_version(dev), []).append(name)
     for model, versions in sorted(by_model.items()):
         if len(versions) > 1:
             out.append(_finding(exp, "fw_host_mixed", host, model, "one firmware version", versions,
                                 "%s NICs run %d firmware versions: %s" % (model, len(versions), ", ".join(
-                                    "%s on %s" % (v, ",".join(n)) for v, n in sorted(versions.items())))))
-        base = exp["firmware_baseline"].get(model)
-        if base is None:
-            hca = facts["rdma_devices"][list(versions.values())[0][0]]["hca_type"]
-            base = exp["firmware_baseline"].get(hca)
-        if base:
-            for version, names in sorted(versions.items()):
-                if version_key(version) < version_key(base):
-                    for name in names:
-                        out.append(_finding(exp, "fw_baseline", host, name, ">= %s" % base, version,
-                                            "%s (%s) firmware %s is older than the baseline %s" % (name, model, version, base)))
+                                    "%s on %s" % (v, ",".join(n)) for v, n in sorted(versions.items(), key=lambda kv: str(kv[0]))))))
+    for name in planned:
+        _baseline_check(facts["rdma_devices"][name], exp, host, out)
     if exp["require_gdr"] and exp["nics"]:
         gdr = facts["gdr"]
         if not gdr["ready"]:
-            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma", "nvidia_peermem or dma-buf",
-                                {"nvidia_peermem": gdr["nvidia_peermem"], "dmabuf_capable": gdr["dmabuf_capable"]},
+            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma",
+                                "an RDMA device and nvidia_peermem (registered) or dma-buf",
+                                {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
+                                 "peer_registration": gdr.get("peer_registration"), "dmabuf_capable": gdr["dmabuf_capable"]},
                                 "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
     mode = facts["iommu"]["mode"]
     if exp["iommu_allowed"] and mode not in exp["iommu_allowed"] and mode != "unknown":
@@ -178,11 +298,11 @@ def fleet_findings(facts_by_host, exp_by_host=None):
         planned = [n.get("rdma") for n in exp["nics"]] if exp else list(facts["rdma_devices"])
         for name in planned:
             dev = facts["rdma_devices"].get(name)
-            if dev is None or not dev["fw_ver"]:
+            if dev is None or not fw_version(dev):
                 continue
-            counts.setdefault(dev["model"], {}).setdefault(dev["fw_ver"], 0)
-            counts[dev["model"]][dev["fw_ver"]] += 1
-            per_host.setdefault(host, {}).setdefault(dev["model"], set()).add(dev["fw_ver"])
+            counts.setdefault(dev["model"], {}).setdefault(fw_version(dev), 0)
+            counts[dev["model"]][fw_version(dev)] += 1
+            per_host.setdefault(host, {}).setdefault(dev["model"], set()).add(fw_version(dev))
     out = []
     for model, versions in sorted(counts.items()):
         if len(versions) < 2:

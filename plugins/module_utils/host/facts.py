@@ -5,8 +5,10 @@
 Sources (documented kernel ABI): Documentation/ABI/stable/sysfs-class-infiniband (fw_ver,
 board_id, hca_type, ports/<n>/{state,rate,link_layer,gids,gid_attrs}), sysfs-class-net
 (operstate, speed, mtu), sysfs-bus-pci (numa_node, class, vendor, config, iommu_group),
-sysfs-kernel-iommu_groups (type), /proc/modules, /proc/interrupts; tools: ``ethtool -i``,
-``nvidia-smi topo -m``.
+sysfs-kernel-iommu_groups (type), /proc/modules, /lib/modules/<kernel>/modules.builtin,
+/proc/interrupts, /sys/kernel/mm/memory_peers; tools: ``ethtool -i``, ``nvidia-smi topo -m``,
+``nvidia-smi --query-gpu``, ``devlink dev info``, ``mlxfwmanager --query``, ``flint query``, ``lspci -vvv``.
+Real captured output of each is under tests/fixtures/hosts/captures/ (one SOURCE.md per capture).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,7 +50,7 @@ def _version_tuple(text):
 
 
 def loaded_modules(sysroot):
-    """Names of loaded kernel modules (/proc/modules) plus built-ins (/sys/module/<name> only)."""
+    """Names of loadable modules currently loaded (/proc/modules)."""
     text = sysroot.read("/proc/modules")
     names = set()
     if text:
@@ -56,12 +58,55 @@ def loaded_modules(sysroot):
     return names
 
 
-def module_state(sysroot, name, loaded):
+# A built-in module without parameters has no /sys/module/<name> (the kernel creates it only for
+# built-ins with parameters or a version); some leave a class or misc device behind instead.
+# ib_uverbs: class attribute abi_version (drivers/infiniband/core/uverbs_main.c), seen in the real
+# capture tests/fixtures/hosts/captures/h100-vm-2026-11-22; rdma_ucm: misc device "rdma_cm" (ucma.c).
+BUILTIN_TRACES = {"ib_uverbs": "/sys/class/infiniband_verbs/abi_version", "rdma_ucm": "/sys/class/misc/rdma_cm"}
+
+
+def builtin_modules(sysroot, kernel):
+    """(names, path) from /lib/modules/<kernel>/modules.builtin (``kernel/.../ib_uverbs.ko`` lines);
+    (empty set, None) when the file is not readable."""
+    for base in ("/lib/modules", "/usr/lib/modules"):
+        rel = "%s/%s/modules.builtin" % (base, kernel)
+        text = sysroot.read(rel) if kernel else None
+        if text is not None:
+            names = set()
+            for line in text.splitlines():
+                name = line.strip().rsplit("/", 1)[-1]
+                if name.endswith(".ko"):
+                    names.add(name[:-3].replace("-", "_"))
+            return names, rel
+    return set(), None
+
+
+def module_state(sysroot, name, loaded, builtin=frozenset()):
+    """loaded (in /proc/modules), builtin (modules.builtin, /sys/module without /proc/modules, or a
+    class the module registers), or missing."""
     if name in loaded:
         return "loaded"
-    if sysroot.isdir("/sys/module/%s" % name):
+    if name in builtin or sysroot.isdir("/sys/module/%s" % name):
+        return "builtin"
+    if name in BUILTIN_TRACES and sysroot.exists(BUILTIN_TRACES[name]):
         return "builtin"
     return "missing"
+
+
+def _numa(sysroot, rel):
+    """NUMA node of a device; None for -1 (NUMA_NO_NODE: VMs and single-node firmware report it)."""
+    node = sysroot.read_int(rel)
+    return node if node is not None and node >= 0 else None
+
+
+def pci_function_of(sysroot, rel):
+    """PCI address behind a ``device`` link, walking up past non-PCI children: a virtio NIC's link
+    resolves to ``.../0000:00:03.0/virtio2`` (real capture h100-vm-2026-11-22)."""
+    real = sysroot.realpath(rel)
+    for part in reversed((real or "").split("/")):
+        if pcitopo.BDF_RE.match(part):
+            return part
+    return None
 
 
 def parse_ethtool_i(text):
@@ -94,11 +139,11 @@ def read_rdma_devices(sysroot, runner):
     devices = {}
     for name in sysroot.listdir("/sys/class/infiniband"):
         base = "/sys/class/infiniband/%s" % name
-        bdf = sysroot.link_name(base + "/device")
+        bdf = pci_function_of(sysroot, base + "/device")
         hca_type = sysroot.read(base + "/hca_type")
         dev = {"name": name, "pci": bdf, "hca_type": hca_type, "model": HCA_MODELS.get(hca_type, hca_type),
                "fw_ver": sysroot.read(base + "/fw_ver"), "board_id": sysroot.read(base + "/board_id"),
-               "numa_node": sysroot.read_int(base + "/device/numa_node"),
+               "numa_node": _numa(sysroot, base + "/device/numa_node"),
                "netdevs": sysroot.listdir(base + "/device/net"), "ports": {}}
         for port in sysroot.listdir(base + "/ports"):
             pbase = "%s/ports/%s" % (base, port)
@@ -109,8 +154,130 @@ def read_rdma_devices(sysroot, runner):
                                   "rate": rate, "rate_gbps": int(match.group(1)) if match else None,
                                   "link_layer": sysroot.read(pbase + "/link_layer"),
                                   "gids": _read_gids(sysroot, pbase)}
+        dev["firmware"] = read_firmware(runner, dev)
         devices[name] = dev
     return devices
+
+
+# --- firmware: devlink, mlxfwmanager, flint, sysfs ------------------------------------------------
+
+# mlx5 reports a version it cannot read as all-ones (netdev-2026-mlx5-devlink-stored-unreadable capture)
+UNREADABLE_VERSIONS = ("255.255.65535", "0.0.0")
+
+
+def parse_devlink_info(text):
+    """``devlink dev info`` -> {handle: {'info': {driver, serial_number, ...}, 'fixed'|'running'|'stored': {...}}}."""
+    out = {}
+    handle = None
+    section = None
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace() and line.rstrip().endswith(":"):
+            handle = line.strip()[:-1]
+            out[handle] = {"info": {}, "fixed": {}, "running": {}, "stored": {}}
+            section = None
+            continue
+        if handle is None:
+            continue
+        stripped = line.strip()
+        if stripped == "versions:":
+            section = "versions"
+        elif stripped[:-1] in ("fixed", "running", "stored") and stripped.endswith(":") and section:
+            section = stripped[:-1]
+        else:
+            key, _sep, value = stripped.partition(" ")
+            target = out[handle][section] if section in ("fixed", "running", "stored") else out[handle]["info"]
+            target[key] = value.strip()
+    return out
+
+
+def parse_mlxfwmanager(text):
+    """``mlxfwmanager --query`` / ``mlxup --query`` device blocks -> [{device_type, part_number, psid,
+    pci_device_name, fw_current, fw_available, status, ...}]."""
+    devices = []
+    current = None
+    for line in (text or "").splitlines():
+        if re.match(r"^Device #\d+:", line.strip()):
+            current = {}
+            devices.append(current)
+            continue
+        if current is None:
+            continue
+        match = re.match(r"^\s+FW\s+(\S+)\s+(\S+)?", line)
+        if match:
+            current["fw_current"], current["fw_available"] = match.group(1), match.group(2)
+            continue
+        match = re.match(r"^\s+([A-Za-z][A-Za-z ]+?):\s+(.*?)\s*$", line)
+        if match and match.group(1) != "Versions":
+            current[match.group(1).lower().replace(" ", "_")] = match.group(2)
+    return devices
+
+
+def parse_flint_query(text):
+    """``flint -d <dev> query`` -> {'fw_version', 'psid', 'product_version', ...} (``Key:   value`` lines)."""
+    out = {}
+    for line in (text or "").splitlines():
+        match = re.match(r"^([A-Za-z][A-Za-z ]+?):\s+(.*?)\s*$", line)
+        if match:
+            out[match.group(1).lower().replace(" ", "_")] = match.group(2)
+    return out
+
+
+def firmware_from_ethtool(info):
+    """(version, psid) from ``ethtool -i`` ``firmware-version: 28.39.1002 (MT_0000000838)``; the inbox
+    driver prints no PSID (ethq-8 capture)."""
+    match = re.match(r"^(\S+)(?:\s+\((\S+)\))?", (info or {}).get("firmware-version") or "")
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def _fw_devlink(runner, bdf):
+    result = runner.run(["devlink", "dev", "info", "pci/%s" % bdf])
+    entry = parse_devlink_info(result.stdout).get("pci/%s" % bdf) if result.ok else None
+    if not entry or not entry["running"].get("fw.version"):
+        return None
+    stored = entry["stored"].get("fw.version")
+    return {"version": entry["running"]["fw.version"], "psid": entry["fixed"].get("fw.psid"),
+            "stored": None if stored in UNREADABLE_VERSIONS else stored,
+            "stored_unreadable": stored in UNREADABLE_VERSIONS}
+
+
+def _fw_mlxfwmanager(runner, bdf):
+    result = runner.run(["mlxfwmanager", "--query", "-d", bdf])
+    devices = parse_mlxfwmanager(result.stdout) if result.ok else []
+    if not devices or not devices[0].get("fw_current"):
+        return None
+    dev = devices[0]
+    available = dev.get("fw_available")
+    return {"version": dev["fw_current"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
+            "available": None if available in (None, "N/A") else available, "status": dev.get("status")}
+
+
+def _fw_flint(runner, bdf):
+    result = runner.run(["flint", "-d", bdf, "query"])
+    info = parse_flint_query(result.stdout) if result.ok else {}
+    if not info.get("fw_version"):
+        return None
+    return {"version": info["fw_version"], "psid": info.get("psid")}
+
+
+FW_READERS = (("devlink", _fw_devlink), ("mlxfwmanager", _fw_mlxfwmanager), ("flint", _fw_flint))
+
+
+def read_firmware(runner, dev):
+    """Firmware of one RDMA device from the first tool that answers (devlink, mlxfwmanager, flint), else
+    sysfs ``fw_ver``/``board_id``. ``source`` names the tool; ``tried`` lists the tools that did not answer."""
+    tried = []
+    if dev.get("pci"):
+        for tool, reader in FW_READERS:
+            found = reader(runner, dev["pci"])
+            if found:
+                found.update(source=tool, tried=tried, sysfs_fw_ver=dev.get("fw_ver"))
+                found["psid"] = found.get("psid") or dev.get("board_id")
+                return found
+            tried.append(tool)
+    return {"version": dev.get("fw_ver"), "psid": dev.get("board_id"), "source": "sysfs" if dev.get("fw_ver") else None,
+            "tried": tried, "sysfs_fw_ver": dev.get("fw_ver")}
 
 
 def read_netdev(sysroot, runner, name):
@@ -119,16 +286,48 @@ def read_netdev(sysroot, runner, name):
         return None
     speed = sysroot.read_int(base + "/speed")
     ethtool = runner.run(["ethtool", "-i", name])
+    info = parse_ethtool_i(ethtool.stdout) if ethtool.ok else None
+    fw_version, fw_psid = firmware_from_ethtool(info)
     return {"name": name, "operstate": sysroot.read(base + "/operstate"),
             "speed_mbps": speed if speed is not None and speed > 0 else None,
             "mtu": sysroot.read_int(base + "/mtu"), "address": sysroot.read(base + "/address"),
-            "pci": sysroot.link_name(base + "/device"),
+            "pci": pci_function_of(sysroot, base + "/device"),
+            "bus_device": sysroot.link_name(base + "/device"),
             "driver": sysroot.link_name(base + "/device/driver"),
-            "ethtool": parse_ethtool_i(ethtool.stdout) if ethtool.ok else None,
+            "ethtool": info, "ethtool_firmware": {"version": fw_version, "psid": fw_psid} if info else None,
             "ethtool_status": "ok" if ethtool.ok else ("tool missing" if ethtool.missing else "rc=%s" % ethtool.rc)}
 
 
-def read_gpus(sysroot):
+# PCI device id -> product, only for ids a real capture ties to a name (nvidia-smi and sysfs of the
+# same machine): h100-vm-2026-11-22 (0x2330 = "NVIDIA H100 80GB HBM3").
+GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3"}
+NVSMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,pci.bus_id,driver_version,vbios_version", "--format=csv"]
+
+
+def normalize_bdf(bus_id):
+    """nvidia-smi bus id ``00000000:00:06.0`` (32-bit domain) -> sysfs ``0000:00:06.0``."""
+    match = re.match(r"^([0-9A-Fa-f]+):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$", (bus_id or "").strip())
+    if not match:
+        return None
+    return ("%04x:%s:%s.%s" % ((int(match.group(1), 16),) + match.groups()[1:])).lower()
+
+
+def parse_nvsmi_query(text):
+    """``nvidia-smi --query-gpu=... --format=csv`` -> {bdf: {column: value}} (header names the columns)."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return {}
+    header = [h.strip().split(" [")[0] for h in lines[0].split(",")]
+    out = {}
+    for line in lines[1:]:
+        row = dict(zip(header, [v.strip() for v in line.split(",")]))
+        bdf = normalize_bdf(row.get("pci.bus_id"))
+        if bdf:
+            out[bdf] = row
+    return out
+
+
+def read_gpus(sysroot, runner=None):
     gpus = []
     for bdf in sysroot.listdir("/sys/bus/pci/devices"):
         base = "/sys/bus/pci/devices/%s" % bdf
@@ -137,43 +336,111 @@ def read_gpus(sysroot):
         klass = sysroot.read(base + "/class") or ""
         if not (klass.startswith("0x0302") or klass.startswith("0x0300")):
             continue
-        gpus.append({"pci": bdf, "numa_node": sysroot.read_int(base + "/numa_node"),
+        gpus.append({"pci": bdf, "numa_node": _numa(sysroot, base + "/numa_node"),
                      "device_id": sysroot.read(base + "/device")})
+    query = runner.run(NVSMI_QUERY) if runner is not None and gpus else None
+    named = parse_nvsmi_query(query.stdout) if query is not None and query.ok else {}
     for index, gpu in enumerate(sorted(gpus, key=lambda g: g["pci"].lower())):
         gpu["index"] = index
+        row = named.get(gpu["pci"].lower())
+        if row:
+            gpu.update(name=row.get("name"), name_source="nvidia-smi", vbios=row.get("vbios_version"))
+        else:
+            model = GPU_MODELS.get(gpu["device_id"])
+            gpu.update(name=model, name_source="pci id" if model else None, vbios=None)
     return sorted(gpus, key=lambda g: g["index"])
 
 
-def read_gdr(sysroot, loaded):
-    version_text = sysroot.read("/proc/driver/nvidia/version") or ""
-    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)\.(\d+)", version_text)
-    driver = "%s.%s" % match.groups() if match else None
-    open_module = "Open Kernel Module" in version_text
-    kernel = sysroot.read("/proc/sys/kernel/osrelease")
-    peermem = module_state(sysroot, "nvidia_peermem", loaded)
-    kernel_ok = kernel is not None and _version_tuple(kernel)[:2] >= DMABUF_MIN_KERNEL
-    driver_ok = match is not None and int(match.group(1)) >= DMABUF_MIN_DRIVER
-    dmabuf = bool(kernel_ok and driver_ok and open_module)
-    if peermem != "missing":
-        mode = "peermem"
-    elif dmabuf:
-        mode = "dmabuf"
-    else:
-        mode = None
+# Peer-memory clients register under /sys/kernel/mm/memory_peers/<name>/ (MLNX_OFED/DOCA peer-memory
+# API); the names NCCL, NVSHMEM and UCC probe for nvidia-peermem / nv_peer_mem.
+PEER_REGISTRY = "/sys/kernel/mm/memory_peers"
+PEER_CLIENTS = ("nv_mem", "nv_mem_nc", "nvidia-peermem")
+# rdma-core v34 added ibv_reg_dmabuf_mr (user-space side of dma-buf import). The library file name
+# carries the rdma-core release: libibverbs.so.1.14.50.0 = rdma-core 50 (Ubuntu 24.04 `dpkg -L libibverbs1`).
+RDMA_CORE_DMABUF_MIN = 34
+LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")
+
+
+def rdma_core_release(sysroot):
+    """(release, path) of the newest libibverbs found, or (None, None)."""
+    best = (None, None)
+    for folder in LIB_DIRS:
+        for name in sysroot.listdir(folder):
+            match = re.match(r"^libibverbs\.so\.1\.\d+\.(\d+)(?:\.\d+)*$", name)
+            if match and (best[0] is None or int(match.group(1)) > best[0]):
+                best = (int(match.group(1)), "%s/%s" % (folder, name))
+    return best
+
+
+def nvidia_driver(sysroot):
+    """(major, 'major.minor', open_kernel_module) from /proc/driver/nvidia/version, or (None, None, False)."""
+    text = sysroot.read("/proc/driver/nvidia/version") or ""
+    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)\.(\d+)", text)
+    if not match:
+        return None, None, False
+    return int(match.group(1)), "%s.%s" % match.groups(), "Open Kernel Module" in text
+
+
+def peermem_path(sysroot, state):
+    """(ok, registration path or None, reasons) of the nvidia_peermem path."""
+    if state == "missing":
+        return False, None, ["nvidia_peermem not loaded"]
+    for client in PEER_CLIENTS:
+        rel = "%s/%s/version" % (PEER_REGISTRY, client)
+        if sysroot.exists(rel):
+            return True, rel, []
+    if sysroot.isdir(PEER_REGISTRY):
+        # the peer-memory API is there but nvidia_peermem did not register with it
+        return False, None, ["nvidia_peermem loaded but not registered (no %s/nv_mem/version)" % PEER_REGISTRY]
+    # kernels without the memory_peers sysfs: NCCL then accepts /sys/module/nvidia_peermem alone
+    return True, None, []
+
+
+def dmabuf_path(sysroot, kernel, modules):
+    """(ok, detail, reasons) of the dma-buf path: open kernel module >= R515, kernel >= 5.12,
+    rdma-core >= 34, ib_uverbs present."""
+    major, _driver, open_module = nvidia_driver(sysroot)
+    release, lib = rdma_core_release(sysroot)
     reasons = []
+    if major is None:
+        reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
+    else:
+        if not open_module:
+            reasons.append("dma-buf needs the NVIDIA open kernel modules")
+        if major < DMABUF_MIN_DRIVER:
+            reasons.append("dma-buf needs driver >= %d (have %d)" % (DMABUF_MIN_DRIVER, major))
+    if kernel is None or _version_tuple(kernel)[:2] < DMABUF_MIN_KERNEL:
+        reasons.append("dma-buf needs kernel >= %d.%d (have %s)" % (DMABUF_MIN_KERNEL + (kernel,)))
+    if release is None:
+        reasons.append("rdma-core (libibverbs) not found in %s" % ", ".join(LIB_DIRS))
+    elif release < RDMA_CORE_DMABUF_MIN:
+        reasons.append("dma-buf needs rdma-core >= %d (have %d: %s)" % (RDMA_CORE_DMABUF_MIN, release, lib))
+    if modules.get("ib_uverbs", "missing") == "missing":
+        reasons.append("ib_uverbs (user verbs) neither loaded nor built in")
+    return not reasons, {"rdma_core": release, "libibverbs": lib}, reasons
+
+
+def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
+    """GPUDirect RDMA readiness: an RDMA device and either nvidia_peermem loaded and registered, or
+    the dma-buf path usable. ``reasons`` says why not, per path."""
+    modules = modules or {}
+    kernel = sysroot.read("/proc/sys/kernel/osrelease")
+    _major, driver, open_module = nvidia_driver(sysroot)
+    peermem = modules.get("nvidia_peermem") or module_state(sysroot, "nvidia_peermem", loaded)
+    peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
+    dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
+    has_rdma = bool(rdma_devices)
+    mode = "peermem" if peer_ok else ("dmabuf" if dmabuf_ok else None)
+    reasons = []
+    if not has_rdma:
+        reasons.append("no RDMA device (/sys/class/infiniband is empty)")
     if mode is None:
-        reasons.append("nvidia_peermem not loaded")
-        if not match:
-            reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
-        else:
-            if not open_module:
-                reasons.append("dma-buf needs the NVIDIA open kernel modules")
-            if not driver_ok:
-                reasons.append("dma-buf needs driver >= %d (have %s)" % (DMABUF_MIN_DRIVER, driver))
-        if not kernel_ok:
-            reasons.append("dma-buf needs kernel >= %d.%d (have %s)" % (DMABUF_MIN_KERNEL + (kernel,)))
-    return {"ready": mode is not None, "mode": mode, "nvidia_peermem": peermem, "dmabuf_capable": dmabuf,
-            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel, "reasons": reasons}
+        reasons += ["peermem path: %s" % w for w in peer_why] + ["dma-buf path: %s" % w for w in dmabuf_why]
+    return {"ready": has_rdma and mode is not None, "mode": mode if has_rdma else None,
+            "nvidia_peermem": peermem, "peer_registration": registration,
+            "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
+            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
+            "rdma_devices": len(rdma_devices or {}), "reasons": reasons}
 
 
 def read_iommu(sysroot, pci_devices):
@@ -231,12 +498,13 @@ def gather(root="/", capture_dir=None, netdevs=()):
         found = read_netdev(sysroot, runner, name)
         if found is not None:
             netdev_facts[name] = found
-    gpus = read_gpus(sysroot)
+    gpus = read_gpus(sysroot, runner)
     topo_run = runner.run(["nvidia-smi", "topo", "-m"])
     parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
     topology = {"source": "nvidia-smi" if parsed else "sysfs",
                 "nvidia_smi": "ok" if parsed else ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc),
-                "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {}}
+                "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
+                "gpu_affinity": parsed["gpu_affinity"] if parsed else {}}
     bridges = {}
     for gpu in gpus:
         key = str(gpu["index"])
@@ -252,11 +520,15 @@ def gather(root="/", capture_dir=None, netdevs=()):
                     bridges[bdf] = pcitopo.read_acs_ats(sysroot, bdf)
     topology["gpu_nic"] = parsed["gpu_nic"] if parsed else topology["gpu_nic_sysfs"]
     ats = {}
+    links = {}
     for item in [g["pci"] for g in gpus] + [d["pci"] for d in rdma.values() if d["pci"]]:
         ats[item] = pcitopo.read_acs_ats(sysroot, item)["ats_enabled"]
-    modules = dict((name, module_state(sysroot, name, loaded)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
-    return {"root": sysroot.root, "kernel": sysroot.read("/proc/sys/kernel/osrelease"),
+        links[item] = pcitopo.read_link(sysroot, item, runner)
+    kernel = sysroot.read("/proc/sys/kernel/osrelease")
+    builtin, builtin_source = builtin_modules(sysroot, kernel)
+    modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
+    return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
-            "pci_bridges": bridges, "ats": ats, "modules": modules, "gdr": read_gdr(sysroot, loaded),
+            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

@@ -120,19 +120,95 @@ def read_acs_ats(sysroot, bdf):
     return result
 
 
+def _gts(text):
+    """``16.0 GT/s PCIe`` / ``8 GT/s`` / ``16GT/s`` -> 16.0; ``Unknown`` / ``unknown`` -> None."""
+    match = re.search(r"([0-9.]+)\s*GT/s", text or "")
+    return float(match.group(1)) if match else None
+
+
+def _width(text):
+    match = re.search(r"(\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def parse_lspci_link(text):
+    """LnkCap/LnkSta of ``lspci -vvv`` -> {speed_gts, max_speed_gts, width, max_width, lspci_degraded}.
+
+    ``Speed 16GT/s, Width x16`` (LnkCap) and ``Speed 2.5GT/s (downgraded), Width x16 (ok)`` (LnkSta);
+    ``Speed unknown`` reads as None (pciutils/pciutils#128 capture). ``lspci_degraded`` lists what lspci
+    itself marks ``(downgraded)``, so a capture without LnkCap still tells.
+    """
+    out = {"speed_gts": None, "max_speed_gts": None, "width": None, "max_width": None, "lspci_degraded": []}
+    for line in (text or "").splitlines():
+        match = re.match(r"^\s*(LnkCap|LnkSta):\s*(.*)$", line)
+        if not match:
+            continue
+        speed = re.search(r"Speed ([^,]+)", match.group(2))
+        width = re.search(r"Width (x\d+)([^,]*)", match.group(2))
+        if match.group(1) == "LnkCap":
+            out["max_speed_gts"] = _gts(speed.group(1)) if speed else None
+            out["max_width"] = _width(width.group(1)) if width else None
+        else:
+            out["speed_gts"] = _gts(speed.group(1)) if speed else None
+            out["width"] = _width(width.group(1)) if width else None
+            if speed and "downgraded" in speed.group(1):
+                out["lspci_degraded"].append("speed")
+            if width and "downgraded" in width.group(2):
+                out["lspci_degraded"].append("width")
+    return out
+
+
+def read_link(sysroot, bdf, runner=None):
+    """Negotiated vs capable PCIe link of one function.
+
+    sysfs ``current_link_speed``/``max_link_speed`` (``16.0 GT/s PCIe``) and ``current_link_width``/
+    ``max_link_width`` (Documentation/ABI/testing/sysfs-bus-pci); ``lspci -vvv -s <bdf>`` when sysfs has
+    none. ``degraded`` names what runs below capability (``width``, ``speed``); None values are unknown.
+    """
+    base = "/sys/bus/pci/devices/%s/" % bdf
+    link = {"source": None, "speed_gts": _gts(sysroot.read(base + "current_link_speed")),
+            "max_speed_gts": _gts(sysroot.read(base + "max_link_speed")),
+            "width": _width(sysroot.read(base + "current_link_width")),
+            "max_width": _width(sysroot.read(base + "max_link_width")), "lspci_degraded": []}
+    if any(link[k] is not None for k in ("speed_gts", "width")):
+        link["source"] = "sysfs"
+    elif runner is not None:
+        result = runner.run(["lspci", "-vvv", "-s", bdf])
+        if result.ok and "LnkSta" in result.stdout:
+            link.update(parse_lspci_link(result.stdout))
+            link["source"] = "lspci"
+    degraded = []
+    if link["width"] is not None and link["max_width"] and link["width"] < link["max_width"]:
+        degraded.append("width")
+    if link["speed_gts"] is not None and link["max_speed_gts"] and link["speed_gts"] < link["max_speed_gts"]:
+        degraded.append("speed")
+    link["degraded"] = sorted(set(degraded) | set(link.pop("lspci_degraded")))
+    return link
+
+
 def acs_redirects(acs):
     """True when ACS redirects peer-to-peer requests or completions upstream (breaks P2P/GDR)."""
     return bool(acs) and (acs.get("ReqRedir") or acs.get("CmpltRedir"))
 
 
+# SGR escape sequences: nvidia-smi (R580) underlines the matrix header (ESC[4m ... ESC[0m) even when
+# its output is not a terminal (tests/fixtures/hosts/captures/h100-vm-2026-11-22).
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_ansi(text):
+    return ANSI_RE.sub("", text or "")
+
+
 def parse_topo_matrix(text):
     """Parse ``nvidia-smi topo -m``.
 
-    Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...}},
-    or None when the text has no matrix. NIC columns named NIC<n> are resolved through the
-    "NIC Legend" block; older drivers name the columns after the RDMA device directly.
+    Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...},
+    'gpu_affinity': {'0': {'cpus': '0-15', 'numa': '0'}}}, or None when the text has no matrix.
+    NIC columns named NIC<n> are resolved through the "NIC Legend" block; older drivers name the
+    columns after the RDMA device directly.
     """
-    lines = [line.rstrip("\n") for line in (text or "").splitlines()]
+    lines = [line.rstrip("\n") for line in strip_ansi(text).splitlines()]
     header = None
     for idx, line in enumerate(lines):
         tokens = line.split()
@@ -154,6 +230,8 @@ def parse_topo_matrix(text):
             legend[match.group(1)] = match.group(2)
     gpu_nic = {}
     gpu_gpu = {}
+    affinity = {}
+    has_numa = "NUMA Affinity" in lines[header]
     for line in lines[header + 1:]:
         tokens = line.split()
         if not tokens or not re.match(r"^GPU\d+$", tokens[0]):
@@ -167,4 +245,8 @@ def parse_topo_matrix(text):
                 gpu_gpu.setdefault(gpu, {})[column[3:]] = value
             else:
                 gpu_nic.setdefault(gpu, {})[legend.get(column, column)] = value
-    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend}
+        # after the device columns: CPU Affinity, then NUMA Affinity (R450+); N/A when unknown
+        rest = tokens[1 + len(columns):]
+        affinity[gpu] = {"cpus": rest[0] if rest else None,
+                         "numa": rest[1] if has_numa and len(rest) > 1 else None}
+    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity}

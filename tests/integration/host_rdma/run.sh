@@ -18,7 +18,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import b
 fx, inv, repo = sys.argv[1:4]
 qos = build_plan(yaml.safe_load(open(repo + "/inventories/lab/group_vars/all/fabric.yml"))["fabric"])["qos"]
 hosts = {}
-for name in ("h100-cx7", "gpu8-nic4", "broken"):
+for name in ("h100-cx7", "gpu8-nic4", "broken", "degraded"):
     hosts[name] = {"fx_intent": json.load(open("%s/%s/intent.json" % (fx, name)))}
 doc = {"all": {"children": {"fixture_hosts": {"hosts": hosts, "vars": {
     "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fx_dir": fx, "fx_qos": qos}}}}}
@@ -35,10 +35,10 @@ echo "== host_preflight (report only)"
 rc=$(play preflight "$HERE/preflight.yml" -e report_dir="$OUT/preflight" -e strict=false)
 [ "$rc" = 0 ] || { tail -40 "$OUT/preflight.log"; fail "preflight (non-strict) rc=$rc"; }
 "$PY" "$HERE/assert_preflight.py" "$OUT/preflight/preflight.json" || fail "preflight findings"
-echo "== host_preflight (strict): only the broken host fails"
+echo "== host_preflight (strict): only the broken and degraded hosts fail"
 rc=$(play preflight-strict "$HERE/preflight.yml" -e report_dir="$OUT/preflight-strict" -e strict=true)
 [ "$rc" = 2 ] || fail "strict preflight rc=$rc (want 2)"
-[ "$(recap_changed preflight-strict | grep 'failed=1' | cut -d' ' -f1)" = broken ] || fail "strict: $(recap_changed preflight-strict)"
+[ "$(recap_changed preflight-strict | grep 'failed=1' | cut -d' ' -f1 | tr '\n' ' ')" = "broken degraded " ] || fail "strict: $(recap_changed preflight-strict)"
 
 for role in qos irq; do
   echo "== $role: check mode writes nothing"

@@ -124,3 +124,42 @@ def test_cpulist_roundtrip(cpus):
 def test_intent_files_are_plan_shaped(fixture_hosts):
     intent = json.load(open(os.path.join(fixture_hosts, "gpu8-nic4", "intent.json")))
     assert [n["gpus"] for n in intent["nics"]] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+def test_peermem_registered_and_dmabuf_paths(fixture_hosts):
+    gdr = gather(fixture_hosts, "gpu8-nic4")["gdr"]
+    assert gdr["ready"] and gdr["mode"] == "peermem"
+    assert gdr["peer_registration"] == "/sys/kernel/mm/memory_peers/nv_mem/version"
+    gdr = gather(fixture_hosts, "h100-cx7")["gdr"]
+    assert gdr["ready"] and gdr["mode"] == "dmabuf" and gdr["rdma_core"] == 50
+
+
+def test_peermem_loaded_but_not_registered(host_copy):
+    # planted: the peer-memory API is there (memory_peers/) but nvidia_peermem did not register
+    base = host_copy("gpu8-nic4")
+    os.remove(os.path.join(base, "root/sys/kernel/mm/memory_peers/nv_mem/version"))
+    os.rmdir(os.path.join(base, "root/sys/kernel/mm/memory_peers/nv_mem"))
+    gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
+    assert gdr["nvidia_peermem"] == "loaded" and gdr["ready"] is False
+    assert any("loaded but not registered" in r for r in gdr["reasons"])
+    # proprietary 535 driver: the dma-buf path is not there either, and the reasons say why
+    assert any("open kernel modules" in r for r in gdr["reasons"])
+
+
+def test_dmabuf_needs_rdma_core(host_copy):
+    base = host_copy("h100-cx7")
+    os.remove(os.path.join(base, "root/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"))
+    gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
+    assert gdr["ready"] is False and gdr["dmabuf_capable"] is False
+    assert any("rdma-core (libibverbs) not found" in r for r in gdr["reasons"])
+    lib = os.path.join(base, "root/usr/lib64/libibverbs.so.1.14.33.0")  # rdma-core 33: before dma-buf
+    os.makedirs(os.path.dirname(lib))
+    open(lib, "w").close()
+    gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
+    assert any("rdma-core >= 34 (have 33" in r for r in gdr["reasons"])
+
+
+def test_ethtool_firmware_split(fixture_hosts):
+    nd = gather(fixture_hosts, "h100-cx7")["netdevs"]["rail0"]
+    assert nd["ethtool_firmware"] == {"version": "28.39.1002", "psid": "MT_0000000838"}
+    assert gather(fixture_hosts, "h100-cx7", tools=False)["netdevs"]["rail0"]["ethtool_firmware"] is None
