@@ -19,6 +19,8 @@ every leaf-spine link in both directions (``up`` leaf->spine, ``down`` spine->le
 """
 from __future__ import annotations
 
+import bisect
+import heapq
 import ipaddress
 import zlib
 
@@ -47,7 +49,11 @@ def _link(a, b):
 
 
 class LinkModel(object):
-    """NICs, leafs, spines and the directed links of a plan, indexed for path computation."""
+    """NICs, leafs, spines and the directed links of a plan, indexed for path computation.
+
+    Reads from each leaf only ``local_destinations``, ``uplinks`` and the binding fields
+    ``ingress``, ``uplink`` and ``spine`` (never a binding's ``exclude_destinations``).
+    """
 
     def __init__(self, plan):
         self.plan = plan
@@ -56,6 +62,7 @@ class LinkModel(object):
         self.leaf_index = dict((name, i) for i, name in enumerate(self.leaf_order))
         self.locals = {}
         self.parallel = {}      # (spine, leaf) -> [uplink dicts of the leaf toward that spine, by index]
+        self.uplink_at = {}     # (leaf, port) -> uplink dict
         self.links = []         # every directed link, in a stable order
         self.meta = {}          # link -> (kind host|fabric, direction up|down, leaf)
         bindings = {}
@@ -66,6 +73,7 @@ class LinkModel(object):
                 bindings[(leaf_name, binding["ingress"])] = binding
             for uplink in sorted(leaf.get("uplinks") or [], key=lambda u: u["index"]):
                 self.parallel.setdefault((uplink["spine"], leaf_name), []).append(uplink)
+                self.uplink_at.setdefault((leaf_name, uplink["port"]), uplink)
                 self.links.append(self.fabric_link(leaf_name, uplink, "up"))
                 self.links.append(self.fabric_link(leaf_name, uplink, "down"))
         for host_name in sorted(plan["hosts"], key=lambda h: (plan["hosts"][h]["slot"], h)):
@@ -86,6 +94,27 @@ class LinkModel(object):
         self.spines_of_plane = {}
         for spine_name, spine in plan.get("spines", {}).items():
             self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
+        self._index_nics()
+
+    def _index_nics(self):
+        """NICs per leaf, per spine and per host (all in NIC order), hosts per leaf, leafs behind each spine."""
+        self.by_leaf = {}
+        self.by_spine = {}
+        self.leafs_of_host = {}
+        for nic in self.nics:
+            self.by_leaf.setdefault(nic["leaf"], []).append(nic)
+            self.by_spine.setdefault(nic["spine"], []).append(nic)
+            leafs = self.leafs_of_host.setdefault(nic["host"], [])
+            if nic["leaf"] not in leafs:
+                leafs.append(nic["leaf"])
+        self.hosts_of = dict((leaf, set(n["host"] for n in nics)) for leaf, nics in self.by_leaf.items())
+        # Candidate destination leafs of a spine (its plane's leafs that have NICs), computed once
+        # instead of walking every leaf for every NIC.
+        self.leafs_behind = {}
+        for leaf_name in self.leaf_order:
+            for spine in sorted(set(u["spine"] for u in self.plan["leafs"][leaf_name].get("uplinks") or [])):
+                if leaf_name in self.by_leaf:
+                    self.leafs_behind.setdefault(spine, []).append(leaf_name)
 
     def host_link(self, nic, direction):
         host_end = "%s:%s" % (nic["host"], nic["netdev"])
@@ -102,7 +131,10 @@ class LinkModel(object):
         return link
 
     def is_local(self, src, dst):
-        return any(dst["ip"] in net for net in self.locals[src["leaf"]])
+        return self.is_local_to(src["leaf"], dst)
+
+    def is_local_to(self, leaf_name, dst):
+        return any(dst["ip"] in net for net in self.locals[leaf_name])
 
     def members(self, src, dst):
         """Parallel spine->leaf links a remote probe src->dst can take (empty: no spine path)."""
@@ -110,21 +142,32 @@ class LinkModel(object):
             return []
         return self.parallel.get((src["spine"], dst["leaf"]), [])
 
+    def source_uplink(self, src):
+        """The leaf uplink bound to the source's ingress port."""
+        return self.uplink_at[(src["leaf"], src["uplink"])]
+
+    def has_path(self, src, dst):
+        if src["host"] == dst["host"]:
+            return False
+        if self.is_local(src, dst):
+            return src["leaf"] == dst["leaf"]
+        return bool(self.members(src, dst))
+
     def path(self, src, dst, sport=None, dport=ROCE_UDP_PORT):
         """Directed links of the probe, or None when the plan gives it no path."""
-        if src["host"] == dst["host"]:
+        if not self.has_path(src, dst):
             return None
         if self.is_local(src, dst):
-            if src["leaf"] != dst["leaf"]:
-                return None
             return [self.host_link(src, "up"), self.host_link(dst, "down")]
         members = self.members(src, dst)
-        if not members:
-            return None
-        src_uplink = [u for u in self.plan["leafs"][src["leaf"]]["uplinks"] if u["port"] == src["uplink"]][0]
         down = members[ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, len(members), dport)]
-        return [self.host_link(src, "up"), self.fabric_link(src["leaf"], src_uplink, "up"),
+        return [self.host_link(src, "up"), self.fabric_link(src["leaf"], self.source_uplink(src), "up"),
                 self.fabric_link(dst["leaf"], down, "down"), self.host_link(dst, "down")]
+
+
+def _other_host(hosts, host):
+    """True when ``hosts`` holds a host other than ``host``."""
+    return len(hosts) > 1 or (len(hosts) == 1 and host not in hosts)
 
 
 def reachable_links(model):
@@ -132,35 +175,67 @@ def reachable_links(model):
 
     Not reachable: uplinks bound to no in-use host port (upstream), links of a spine no binding
     uses, links of a leaf with no other leaf behind its spines, host links of a lone host.
+    Linear in NICs x spines: leafs are looked at per spine, not per NIC.
     """
-    by_leaf = {}
-    for nic in model.nics:
-        by_leaf.setdefault(nic["leaf"], []).append(nic)
-    hosts_of = dict((leaf, set(n["host"] for n in nics)) for leaf, nics in by_leaf.items())
     out = set()
-    reached = {}    # leaf -> hosts of remote sources reaching it (at most two kept)
+    has_local = _local_reach(model, out)
+    has_remote = set()
+    reached = {}    # leaf -> hosts of remote sources reaching it (two distinct are enough)
+    for spine, sources in model.by_spine.items():
+        _spine_reach(model, spine, sources, reached, has_remote, out)
     for src in model.nics:
-        remote = [leaf for leaf in model.leaf_order if leaf in by_leaf and leaf != src["leaf"]
-                  and model.parallel.get((src["spine"], leaf)) and hosts_of[leaf] - set([src["host"]])]
-        local = [d for d in by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
-        if remote or local:
+        if has_local[src["id"]] or src["id"] in has_remote:
             out.add(model.host_link(src, "up"))
-        for dst in local:
-            out.add(model.host_link(dst, "down"))
-        if remote:
-            uplink = [u for u in model.plan["leafs"][src["leaf"]]["uplinks"] if u["port"] == src["uplink"]][0]
-            out.add(model.fabric_link(src["leaf"], uplink, "up"))
-        for leaf in remote:
-            for member in model.parallel[(src["spine"], leaf)]:
-                out.add(model.fabric_link(leaf, member, "down"))
-            seen = reached.setdefault(leaf, set())
-            if len(seen) < 2:
-                seen.add(src["host"])
-    for leaf, sources in reached.items():
-        for dst in by_leaf[leaf]:
-            if sources - set([dst["host"]]):
+    for leaf_name, hosts in reached.items():
+        for dst in model.by_leaf[leaf_name]:
+            if _other_host(hosts, dst["host"]):
                 out.add(model.host_link(dst, "down"))
     return out
+
+
+def _local_reach(model, out):
+    """Adds host->leaf->host down links; returns NIC id -> whether it has a same-leaf destination."""
+    has_local = {}
+    for leaf_name, nics in model.by_leaf.items():
+        local = [d for d in nics if model.is_local_to(leaf_name, d)]
+        local_hosts = set(d["host"] for d in local)
+        for dst in local:
+            if _other_host(model.hosts_of[leaf_name], dst["host"]):
+                out.add(model.host_link(dst, "down"))
+        for src in nics:
+            has_local[src["id"]] = _other_host(local_hosts, src["host"])
+    return has_local
+
+
+def _remote_for(model, src, leaf_name):
+    return leaf_name != src["leaf"] and _other_host(model.hosts_of[leaf_name], src["host"])
+
+
+def _has_remote_leaf(model, src):
+    # Only the source's own leaf and leafs holding nothing but its host are left out: this stops early.
+    return any(_remote_for(model, src, leaf_name) for leaf_name in model.leafs_behind.get(src["spine"], ()))
+
+
+def _spine_reach(model, spine, sources, reached, has_remote, out):
+    """Links a spine's sources reach: their bound uplinks, the spine's links down to reachable leafs."""
+    if spine is None:
+        return
+    for src in sources:
+        if _has_remote_leaf(model, src):
+            has_remote.add(src["id"])
+            out.add(model.fabric_link(src["leaf"], model.source_uplink(src), "up"))
+    for leaf_name in model.leafs_behind.get(spine, ()):
+        hosts = reached.setdefault(leaf_name, set())
+        found = False
+        for src in sources:    # stops at the first sources that qualify (typically the first two)
+            if _remote_for(model, src, leaf_name):
+                found = True
+                hosts.add(src["host"])
+                if len(hosts) >= 2:
+                    break
+        if found:
+            for member in model.parallel[(spine, leaf_name)]:
+                out.add(model.fabric_link(leaf_name, member, "down"))
 
 
 def _probe(model, src, dst, member, members, dport):
@@ -168,107 +243,214 @@ def _probe(model, src, dst, member, members, dport):
     return {"src": src, "dst": dst, "sport": sport}
 
 
-def _cyclic(model, a, b):
-    n = len(model.leaf_order)
-    return (model.leaf_index[b] - model.leaf_index[a]) % n
+class _Demand(object):
+    """What is still uncovered: destination NICs per leaf (and per host on it), free spine->leaf slots.
+
+    Counters only fall, which is what lets the per-spine buckets below update lazily.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.dest_used = dict((n["id"], 0) for n in model.nics)
+        self.need = dict((leaf, len(items)) for leaf, items in model.by_leaf.items())
+        self.need_host = {}
+        for nic in model.nics:
+            self.need_host[(nic["leaf"], nic["host"])] = self.need_host.get((nic["leaf"], nic["host"]), 0) + 1
+        self.slot_used = {}
+        self.free = {}          # (spine, leaf) -> slots (parallel links) not crossed yet
+        for key, members in model.parallel.items():
+            self.free[key] = len(members)
+            for k in range(len(members)):
+                self.slot_used[(key[0], key[1], k)] = 0
+        # per leaf: heap of (times used, position in the leaf's NIC list), refreshed lazily
+        self.dest_heaps = dict((leaf, [(0, pos) for pos in range(len(items))]) for leaf, items in model.by_leaf.items())
+
+    def key(self, spine, leaf_name):
+        """Greedy preference of a leaf for a source behind ``spine`` owning no NIC on that leaf."""
+        free = self.free[(spine, leaf_name)]
+        return (free > 0, self.need[leaf_name], free)
+
+    def score(self, src, leaf_name):
+        """Full preference of ``leaf_name`` for ``src``: key, own host's NICs discounted, ring distance."""
+        free = self.free[(src["spine"], leaf_name)]
+        wanted = self.need[leaf_name] - self.need_host.get((leaf_name, src["host"]), 0)
+        model = self.model
+        ring = (model.leaf_index[leaf_name] - model.leaf_index[src["leaf"]]) % len(model.leaf_order)
+        return (free > 0, wanted, free, -ring)
+
+    def pick_dest(self, leaf_name, src):
+        """Least used NIC of another host on the leaf (first in NIC order on ties)."""
+        heap = self.dest_heaps[leaf_name]
+        nics = self.model.by_leaf[leaf_name]
+        held = []
+        while True:
+            used, pos = heap[0]
+            nic = nics[pos]
+            if used != self.dest_used[nic["id"]]:
+                heapq.heapreplace(heap, (self.dest_used[nic["id"]], pos))
+            elif nic["host"] == src["host"]:
+                held.append(heapq.heappop(heap))
+            else:
+                break
+        for entry in held:
+            heapq.heappush(heap, entry)
+        return nic
+
+    def use(self, src, dst, k, members):
+        if not self.dest_used[dst["id"]]:
+            self.need[dst["leaf"]] -= 1
+            self.need_host[(dst["leaf"], dst["host"])] -= 1
+        self.dest_used[dst["id"]] += 1
+        if members:
+            slot = (src["spine"], dst["leaf"], k)
+            if not self.slot_used[slot]:
+                self.free[(src["spine"], dst["leaf"])] -= 1
+            self.slot_used[slot] += 1
+
+
+class _SpineLeafs(object):
+    """Leafs behind one spine bucketed by their last recorded :meth:`_Demand.key`.
+
+    Keys only fall, so an entry is re-bucketed when a query meets it out of date instead of on
+    every probe; a query is a walk of the top bucket in ring order from the source's leaf.
+    """
+
+    def __init__(self, model, demand, spine):
+        self.spine = spine
+        self.demand = demand
+        self.order = model.leaf_order
+        self.buckets = {}       # key -> sorted leaf indices
+        self.keys = []          # keys of non-empty buckets, ascending
+        for leaf_name in model.leafs_behind.get(spine, ()):
+            self._put(model.leaf_index[leaf_name], demand.key(spine, leaf_name))
+
+    def _put(self, index, key):
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = []
+            bisect.insort(self.keys, key)
+        bisect.insort(bucket, index)
+
+    def best(self, after, skip):
+        """Leaf with the highest current key, first in ring order after leaf index ``after``; not in ``skip``."""
+        pos = len(self.keys) - 1
+        while pos >= 0:
+            key = self.keys[pos]
+            found = self._walk(key, after, skip)
+            if found is not None:
+                return found
+            pos = bisect.bisect_left(self.keys, key) - 1
+        return None
+
+    def _walk(self, key, after, skip):
+        bucket = self.buckets[key]
+        pos = bisect.bisect_right(bucket, after)
+        found = None
+        for _ in range(len(bucket)):
+            if pos >= len(bucket):
+                pos = 0
+            index = bucket[pos]
+            leaf_name = self.order[index]
+            current = self.demand.key(self.spine, leaf_name)
+            if current != key:
+                del bucket[pos]
+                self._put(index, current)
+            elif leaf_name in skip:
+                pos += 1
+            else:
+                found = leaf_name
+                break
+        if not bucket:
+            del self.buckets[key]
+            self.keys.remove(key)
+        return found
+
+
+def _target_leaf(model, demand, spine_leafs, src):
+    """Destination leaf the greedy picks for ``src`` (None: no remote leaf).
+
+    Same choice as maximising :meth:`_Demand.score` over every remote leaf: leafs holding a NIC of
+    the source's host (a handful) are scored one by one, all others come from the spine's buckets.
+    """
+    own = model.leafs_of_host[src["host"]]
+    skip = set(own)
+    skip.add(src["leaf"])
+    candidates = []
+    best_other = spine_leafs.best(model.leaf_index[src["leaf"]], skip)
+    if best_other is not None:
+        candidates.append(best_other)
+    for leaf_name in own:
+        if (leaf_name != src["leaf"] and (src["spine"], leaf_name) in model.parallel
+                and _other_host(model.hosts_of[leaf_name], src["host"])):
+            candidates.append(leaf_name)
+    if not candidates:
+        return None
+    return max(candidates, key=lambda leaf_name: demand.score(src, leaf_name))
+
+
+def _source_order(model):
+    """Sources interleaved across leafs (position on the leaf first) so every leaf's demand stays balanced."""
+    positions = {}
+    for leaf_name in model.leaf_order:
+        for pos, nic in enumerate(model.by_leaf.get(leaf_name, [])):
+            positions[nic["id"]] = (pos, model.leaf_index[leaf_name])
+    return sorted(model.nics, key=lambda n: positions[n["id"]])
 
 
 def plan_probes(plan, dport=ROCE_UDP_PORT):
     """Probe flows whose paths cover every coverable directed link; returns the report dict."""
     model = LinkModel(plan)
-    nics = model.nics
-    by_leaf = {}
-    for nic in nics:
-        by_leaf.setdefault(nic["leaf"], []).append(nic)
-    dest_used = dict((n["id"], 0) for n in nics)
-    hosts_of = dict((leaf, set(n["host"] for n in items)) for leaf, items in by_leaf.items())
-    slot_used = {}
-    for key, members in model.parallel.items():
-        for k in range(len(members)):
-            slot_used[(key[0], key[1], k)] = 0
+    demand = _Demand(model)
     raw = []
-    need = dict((leaf, len(items)) for leaf, items in by_leaf.items())
-    need_host = {}
-    for nic in nics:
-        need_host[(nic["leaf"], nic["host"])] = need_host.get((nic["leaf"], nic["host"]), 0) + 1
-
-    def remote_leafs(src):
-        out = []
-        for leaf_name in model.leaf_order:
-            if leaf_name == src["leaf"] or not model.parallel.get((src["spine"], leaf_name)):
-                continue
-            if leaf_name in by_leaf and hosts_of[leaf_name] - set([src["host"]]):
-                out.append(leaf_name)
-        return out
-
-    def pick_dest(leaf_name, src):
-        candidates = [d for d in by_leaf[leaf_name] if d["host"] != src["host"]]
-        return min(candidates, key=lambda d: dest_used[d["id"]])
 
     def emit(src, dst, k, members):
         raw.append(_probe(model, src, dst, k, members, dport))
-        if not dest_used[dst["id"]]:
-            need[dst["leaf"]] -= 1
-            need_host[(dst["leaf"], dst["host"])] -= 1
-        dest_used[dst["id"]] += 1
-        if members:
-            slot_used[(src["spine"], dst["leaf"], k)] += 1
+        demand.use(src, dst, k, members)
 
-    # 1. every NIC sources one probe (its host->leaf link and, remote, its bound uplink);
-    #    sources interleaved across leafs so the greedy keeps every leaf's demand balanced.
-    positions = {}
-    for leaf_name in model.leaf_order:
-        for pos, nic in enumerate(by_leaf.get(leaf_name, [])):
-            positions[nic["id"]] = (pos, model.leaf_index[leaf_name])
-    order = sorted(nics, key=lambda n: positions[n["id"]])
+    # 1. every NIC sources one probe (its host->leaf link and, remote, its bound uplink).
+    spine_leafs = dict((spine, _SpineLeafs(model, demand, spine)) for spine in model.leafs_behind)
     local_only = []
-    for src in order:
-        leafs = remote_leafs(src)
-        if not leafs:
+    for src in _source_order(model):
+        target = _target_leaf(model, demand, spine_leafs[src["spine"]], src) if src["spine"] in spine_leafs else None
+        if target is None:
             local_only.append(src)
             continue
-
-        def score(leaf_name, src=src):
-            free = [k for k in range(len(model.parallel[(src["spine"], leaf_name)]))
-                    if slot_used[(src["spine"], leaf_name, k)] == 0]
-            wanted = need[leaf_name] - need_host.get((leaf_name, src["host"]), 0)
-            return (len(free) > 0, wanted, len(free), -_cyclic(model, src["leaf"], leaf_name))
-
-        target = max(leafs, key=score)
         members = len(model.parallel[(src["spine"], target)])
-        k = min(range(members), key=lambda i: (slot_used[(src["spine"], target, i)], i))
-        emit(src, pick_dest(target, src), k, members)
+        k = min(range(members), key=lambda i: (demand.slot_used[(src["spine"], target, i)], i))
+        emit(src, demand.pick_dest(target, src), k, members)
 
     # 2. NICs with no spine path: same-leaf probes in a ring over the leaf's NICs (other hosts).
     for src in local_only:
-        peers = [d for d in by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
+        peers = [d for d in model.by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
         if peers:
-            emit(src, min(peers, key=lambda d: dest_used[d["id"]]), 0, 0)
+            emit(src, min(peers, key=lambda d: demand.dest_used[d["id"]]), 0, 0)
 
-    # 3. repair: spine->leaf slots and destination NICs still uncovered.
+    # 3. repair: spine->leaf slots and destination NICs still uncovered (none on regular fabrics).
     source_used = {}
     for probe in raw:
         source_used[probe["src"]["id"]] = source_used.get(probe["src"]["id"], 0) + 1
-    for (spine, leaf_name, k), used in sorted(slot_used.items()):
-        if used or leaf_name not in by_leaf:
-            continue
-        sources = [s for s in nics if s["spine"] == spine and s["leaf"] != leaf_name
-                   and any(d["host"] != s["host"] for d in by_leaf[leaf_name])]
-        if not sources:
-            continue
+
+    def least_used(sources):
         src = min(sources, key=lambda s: source_used.get(s["id"], 0))
         source_used[src["id"]] = source_used.get(src["id"], 0) + 1
-        emit(src, pick_dest(leaf_name, src), k, len(model.parallel[(spine, leaf_name)]))
-    for dst in nics:
-        if dest_used[dst["id"]]:
+        return src
+
+    for (spine, leaf_name, k), used in sorted(demand.slot_used.items()):
+        if used or leaf_name not in model.by_leaf:
             continue
-        sources = [s for s in nics if s["host"] != dst["host"] and model.path(s, dst) is not None]
+        sources = [s for s in model.by_spine.get(spine, ()) if _remote_for(model, s, leaf_name)]
+        if sources:
+            src = least_used(sources)
+            emit(src, demand.pick_dest(leaf_name, src), k, len(model.parallel[(spine, leaf_name)]))
+    for dst in model.nics:
+        if demand.dest_used[dst["id"]]:
+            continue
+        sources = [s for s in model.nics if model.has_path(s, dst)]
         if not sources:
             continue
-        src = min(sources, key=lambda s: source_used.get(s["id"], 0))
-        source_used[src["id"]] = source_used.get(src["id"], 0) + 1
+        src = least_used(sources)
         members = len(model.members(src, dst)) if not model.is_local(src, dst) else 0
-        k = min(range(members), key=lambda i: slot_used[(src["spine"], dst["leaf"], i)]) if members else 0
+        k = min(range(members), key=lambda i: demand.slot_used[(src["spine"], dst["leaf"], i)]) if members else 0
         emit(src, dst, k, members)
     return _report(model, raw, dport)
 
