@@ -20,8 +20,10 @@ every leaf-spine link in both directions (``up`` leaf->spine, ``down`` spine->le
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import ipaddress
+import socket
 import zlib
 
 ROCE_UDP_PORT = 4791
@@ -60,22 +62,27 @@ class LinkModel(object):
         self.nics = []
         self.leaf_order = sorted(plan["leafs"], key=lambda n: (plan["leafs"][n]["plane"], plan["leafs"][n]["slot"]))
         self.leaf_index = dict((name, i) for i, name in enumerate(self.leaf_order))
-        self.locals = {}
+        self.locals = {}        # leaf -> [(version, network int, mask int)] of its local_destinations
         self.parallel = {}      # (spine, leaf) -> [uplink dicts of the leaf toward that spine, by index]
+        self.parallel_down = {}  # (spine, leaf) -> [spine->leaf link names, same order]
         self.uplink_at = {}     # (leaf, port) -> uplink dict
+        self.uplink_up = {}     # (leaf, port) -> leaf->spine link name
         self.links = []         # every directed link, in a stable order
         self.meta = {}          # link -> (kind host|fabric, direction up|down, leaf)
         bindings = {}
         for leaf_name in self.leaf_order:
             leaf = plan["leafs"][leaf_name]
-            self.locals[leaf_name] = [ipaddress.ip_network(n) for n in leaf.get("local_destinations") or []]
+            self.locals[leaf_name] = [_network_ints(n) for n in leaf.get("local_destinations") or []]
             for binding in leaf.get("bindings") or []:
                 bindings[(leaf_name, binding["ingress"])] = binding
             for uplink in sorted(leaf.get("uplinks") or [], key=lambda u: u["index"]):
+                up, down = self.fabric_link(leaf_name, uplink, "up"), self.fabric_link(leaf_name, uplink, "down")
                 self.parallel.setdefault((uplink["spine"], leaf_name), []).append(uplink)
+                self.parallel_down.setdefault((uplink["spine"], leaf_name), []).append(down)
                 self.uplink_at.setdefault((leaf_name, uplink["port"]), uplink)
-                self.links.append(self.fabric_link(leaf_name, uplink, "up"))
-                self.links.append(self.fabric_link(leaf_name, uplink, "down"))
+                self.uplink_up.setdefault((leaf_name, uplink["port"]), up)
+                self.links.append(up)
+                self.links.append(down)
         for host_name in sorted(plan["hosts"], key=lambda h: (plan["hosts"][h]["slot"], h)):
             for nic in plan["hosts"][host_name]["nics"]:
                 binding = bindings.get((nic["leaf"], nic["leaf_port"]))
@@ -86,11 +93,17 @@ class LinkModel(object):
                     "leaf_port": nic["leaf_port"], "plane": plan["leafs"][nic["leaf"]]["plane"],
                     "spine": binding["spine"] if binding else None,
                     "uplink": binding["uplink"] if binding else None,
-                    "ip": ipaddress.ip_address(nic["address"]),
+                    "ip": _address_int(nic["address"]),
                 }
+                # link names made once here: a path is then a few lookups
+                leaf_end = "%s:%s" % (nic["leaf"], nic["leaf_port"])
+                entry["link_up"] = _link(entry["id"], leaf_end)
+                entry["link_down"] = _link(leaf_end, entry["id"])
+                self.meta[entry["link_up"]] = ("host", "up", nic["leaf"])
+                self.meta[entry["link_down"]] = ("host", "down", nic["leaf"])
                 self.nics.append(entry)
-                self.links.append(self.host_link(entry, "up"))
-                self.links.append(self.host_link(entry, "down"))
+                self.links.append(entry["link_up"])
+                self.links.append(entry["link_down"])
         self.spines_of_plane = {}
         for spine_name, spine in plan.get("spines", {}).items():
             self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
@@ -108,6 +121,11 @@ class LinkModel(object):
             if nic["leaf"] not in leafs:
                 leafs.append(nic["leaf"])
         self.hosts_of = dict((leaf, set(n["host"] for n in nics)) for leaf, nics in self.by_leaf.items())
+        self.own_leaf_indices = dict((host, frozenset(self.leaf_index[leaf] for leaf in leafs))
+                                     for host, leafs in self.leafs_of_host.items())
+        # a host's leafs that another host's NIC can be reached on (possible destinations for it)
+        self.shared_leafs_of_host = dict((host, [leaf for leaf in leafs if _other_host(self.hosts_of[leaf], host)])
+                                         for host, leafs in self.leafs_of_host.items())
         # Candidate destination leafs of a spine (its plane's leafs that have NICs), computed once
         # instead of walking every leaf for every NIC.
         self.leafs_behind = {}
@@ -117,11 +135,7 @@ class LinkModel(object):
                     self.leafs_behind.setdefault(spine, []).append(leaf_name)
 
     def host_link(self, nic, direction):
-        host_end = "%s:%s" % (nic["host"], nic["netdev"])
-        leaf_end = "%s:%s" % (nic["leaf"], nic["leaf_port"])
-        link = _link(host_end, leaf_end) if direction == "up" else _link(leaf_end, host_end)
-        self.meta[link] = ("host", direction, nic["leaf"])
-        return link
+        return nic["link_" + direction]
 
     def fabric_link(self, leaf_name, uplink, direction):
         leaf_end = "%s:%s" % (leaf_name, uplink["port"])
@@ -134,7 +148,11 @@ class LinkModel(object):
         return self.is_local_to(src["leaf"], dst)
 
     def is_local_to(self, leaf_name, dst):
-        return any(dst["ip"] in net for net in self.locals[leaf_name])
+        version, address = dst["ip"]
+        for net_version, network, mask in self.locals[leaf_name]:
+            if version == net_version and address & mask == network:
+                return True
+        return False
 
     def members(self, src, dst):
         """Parallel spine->leaf links a remote probe src->dst can take (empty: no spine path)."""
@@ -145,6 +163,10 @@ class LinkModel(object):
     def source_uplink(self, src):
         """The leaf uplink bound to the source's ingress port."""
         return self.uplink_at[(src["leaf"], src["uplink"])]
+
+    def source_up_link(self, src):
+        """Name of the leaf->spine link bound to the source's ingress port."""
+        return self.uplink_up[(src["leaf"], src["uplink"])]
 
     def has_path(self, src, dst):
         if src["host"] == dst["host"]:
@@ -158,11 +180,28 @@ class LinkModel(object):
         if not self.has_path(src, dst):
             return None
         if self.is_local(src, dst):
-            return [self.host_link(src, "up"), self.host_link(dst, "down")]
-        members = self.members(src, dst)
-        down = members[ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, len(members), dport)]
-        return [self.host_link(src, "up"), self.fabric_link(src["leaf"], self.source_uplink(src), "up"),
-                self.fabric_link(dst["leaf"], down, "down"), self.host_link(dst, "down")]
+            return self.path_links(src, dst, None)
+        members = len(self.members(src, dst))
+        return self.path_links(src, dst, ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, members, dport))
+
+    def path_links(self, src, dst, member):
+        """Links of a probe known to have a path: same-leaf when ``member`` is None, else via that parallel link."""
+        if member is None:
+            return [src["link_up"], dst["link_down"]]
+        return [src["link_up"], self.source_up_link(src), self.parallel_down[(src["spine"], dst["leaf"])][member],
+                dst["link_down"]]
+
+
+def _address_int(text):
+    """(IP version, address as int): cheaper to parse and test than ipaddress objects for 100K NICs."""
+    if ":" in text:
+        return 6, int.from_bytes(socket.inet_pton(socket.AF_INET6, text), "big")
+    return 4, int.from_bytes(socket.inet_aton(text), "big")
+
+
+def _network_ints(text):
+    net = ipaddress.ip_network(text)
+    return net.version, int(net.network_address), int(net.netmask)
 
 
 def _other_host(hosts, host):
@@ -223,7 +262,7 @@ def _spine_reach(model, spine, sources, reached, has_remote, out):
     for src in sources:
         if _has_remote_leaf(model, src):
             has_remote.add(src["id"])
-            out.add(model.fabric_link(src["leaf"], model.source_uplink(src), "up"))
+            out.add(model.source_up_link(src))
     for leaf_name in model.leafs_behind.get(spine, ()):
         hosts = reached.setdefault(leaf_name, set())
         found = False
@@ -234,13 +273,13 @@ def _spine_reach(model, spine, sources, reached, has_remote, out):
                 if len(hosts) >= 2:
                     break
         if found:
-            for member in model.parallel[(spine, leaf_name)]:
-                out.add(model.fabric_link(leaf_name, member, "down"))
+            out.update(model.parallel_down[(spine, leaf_name)])
 
 
 def _probe(model, src, dst, member, members, dport):
+    """A planned probe; ``members`` 0 means a same-leaf probe (no spine), else ``member`` is its spine->leaf link."""
     sport = sport_for(src["address"], dst["address"], member, members, dport) if members > 1 else None
-    return {"src": src, "dst": dst, "sport": sport}
+    return {"src": src, "dst": dst, "sport": sport, "member": member if members else None}
 
 
 class _Demand(object):
@@ -256,12 +295,8 @@ class _Demand(object):
         self.need_host = {}
         for nic in model.nics:
             self.need_host[(nic["leaf"], nic["host"])] = self.need_host.get((nic["leaf"], nic["host"]), 0) + 1
-        self.slot_used = {}
-        self.free = {}          # (spine, leaf) -> slots (parallel links) not crossed yet
-        for key, members in model.parallel.items():
-            self.free[key] = len(members)
-            for k in range(len(members)):
-                self.slot_used[(key[0], key[1], k)] = 0
+        self.slot_uses = dict((key, [0] * len(members)) for key, members in model.parallel.items())
+        self.free = dict((key, len(members)) for key, members in model.parallel.items())  # slots not crossed yet
         # per leaf: heap of (times used, position in the leaf's NIC list), refreshed lazily
         self.dest_heaps = dict((leaf, [(0, pos) for pos in range(len(items))]) for leaf, items in model.by_leaf.items())
 
@@ -302,10 +337,15 @@ class _Demand(object):
             self.need_host[(dst["leaf"], dst["host"])] -= 1
         self.dest_used[dst["id"]] += 1
         if members:
-            slot = (src["spine"], dst["leaf"], k)
-            if not self.slot_used[slot]:
+            uses = self.slot_uses[(src["spine"], dst["leaf"])]
+            if not uses[k]:
                 self.free[(src["spine"], dst["leaf"])] -= 1
-            self.slot_used[slot] += 1
+            uses[k] += 1
+
+    def least_used_slot(self, spine, leaf_name):
+        """Parallel link toward the leaf crossed least so far (lowest index on ties)."""
+        uses = self.slot_uses[(spine, leaf_name)]
+        return uses.index(min(uses))
 
 
 class _SpineLeafs(object):
@@ -332,7 +372,9 @@ class _SpineLeafs(object):
         bisect.insort(bucket, index)
 
     def best(self, after, skip):
-        """Leaf with the highest current key, first in ring order after leaf index ``after``; not in ``skip``."""
+        """Leaf with the highest current key, first in ring order after leaf index ``after``; leaf indices
+        in ``skip`` left out. Every stale entry met that is not skipped is re-bucketed before a lower
+        bucket is looked at, so a lower bucket never hides a better leaf."""
         pos = len(self.keys) - 1
         while pos >= 0:
             key = self.keys[pos]
@@ -350,13 +392,15 @@ class _SpineLeafs(object):
             if pos >= len(bucket):
                 pos = 0
             index = bucket[pos]
+            if index in skip:
+                # left stale if it is: a skipped leaf cannot be this query's answer
+                pos += 1
+                continue
             leaf_name = self.order[index]
             current = self.demand.key(self.spine, leaf_name)
             if current != key:
                 del bucket[pos]
                 self._put(index, current)
-            elif leaf_name in skip:
-                pos += 1
             else:
                 found = leaf_name
                 break
@@ -369,36 +413,47 @@ class _SpineLeafs(object):
 def _target_leaf(model, demand, spine_leafs, src):
     """Destination leaf the greedy picks for ``src`` (None: no remote leaf).
 
-    Same choice as maximising :meth:`_Demand.score` over every remote leaf: leafs holding a NIC of
-    the source's host (a handful) are scored one by one, all others come from the spine's buckets.
+    Same choice as maximising :meth:`_Demand.score` over every remote leaf: the leafs holding a
+    NIC of the source's host (a handful) are scored one by one, all others come from the spine's
+    buckets, where a leaf's key is its score without the ring distance.
     """
-    own = model.leafs_of_host[src["host"]]
-    skip = set(own)
-    skip.add(src["leaf"])
-    candidates = []
-    best_other = spine_leafs.best(model.leaf_index[src["leaf"]], skip)
-    if best_other is not None:
-        candidates.append(best_other)
-    for leaf_name in own:
-        if (leaf_name != src["leaf"] and (src["spine"], leaf_name) in model.parallel
-                and _other_host(model.hosts_of[leaf_name], src["host"])):
-            candidates.append(leaf_name)
-    if not candidates:
-        return None
-    return max(candidates, key=lambda leaf_name: demand.score(src, leaf_name))
+    host, spine = src["host"], src["spine"]
+    best = spine_leafs.best(model.leaf_index[src["leaf"]], model.own_leaf_indices[host])
+    best_score = demand.score(src, best) if best is not None else None
+    free_of, need = demand.free, demand.need
+    for leaf_name in model.shared_leafs_of_host[host]:
+        free = free_of.get((spine, leaf_name))
+        if free is None or leaf_name == src["leaf"]:
+            continue
+        if best is not None and (free > 0, need[leaf_name], free) < best_score[:3]:
+            continue    # its score is at most its key: cannot win (saves most scoring)
+        score = demand.score(src, leaf_name)
+        if best is None or score > best_score:
+            best, best_score = leaf_name, score
+    return best
 
 
 def _source_order(model):
     """Sources interleaved across leafs (position on the leaf first) so every leaf's demand stays balanced."""
-    positions = {}
-    for leaf_name in model.leaf_order:
-        for pos, nic in enumerate(model.by_leaf.get(leaf_name, [])):
-            positions[nic["id"]] = (pos, model.leaf_index[leaf_name])
-    return sorted(model.nics, key=lambda n: positions[n["id"]])
+    rows = [model.by_leaf[leaf_name] for leaf_name in model.leaf_order if leaf_name in model.by_leaf]
+    deepest = max([len(row) for row in rows] or [0])
+    return [row[pos] for pos in range(deepest) for row in rows if pos < len(row)]
 
 
 def plan_probes(plan, dport=ROCE_UDP_PORT):
     """Probe flows whose paths cover every coverable directed link; returns the report dict."""
+    # Everything built here is acyclic; left on, the cyclic collector rescans the whole plan
+    # (131K GPUs: ~1 GB of dicts) again and again as the model grows, so pause it (as build_plan does).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_probes(plan, dport)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_probes(plan, dport):
     model = LinkModel(plan)
     demand = _Demand(model)
     raw = []
@@ -416,7 +471,7 @@ def plan_probes(plan, dport=ROCE_UDP_PORT):
             local_only.append(src)
             continue
         members = len(model.parallel[(src["spine"], target)])
-        k = min(range(members), key=lambda i: (demand.slot_used[(src["spine"], target, i)], i))
+        k = demand.least_used_slot(src["spine"], target)
         emit(src, demand.pick_dest(target, src), k, members)
 
     # 2. NICs with no spine path: same-leaf probes in a ring over the leaf's NICs (other hosts).
@@ -435,8 +490,10 @@ def plan_probes(plan, dport=ROCE_UDP_PORT):
         source_used[src["id"]] = source_used.get(src["id"], 0) + 1
         return src
 
-    for (spine, leaf_name, k), used in sorted(demand.slot_used.items()):
-        if used or leaf_name not in model.by_leaf:
+    unused_slots = sorted((spine, leaf_name, k) for (spine, leaf_name), uses in demand.slot_uses.items()
+                          for k, used in enumerate(uses) if not used)
+    for spine, leaf_name, k in unused_slots:
+        if leaf_name not in model.by_leaf:
             continue
         sources = [s for s in model.by_spine.get(spine, ()) if _remote_for(model, s, leaf_name)]
         if sources:
@@ -450,7 +507,7 @@ def plan_probes(plan, dport=ROCE_UDP_PORT):
             continue
         src = least_used(sources)
         members = len(model.members(src, dst)) if not model.is_local(src, dst) else 0
-        k = min(range(members), key=lambda i: demand.slot_used[(src["spine"], dst["leaf"], i)]) if members else 0
+        k = demand.least_used_slot(src["spine"], dst["leaf"]) if members else 0
         emit(src, dst, k, members)
     return _report(model, raw, dport)
 
@@ -460,7 +517,8 @@ def _report(model, raw, dport):
     probes = []
     for number, probe in enumerate(raw):
         src, dst = probe["src"], probe["dst"]
-        path = model.path(src, dst, probe["sport"], dport)
+        # the member the source port was chosen for is the one ecmp_index() gives back
+        path = model.path_links(src, dst, probe["member"])
         covered.update(path)
         probes.append({
             "id": number,
