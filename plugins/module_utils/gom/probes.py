@@ -252,7 +252,10 @@ def _remote_for(model, src, leaf_name):
 
 def _has_remote_leaf(model, src):
     # Only the source's own leaf and leafs holding nothing but its host are left out: this stops early.
-    return any(_remote_for(model, src, leaf_name) for leaf_name in model.leafs_behind.get(src["spine"], ()))
+    for leaf_name in model.leafs_behind.get(src["spine"], ()):
+        if _remote_for(model, src, leaf_name):
+            return True
+    return False
 
 
 def _spine_reach(model, spine, sources, reached, has_remote, out):
@@ -530,8 +533,10 @@ def _report(model, raw, dport):
             "path": path,
         })
     coverable = set(model.links)
-    unreachable = sorted(coverable - reachable_links(model))
-    reachable = coverable - set(unreachable)
+    reach = reachable_links(model)
+    unreachable = sorted(coverable - reach)
+    reachable = coverable & reach
+    covered_reachable = len(covered & reachable)
     total = len(reachable)
     per_path = 4 if len(model.leaf_order) > 1 and model.parallel else 2
     naive = -(-total // per_path)
@@ -553,11 +558,11 @@ def _report(model, raw, dport):
         "probes": probes,
         "links": total,
         "links_all": len(coverable),
-        "links_covered": len(covered & reachable),
-        "coverage": float(len(covered & reachable)) / total if total else 1.0,
+        "links_covered": covered_reachable,
+        "coverage": float(covered_reachable) / total if total else 1.0,
         "coverage_all": float(len(covered & coverable)) / len(coverable) if coverable else 1.0,
         "uncovered": missing,
-        "unreachable_under_ppd": sorted(unreachable),
+        "unreachable_under_ppd": unreachable,
         "nics": len(model.nics),
         "links_per_path": per_path,
         "bound": naive,
