@@ -423,16 +423,17 @@ def _target_leaf(model, demand, spine_leafs, src):
     host, spine = src["host"], src["spine"]
     best = spine_leafs.best(model.leaf_index[src["leaf"]], model.own_leaf_indices[host])
     best_score = demand.score(src, best) if best is not None else None
+    best_key = best_score[:3] if best is not None else None
     free_of, need = demand.free, demand.need
     for leaf_name in model.shared_leafs_of_host[host]:
         free = free_of.get((spine, leaf_name))
         if free is None or leaf_name == src["leaf"]:
             continue
-        if best is not None and (free > 0, need[leaf_name], free) < best_score[:3]:
+        if best is not None and (free > 0, need[leaf_name], free) < best_key:
             continue    # its score is at most its key: cannot win (saves most scoring)
         score = demand.score(src, leaf_name)
         if best is None or score > best_score:
-            best, best_score = leaf_name, score
+            best, best_score, best_key = leaf_name, score, score[:3]
     return best
 
 
@@ -540,18 +541,7 @@ def _report(model, raw, dport):
     total = len(reachable)
     per_path = 4 if len(model.leaf_order) > 1 and model.parallel else 2
     naive = -(-total // per_path)
-    # every probe ends on exactly one leaf->host link, and every spine->leaf link is crossed only
-    # by a probe ending under that leaf: probes ending at leaf L >= max(NICs on L, links into L).
-    per_leaf = {}
-    sources = 0
-    for link in reachable:
-        kind, direction, leaf_name = model.meta[link]
-        if kind == "host" and direction == "up":
-            sources += 1
-        elif direction == "down":
-            per_leaf.setdefault(leaf_name, {"host": 0, "fabric": 0})[kind] += 1
-    ending = sum(max(v["host"], v["fabric"]) for v in per_leaf.values())
-    tight = max(naive, sources, ending)
+    tight = max(naive, _tight_bound(model, reachable))
     count = len(probes)
     missing = sorted(reachable - covered)
     return {
@@ -572,6 +562,22 @@ def _report(model, raw, dport):
         "count": count,
         "hash": "crc32('src|dst|17|sport|dport') % members",
     }
+
+
+def _tight_bound(model, reachable):
+    """Every probe starts on one host->leaf link and ends on one leaf->host link, and a spine->leaf
+    link is only crossed by a probe ending under that leaf: probes >= reachable sources and, summed
+    over leafs, >= max(reachable NIC links into the leaf, reachable spine links into it)."""
+    sources = sum(1 for nic in model.nics if nic["link_up"] in reachable)
+    into_leaf = {}
+    for nic in model.nics:
+        if nic["link_down"] in reachable:
+            into_leaf.setdefault(nic["leaf"], [0, 0])[0] += 1
+    for (_, leaf_name), links in model.parallel_down.items():
+        fabric = sum(1 for link in links if link in reachable)
+        if fabric:
+            into_leaf.setdefault(leaf_name, [0, 0])[1] += fabric
+    return max(sources, sum(max(counts) for counts in into_leaf.values()))
 
 
 def by_host(report):

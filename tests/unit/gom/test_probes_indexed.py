@@ -1,7 +1,8 @@
 """GOM planner indexing: same choices as the brute-force greedy, and leaf look-ups per source NIC
 that do not grow with the number of leafs (what makes planning linear)."""
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.gom import probes
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import LinkModel, plan_probes, reachable_links
@@ -38,8 +39,11 @@ def test_fabrics_with_repairs_and_lone_hosts_match_the_reference():
        spines=st.sampled_from([1, 2, 3, 4]), ratio=st.sampled_from(["1:1", "2:1", "3:1"]),
        scheme=st.sampled_from(["subnet_per_leaf", "p2p"]))
 def test_same_probes_and_reachable_links_as_the_brute_force_greedy(servers, rails, spg, spines, ratio, scheme):
-    plan = build_plan(small(servers=servers, rails=rails, spg=spg, uplinks=8, spines=spines, ratio=ratio,
-                            scheme=scheme, leaf_down=8, leaf_up=8))
+    try:
+        plan = build_plan(small(servers=servers, rails=rails, spg=spg, uplinks=8, spines=spines, ratio=ratio,
+                                scheme=scheme, leaf_down=8, leaf_up=8))
+    except FabricError:
+        assume(False)   # e.g. 8 uplinks over 3 spines: the planner refuses, nothing to compare
     assert_same_as_reference(plan)
 
 
