@@ -40,9 +40,17 @@ def ecmp_index(src, dst, sport, members, dport=ROCE_UDP_PORT, proto=17):
 
 def sport_for(src, dst, wanted, members, dport=ROCE_UDP_PORT):
     """Lowest UDP source port >= SPORT_BASE whose modelled hash picks member ``wanted``."""
+    if members <= 1:
+        return SPORT_BASE if wanted == 0 else _no_port(wanted, members)
+    # the key text of ecmp_index(), its fixed part formatted once (this runs once per probe)
+    head, tail = "%s|%s|%d|" % (src, dst, 17), "|%d" % dport
     for sport in range(SPORT_BASE, 65536):
-        if ecmp_index(src, dst, sport, members, dport) == wanted:
+        if zlib.crc32((head + str(sport) + tail).encode("ascii")) % members == wanted:
             return sport
+    return _no_port(wanted, members)
+
+
+def _no_port(wanted, members):
     raise ValueError("no UDP source port selects ECMP member %d of %d" % (wanted, members))
 
 
