@@ -76,7 +76,6 @@ class LinkModel(object):
         self.uplink_at = {}     # (leaf, port) -> uplink dict
         self.uplink_up = {}     # (leaf, port) -> leaf->spine link name
         self.links = []         # every directed link, in a stable order
-        self.meta = {}          # link -> (kind host|fabric, direction up|down, leaf)
         bindings = {}
         for leaf_name in self.leaf_order:
             leaf = plan["leafs"][leaf_name]
@@ -107,8 +106,6 @@ class LinkModel(object):
                 leaf_end = "%s:%s" % (nic["leaf"], nic["leaf_port"])
                 entry["link_up"] = _link(entry["id"], leaf_end)
                 entry["link_down"] = _link(leaf_end, entry["id"])
-                self.meta[entry["link_up"]] = ("host", "up", nic["leaf"])
-                self.meta[entry["link_down"]] = ("host", "down", nic["leaf"])
                 self.nics.append(entry)
                 self.links.append(entry["link_up"])
                 self.links.append(entry["link_down"])
@@ -148,9 +145,7 @@ class LinkModel(object):
     def fabric_link(self, leaf_name, uplink, direction):
         leaf_end = "%s:%s" % (leaf_name, uplink["port"])
         spine_end = "%s:%s" % (uplink["spine"], uplink["spine_port"])
-        link = _link(leaf_end, spine_end) if direction == "up" else _link(spine_end, leaf_end)
-        self.meta[link] = ("fabric", direction, leaf_name)
-        return link
+        return _link(leaf_end, spine_end) if direction == "up" else _link(spine_end, leaf_end)
 
     def is_local(self, src, dst):
         return self.is_local_to(src["leaf"], dst)
@@ -260,8 +255,9 @@ def _remote_for(model, src, leaf_name):
 
 def _has_remote_leaf(model, src):
     # Only the source's own leaf and leafs holding nothing but its host are left out: this stops early.
+    own_leaf, host, hosts_of = src["leaf"], src["host"], model.hosts_of
     for leaf_name in model.leafs_behind.get(src["spine"], ()):
-        if _remote_for(model, src, leaf_name):
+        if leaf_name != own_leaf and _other_host(hosts_of[leaf_name], host):
             return True
     return False
 
