@@ -8,10 +8,12 @@ scale the same way (more groups of 64; the 16 spines get the leaf-facing ports t
 16K GPUs 512, 131K GPUs 4,096), one spine plane, so every leaf is a candidate for every source.
 "random" = probes with random (source NIC, destination NIC, UDP source port) drawn until every
 reachable directed link is covered (seeded; the figure DIGEST 003 compares against).
-Exit status 1 when a planning-time target is missed (16K GPUs < 1 s, 131K < 10 s). The time
-checked is the planning process's CPU time (best of a few runs below 131K): the project
-machine is shared, and wall time there measures the neighbours as much as the planner; both
-are printed.
+Exit status 1 when a planning-time target is missed (16K GPUs < 1 s, 131K < 10 s), or when a
+scaled fabric is not fully covered or needs more probes than the tight bound. The time checked
+is the planning process's CPU time (best of 3 below 131K, one run at 131K): the project machine
+is shared, and wall time there measures the neighbours as much as the planner; both are printed.
+131K needs about 30 s and 0.9 GB (peak RSS) more, hence --big (make bench-beyond); the CI run
+(make test-beyond: --no-random) checks the 16K target.
 """
 import copy
 import os
