@@ -10,7 +10,7 @@ scale the same way (more groups of 64; the 16 spines get the leaf-facing ports t
 reachable directed link is covered (seeded; the figure DIGEST 003 compares against).
 Exit status 1 when a planning-time target is missed (16K GPUs < 1 s, 131K < 10 s), or when a
 scaled fabric is not fully covered or needs more probes than the tight bound. The time checked
-is the planning process's CPU time (best of 3 below 131K, one run at 131K): the project machine
+is the planning process's CPU time (best of 5 below 131K, one run at 131K): the project machine
 is shared, and wall time there measures the neighbours as much as the planner; both are printed.
 131K needs about 30 s and 0.9 GB (peak RSS) more, hence --big (make bench-beyond); the CI run
 (make test-beyond: --no-random) checks the 16K target.
@@ -108,7 +108,7 @@ def scaling(sizes):
         start = time.perf_counter()
         plan = build_plan(gpu_fabric(servers, "gpu%d" % (servers * 8)))
         built = time.perf_counter() - start
-        report, wall, cpu = timed_plan(plan, 1 if servers >= 16384 else 3)
+        report, wall, cpu = timed_plan(plan, 1 if servers >= 16384 else 5)
         gpus = plan["sizing"]["gpus"]
         target = TARGETS.get(gpus)
         ok = (target is None or cpu < target) and report["coverage"] == 1.0 and report["count"] == report["tight_bound"]
