@@ -87,7 +87,7 @@ def timed_plan(plan, repeat):
     """(report, best wall s, best CPU s) of ``repeat`` plan_probes runs."""
     best_wall = best_cpu = None
     report = None
-    for _ in range(repeat):
+    for _run in range(repeat):
         report = None
         wall, cpu = time.perf_counter(), time.process_time()
         report = plan_probes(plan)

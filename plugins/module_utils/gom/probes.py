@@ -395,7 +395,7 @@ class _SpineLeafs(object):
         bucket = self.buckets[key]
         pos = bisect.bisect_right(bucket, after)
         found = None
-        for _ in range(len(bucket)):
+        for _visit in range(len(bucket)):
             if pos >= len(bucket):
                 pos = 0
             index = bucket[pos]
@@ -577,7 +577,7 @@ def _tight_bound(model, reachable):
     for nic in model.nics:
         if nic["link_down"] in reachable:
             into_leaf.setdefault(nic["leaf"], [0, 0])[0] += 1
-    for (_, leaf_name), links in model.parallel_down.items():
+    for (_spine, leaf_name), links in model.parallel_down.items():
         fabric = sum(1 for link in links if link in reachable)
         if fabric:
             into_leaf.setdefault(leaf_name, [0, 0])[1] += fabric

@@ -90,7 +90,7 @@ def reference_probes(plan):
         if peers:
             emit(src, min(peers, key=lambda d: dest_used[d["id"]]), 0, 0)
     source_used = {}
-    for src_id, _, _ in raw:
+    for src_id, _dst, _sport in raw:
         source_used[src_id] = source_used.get(src_id, 0) + 1
 
     def least_used(sources):
