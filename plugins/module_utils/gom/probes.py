@@ -76,9 +76,18 @@ class LinkModel(object):
         self.uplink_at = {}     # (leaf, port) -> uplink dict
         self.uplink_up = {}     # (leaf, port) -> leaf->spine link name
         self.links = []         # every directed link, in a stable order
+        bindings = self._index_leafs()
+        self._index_hosts(bindings)
+        self.spines_of_plane = {}
+        for spine_name, spine in plan.get("spines", {}).items():
+            self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
+        self._index_nics()
+
+    def _index_leafs(self):
+        """Local destinations, uplinks and their link names per leaf; returns (leaf, ingress) -> binding."""
         bindings = {}
         for leaf_name in self.leaf_order:
-            leaf = plan["leafs"][leaf_name]
+            leaf = self.plan["leafs"][leaf_name]
             self.locals[leaf_name] = [_network_ints(n) for n in leaf.get("local_destinations") or []]
             for binding in leaf.get("bindings") or []:
                 bindings[(leaf_name, binding["ingress"])] = binding
@@ -90,6 +99,11 @@ class LinkModel(object):
                 self.uplink_up.setdefault((leaf_name, uplink["port"]), up)
                 self.links.append(up)
                 self.links.append(down)
+        return bindings
+
+    def _index_hosts(self, bindings):
+        """One entry per host NIC (hosts by slot), with its binding's spine and uplink and its link names."""
+        plan = self.plan
         for host_name in sorted(plan["hosts"], key=lambda h: (plan["hosts"][h]["slot"], h)):
             for nic in plan["hosts"][host_name]["nics"]:
                 binding = bindings.get((nic["leaf"], nic["leaf_port"]))
@@ -109,10 +123,6 @@ class LinkModel(object):
                 self.nics.append(entry)
                 self.links.append(entry["link_up"])
                 self.links.append(entry["link_down"])
-        self.spines_of_plane = {}
-        for spine_name, spine in plan.get("spines", {}).items():
-            self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
-        self._index_nics()
 
     def _index_nics(self):
         """NICs per leaf, per spine and per host (all in NIC order), hosts per leaf, leafs behind each spine."""
