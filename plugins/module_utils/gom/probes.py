@@ -19,7 +19,11 @@ every leaf-spine link in both directions (``up`` leaf->spine, ``down`` spine->le
 """
 from __future__ import annotations
 
+import bisect
+import gc
+import heapq
 import ipaddress
+import socket
 import zlib
 
 ROCE_UDP_PORT = 4791
@@ -36,9 +40,17 @@ def ecmp_index(src, dst, sport, members, dport=ROCE_UDP_PORT, proto=17):
 
 def sport_for(src, dst, wanted, members, dport=ROCE_UDP_PORT):
     """Lowest UDP source port >= SPORT_BASE whose modelled hash picks member ``wanted``."""
+    if members <= 1:
+        return SPORT_BASE if wanted == 0 else _no_port(wanted, members)
+    # the key text of ecmp_index(), its fixed part formatted once (this runs once per probe)
+    head, tail = "%s|%s|%d|" % (src, dst, 17), "|%d" % dport
     for sport in range(SPORT_BASE, 65536):
-        if ecmp_index(src, dst, sport, members, dport) == wanted:
+        if zlib.crc32((head + str(sport) + tail).encode("ascii")) % members == wanted:
             return sport
+    return _no_port(wanted, members)
+
+
+def _no_port(wanted, members):
     raise ValueError("no UDP source port selects ECMP member %d of %d" % (wanted, members))
 
 
@@ -47,27 +59,51 @@ def _link(a, b):
 
 
 class LinkModel(object):
-    """NICs, leafs, spines and the directed links of a plan, indexed for path computation."""
+    """NICs, leafs, spines and the directed links of a plan, indexed for path computation.
+
+    Reads from each leaf only ``local_destinations``, ``uplinks`` and the binding fields
+    ``ingress``, ``uplink`` and ``spine`` (never a binding's ``exclude_destinations``).
+    """
 
     def __init__(self, plan):
         self.plan = plan
         self.nics = []
         self.leaf_order = sorted(plan["leafs"], key=lambda n: (plan["leafs"][n]["plane"], plan["leafs"][n]["slot"]))
         self.leaf_index = dict((name, i) for i, name in enumerate(self.leaf_order))
-        self.locals = {}
+        self.locals = {}        # leaf -> [(version, network int, mask int)] of its local_destinations
         self.parallel = {}      # (spine, leaf) -> [uplink dicts of the leaf toward that spine, by index]
+        self.parallel_down = {}  # (spine, leaf) -> [spine->leaf link names, same order]
+        self.uplink_at = {}     # (leaf, port) -> uplink dict
+        self.uplink_up = {}     # (leaf, port) -> leaf->spine link name
         self.links = []         # every directed link, in a stable order
-        self.meta = {}          # link -> (kind host|fabric, direction up|down, leaf)
+        bindings = self._index_leafs()
+        self._index_hosts(bindings)
+        self.spines_of_plane = {}
+        for spine_name, spine in plan.get("spines", {}).items():
+            self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
+        self._index_nics()
+
+    def _index_leafs(self):
+        """Local destinations, uplinks and their link names per leaf; returns (leaf, ingress) -> binding."""
         bindings = {}
         for leaf_name in self.leaf_order:
-            leaf = plan["leafs"][leaf_name]
-            self.locals[leaf_name] = [ipaddress.ip_network(n) for n in leaf.get("local_destinations") or []]
+            leaf = self.plan["leafs"][leaf_name]
+            self.locals[leaf_name] = [_network_ints(n) for n in leaf.get("local_destinations") or []]
             for binding in leaf.get("bindings") or []:
                 bindings[(leaf_name, binding["ingress"])] = binding
             for uplink in sorted(leaf.get("uplinks") or [], key=lambda u: u["index"]):
+                up, down = self.fabric_link(leaf_name, uplink, "up"), self.fabric_link(leaf_name, uplink, "down")
                 self.parallel.setdefault((uplink["spine"], leaf_name), []).append(uplink)
-                self.links.append(self.fabric_link(leaf_name, uplink, "up"))
-                self.links.append(self.fabric_link(leaf_name, uplink, "down"))
+                self.parallel_down.setdefault((uplink["spine"], leaf_name), []).append(down)
+                self.uplink_at.setdefault((leaf_name, uplink["port"]), uplink)
+                self.uplink_up.setdefault((leaf_name, uplink["port"]), up)
+                self.links.append(up)
+                self.links.append(down)
+        return bindings
+
+    def _index_hosts(self, bindings):
+        """One entry per host NIC (hosts by slot), with its binding's spine and uplink and its link names."""
+        plan = self.plan
         for host_name in sorted(plan["hosts"], key=lambda h: (plan["hosts"][h]["slot"], h)):
             for nic in plan["hosts"][host_name]["nics"]:
                 binding = bindings.get((nic["leaf"], nic["leaf_port"]))
@@ -78,31 +114,58 @@ class LinkModel(object):
                     "leaf_port": nic["leaf_port"], "plane": plan["leafs"][nic["leaf"]]["plane"],
                     "spine": binding["spine"] if binding else None,
                     "uplink": binding["uplink"] if binding else None,
-                    "ip": ipaddress.ip_address(nic["address"]),
+                    "ip": _address_int(nic["address"]),
                 }
+                # link names made once here: a path is then a few lookups
+                leaf_end = "%s:%s" % (nic["leaf"], nic["leaf_port"])
+                entry["link_up"] = _link(entry["id"], leaf_end)
+                entry["link_down"] = _link(leaf_end, entry["id"])
                 self.nics.append(entry)
-                self.links.append(self.host_link(entry, "up"))
-                self.links.append(self.host_link(entry, "down"))
-        self.spines_of_plane = {}
-        for spine_name, spine in plan.get("spines", {}).items():
-            self.spines_of_plane.setdefault(spine["plane"], []).append(spine_name)
+                self.links.append(entry["link_up"])
+                self.links.append(entry["link_down"])
+
+    def _index_nics(self):
+        """NICs per leaf, per spine and per host (all in NIC order), hosts per leaf, leafs behind each spine."""
+        self.by_leaf = {}
+        self.by_spine = {}
+        self.leafs_of_host = {}
+        for nic in self.nics:
+            self.by_leaf.setdefault(nic["leaf"], []).append(nic)
+            self.by_spine.setdefault(nic["spine"], []).append(nic)
+            leafs = self.leafs_of_host.setdefault(nic["host"], [])
+            if nic["leaf"] not in leafs:
+                leafs.append(nic["leaf"])
+        self.hosts_of = dict((leaf, set(n["host"] for n in nics)) for leaf, nics in self.by_leaf.items())
+        self.own_leaf_indices = dict((host, frozenset(self.leaf_index[leaf] for leaf in leafs))
+                                     for host, leafs in self.leafs_of_host.items())
+        # a host's leafs that another host's NIC can be reached on (possible destinations for it)
+        self.shared_leafs_of_host = dict((host, [leaf for leaf in leafs if _other_host(self.hosts_of[leaf], host)])
+                                         for host, leafs in self.leafs_of_host.items())
+        # Candidate destination leafs of a spine (its plane's leafs that have NICs), computed once
+        # instead of walking every leaf for every NIC.
+        self.leafs_behind = {}
+        for leaf_name in self.leaf_order:
+            for spine in sorted(set(u["spine"] for u in self.plan["leafs"][leaf_name].get("uplinks") or [])):
+                if leaf_name in self.by_leaf:
+                    self.leafs_behind.setdefault(spine, []).append(leaf_name)
 
     def host_link(self, nic, direction):
-        host_end = "%s:%s" % (nic["host"], nic["netdev"])
-        leaf_end = "%s:%s" % (nic["leaf"], nic["leaf_port"])
-        link = _link(host_end, leaf_end) if direction == "up" else _link(leaf_end, host_end)
-        self.meta[link] = ("host", direction, nic["leaf"])
-        return link
+        return nic["link_" + direction]
 
     def fabric_link(self, leaf_name, uplink, direction):
         leaf_end = "%s:%s" % (leaf_name, uplink["port"])
         spine_end = "%s:%s" % (uplink["spine"], uplink["spine_port"])
-        link = _link(leaf_end, spine_end) if direction == "up" else _link(spine_end, leaf_end)
-        self.meta[link] = ("fabric", direction, leaf_name)
-        return link
+        return _link(leaf_end, spine_end) if direction == "up" else _link(spine_end, leaf_end)
 
     def is_local(self, src, dst):
-        return any(dst["ip"] in net for net in self.locals[src["leaf"]])
+        return self.is_local_to(src["leaf"], dst)
+
+    def is_local_to(self, leaf_name, dst):
+        version, address = dst["ip"]
+        for net_version, network, mask in self.locals[leaf_name]:
+            if version == net_version and address & mask == network:
+                return True
+        return False
 
     def members(self, src, dst):
         """Parallel spine->leaf links a remote probe src->dst can take (empty: no spine path)."""
@@ -110,21 +173,53 @@ class LinkModel(object):
             return []
         return self.parallel.get((src["spine"], dst["leaf"]), [])
 
+    def source_uplink(self, src):
+        """The leaf uplink bound to the source's ingress port."""
+        return self.uplink_at[(src["leaf"], src["uplink"])]
+
+    def source_up_link(self, src):
+        """Name of the leaf->spine link bound to the source's ingress port."""
+        return self.uplink_up[(src["leaf"], src["uplink"])]
+
+    def has_path(self, src, dst):
+        if src["host"] == dst["host"]:
+            return False
+        if self.is_local(src, dst):
+            return src["leaf"] == dst["leaf"]
+        return bool(self.members(src, dst))
+
     def path(self, src, dst, sport=None, dport=ROCE_UDP_PORT):
         """Directed links of the probe, or None when the plan gives it no path."""
-        if src["host"] == dst["host"]:
+        if not self.has_path(src, dst):
             return None
         if self.is_local(src, dst):
-            if src["leaf"] != dst["leaf"]:
-                return None
-            return [self.host_link(src, "up"), self.host_link(dst, "down")]
-        members = self.members(src, dst)
-        if not members:
-            return None
-        src_uplink = [u for u in self.plan["leafs"][src["leaf"]]["uplinks"] if u["port"] == src["uplink"]][0]
-        down = members[ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, len(members), dport)]
-        return [self.host_link(src, "up"), self.fabric_link(src["leaf"], src_uplink, "up"),
-                self.fabric_link(dst["leaf"], down, "down"), self.host_link(dst, "down")]
+            return self.path_links(src, dst, None)
+        members = len(self.members(src, dst))
+        return self.path_links(src, dst, ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, members, dport))
+
+    def path_links(self, src, dst, member):
+        """Links of a probe known to have a path: same-leaf when ``member`` is None, else via that parallel link."""
+        if member is None:
+            return [src["link_up"], dst["link_down"]]
+        return [src["link_up"], self.source_up_link(src), self.parallel_down[(src["spine"], dst["leaf"])][member],
+                dst["link_down"]]
+
+
+def _address_int(text):
+    """(IP version, address as int): cheaper to parse and test than ipaddress objects for 100K NICs."""
+    if ":" in text:
+        return 6, int.from_bytes(socket.inet_pton(socket.AF_INET6, text), "big")
+    return 4, int.from_bytes(socket.inet_aton(text), "big")
+
+
+def _network_ints(text):
+    net = ipaddress.ip_network(text)
+    return net.version, int(net.network_address), int(net.netmask)
+
+
+def _other_host(hosts, host):
+    """True when ``hosts`` holds a host other than ``host``."""
+    return len(hosts) > 1 or (len(hosts) == 1 and host not in hosts)
 
 
 def reachable_links(model):
@@ -132,143 +227,305 @@ def reachable_links(model):
 
     Not reachable: uplinks bound to no in-use host port (upstream), links of a spine no binding
     uses, links of a leaf with no other leaf behind its spines, host links of a lone host.
+    Linear in NICs x spines: leafs are looked at per spine, not per NIC.
     """
-    by_leaf = {}
-    for nic in model.nics:
-        by_leaf.setdefault(nic["leaf"], []).append(nic)
-    hosts_of = dict((leaf, set(n["host"] for n in nics)) for leaf, nics in by_leaf.items())
     out = set()
-    reached = {}    # leaf -> hosts of remote sources reaching it (at most two kept)
+    has_local = _local_reach(model, out)
+    has_remote = set()
+    reached = {}    # leaf -> hosts of remote sources reaching it (two distinct are enough)
+    for spine, sources in model.by_spine.items():
+        _spine_reach(model, spine, sources, reached, has_remote, out)
     for src in model.nics:
-        remote = [leaf for leaf in model.leaf_order if leaf in by_leaf and leaf != src["leaf"]
-                  and model.parallel.get((src["spine"], leaf)) and hosts_of[leaf] - set([src["host"]])]
-        local = [d for d in by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
-        if remote or local:
+        if has_local[src["id"]] or src["id"] in has_remote:
             out.add(model.host_link(src, "up"))
-        for dst in local:
-            out.add(model.host_link(dst, "down"))
-        if remote:
-            uplink = [u for u in model.plan["leafs"][src["leaf"]]["uplinks"] if u["port"] == src["uplink"]][0]
-            out.add(model.fabric_link(src["leaf"], uplink, "up"))
-        for leaf in remote:
-            for member in model.parallel[(src["spine"], leaf)]:
-                out.add(model.fabric_link(leaf, member, "down"))
-            seen = reached.setdefault(leaf, set())
-            if len(seen) < 2:
-                seen.add(src["host"])
-    for leaf, sources in reached.items():
-        for dst in by_leaf[leaf]:
-            if sources - set([dst["host"]]):
+    for leaf_name, hosts in reached.items():
+        for dst in model.by_leaf[leaf_name]:
+            if _other_host(hosts, dst["host"]):
                 out.add(model.host_link(dst, "down"))
     return out
 
 
+def _local_reach(model, out):
+    """Adds host->leaf->host down links; returns NIC id -> whether it has a same-leaf destination."""
+    has_local = {}
+    for leaf_name, nics in model.by_leaf.items():
+        local = [d for d in nics if model.is_local_to(leaf_name, d)]
+        local_hosts = set(d["host"] for d in local)
+        for dst in local:
+            if _other_host(model.hosts_of[leaf_name], dst["host"]):
+                out.add(model.host_link(dst, "down"))
+        for src in nics:
+            has_local[src["id"]] = _other_host(local_hosts, src["host"])
+    return has_local
+
+
+def _remote_for(model, src, leaf_name):
+    return leaf_name != src["leaf"] and _other_host(model.hosts_of[leaf_name], src["host"])
+
+
+def _has_remote_leaf(model, src):
+    # Only the source's own leaf and leafs holding nothing but its host are left out: this stops early.
+    own_leaf, host, hosts_of = src["leaf"], src["host"], model.hosts_of
+    for leaf_name in model.leafs_behind.get(src["spine"], ()):
+        if leaf_name != own_leaf and _other_host(hosts_of[leaf_name], host):
+            return True
+    return False
+
+
+def _spine_reach(model, spine, sources, reached, has_remote, out):
+    """Links a spine's sources reach: their bound uplinks, the spine's links down to reachable leafs."""
+    if spine is None:
+        return
+    for src in sources:
+        if _has_remote_leaf(model, src):
+            has_remote.add(src["id"])
+            out.add(model.source_up_link(src))
+    for leaf_name in model.leafs_behind.get(spine, ()):
+        hosts = reached.setdefault(leaf_name, set())
+        found = False
+        for src in sources:    # stops at the first sources that qualify (typically the first two)
+            if _remote_for(model, src, leaf_name):
+                found = True
+                hosts.add(src["host"])
+                if len(hosts) >= 2:
+                    break
+        if found:
+            out.update(model.parallel_down[(spine, leaf_name)])
+
+
 def _probe(model, src, dst, member, members, dport):
+    """A planned probe; ``members`` 0 means a same-leaf probe (no spine), else ``member`` is its spine->leaf link."""
     sport = sport_for(src["address"], dst["address"], member, members, dport) if members > 1 else None
-    return {"src": src, "dst": dst, "sport": sport}
+    return {"src": src, "dst": dst, "sport": sport, "member": member if members else None}
 
 
-def _cyclic(model, a, b):
-    n = len(model.leaf_order)
-    return (model.leaf_index[b] - model.leaf_index[a]) % n
+class _Demand(object):
+    """What is still uncovered: destination NICs per leaf (and per host on it), free spine->leaf slots.
+
+    Counters only fall, which is what lets the per-spine buckets below update lazily.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.dest_used = dict((n["id"], 0) for n in model.nics)
+        self.need = dict((leaf, len(items)) for leaf, items in model.by_leaf.items())
+        self.need_host = {}
+        for nic in model.nics:
+            self.need_host[(nic["leaf"], nic["host"])] = self.need_host.get((nic["leaf"], nic["host"]), 0) + 1
+        self.slot_uses = dict((key, [0] * len(members)) for key, members in model.parallel.items())
+        self.free = dict((key, len(members)) for key, members in model.parallel.items())  # slots not crossed yet
+        # per leaf: heap of (times used, position in the leaf's NIC list), refreshed lazily
+        self.dest_heaps = dict((leaf, [(0, pos) for pos in range(len(items))]) for leaf, items in model.by_leaf.items())
+
+    def key(self, spine, leaf_name):
+        """Greedy preference of a leaf for a source behind ``spine`` owning no NIC on that leaf."""
+        free = self.free[(spine, leaf_name)]
+        return (free > 0, self.need[leaf_name], free)
+
+    def score(self, src, leaf_name):
+        """Full preference of ``leaf_name`` for ``src``: key, own host's NICs discounted, ring distance."""
+        free = self.free[(src["spine"], leaf_name)]
+        wanted = self.need[leaf_name] - self.need_host.get((leaf_name, src["host"]), 0)
+        model = self.model
+        ring = (model.leaf_index[leaf_name] - model.leaf_index[src["leaf"]]) % len(model.leaf_order)
+        return (free > 0, wanted, free, -ring)
+
+    def pick_dest(self, leaf_name, src):
+        """Least used NIC of another host on the leaf (first in NIC order on ties)."""
+        heap = self.dest_heaps[leaf_name]
+        nics = self.model.by_leaf[leaf_name]
+        held = []
+        while True:
+            used, pos = heap[0]
+            nic = nics[pos]
+            if used != self.dest_used[nic["id"]]:
+                heapq.heapreplace(heap, (self.dest_used[nic["id"]], pos))
+            elif nic["host"] == src["host"]:
+                held.append(heapq.heappop(heap))
+            else:
+                break
+        for entry in held:
+            heapq.heappush(heap, entry)
+        return nic
+
+    def use(self, src, dst, k, members):
+        if not self.dest_used[dst["id"]]:
+            self.need[dst["leaf"]] -= 1
+            self.need_host[(dst["leaf"], dst["host"])] -= 1
+        self.dest_used[dst["id"]] += 1
+        if members:
+            uses = self.slot_uses[(src["spine"], dst["leaf"])]
+            if not uses[k]:
+                self.free[(src["spine"], dst["leaf"])] -= 1
+            uses[k] += 1
+
+    def least_used_slot(self, spine, leaf_name):
+        """Parallel link toward the leaf crossed least so far (lowest index on ties)."""
+        uses = self.slot_uses[(spine, leaf_name)]
+        return uses.index(min(uses))
+
+
+class _SpineLeafs(object):
+    """Leafs behind one spine bucketed by their last recorded :meth:`_Demand.key`.
+
+    Keys only fall, so an entry is re-bucketed when a query meets it out of date instead of on
+    every probe; a query is a walk of the top bucket in ring order from the source's leaf.
+    """
+
+    def __init__(self, model, demand, spine):
+        self.spine = spine
+        self.demand = demand
+        self.order = model.leaf_order
+        self.buckets = {}       # key -> sorted leaf indices
+        self.keys = []          # keys of non-empty buckets, ascending
+        for leaf_name in model.leafs_behind.get(spine, ()):
+            self._put(model.leaf_index[leaf_name], demand.key(spine, leaf_name))
+
+    def _put(self, index, key):
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = []
+            bisect.insort(self.keys, key)
+        bisect.insort(bucket, index)
+
+    def best(self, after, skip):
+        """Leaf with the highest current key, first in ring order after leaf index ``after``; leaf indices
+        in ``skip`` left out. Every stale entry met that is not skipped is re-bucketed before a lower
+        bucket is looked at, so a lower bucket never hides a better leaf."""
+        pos = len(self.keys) - 1
+        while pos >= 0:
+            key = self.keys[pos]
+            found = self._walk(key, after, skip)
+            if found is not None:
+                return found
+            pos = bisect.bisect_left(self.keys, key) - 1
+        return None
+
+    def _walk(self, key, after, skip):
+        bucket = self.buckets[key]
+        pos = bisect.bisect_right(bucket, after)
+        found = None
+        for _visit in range(len(bucket)):
+            if pos >= len(bucket):
+                pos = 0
+            index = bucket[pos]
+            if index in skip:
+                # left stale if it is: a skipped leaf cannot be this query's answer
+                pos += 1
+                continue
+            leaf_name = self.order[index]
+            current = self.demand.key(self.spine, leaf_name)
+            if current != key:
+                del bucket[pos]
+                self._put(index, current)
+            else:
+                found = leaf_name
+                break
+        if not bucket:
+            del self.buckets[key]
+            self.keys.remove(key)
+        return found
+
+
+def _target_leaf(model, demand, spine_leafs, src):
+    """Destination leaf the greedy picks for ``src`` (None: no remote leaf).
+
+    Same choice as maximising :meth:`_Demand.score` over every remote leaf: the leafs holding a
+    NIC of the source's host (a handful) are scored one by one, all others come from the spine's
+    buckets, where a leaf's key is its score without the ring distance.
+    """
+    host, spine = src["host"], src["spine"]
+    best = spine_leafs.best(model.leaf_index[src["leaf"]], model.own_leaf_indices[host])
+    best_score = demand.score(src, best) if best is not None else None
+    best_key = best_score[:3] if best is not None else None
+    free_of, need = demand.free, demand.need
+    for leaf_name in model.shared_leafs_of_host[host]:
+        free = free_of.get((spine, leaf_name))
+        if free is None or leaf_name == src["leaf"]:
+            continue
+        if best is not None and (free > 0, need[leaf_name], free) < best_key:
+            continue    # its score is at most its key: cannot win (saves most scoring)
+        score = demand.score(src, leaf_name)
+        if best is None or score > best_score:
+            best, best_score, best_key = leaf_name, score, score[:3]
+    return best
+
+
+def _source_order(model):
+    """Sources interleaved across leafs (position on the leaf first) so every leaf's demand stays balanced."""
+    rows = [model.by_leaf[leaf_name] for leaf_name in model.leaf_order if leaf_name in model.by_leaf]
+    deepest = max([len(row) for row in rows] or [0])
+    return [row[pos] for pos in range(deepest) for row in rows if pos < len(row)]
 
 
 def plan_probes(plan, dport=ROCE_UDP_PORT):
     """Probe flows whose paths cover every coverable directed link; returns the report dict."""
+    # Everything built here is acyclic; left on, the cyclic collector rescans the whole plan
+    # (131K GPUs: ~1 GB of dicts) again and again as the model grows, so pause it (as build_plan does).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_probes(plan, dport)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_probes(plan, dport):
     model = LinkModel(plan)
-    nics = model.nics
-    by_leaf = {}
-    for nic in nics:
-        by_leaf.setdefault(nic["leaf"], []).append(nic)
-    dest_used = dict((n["id"], 0) for n in nics)
-    hosts_of = dict((leaf, set(n["host"] for n in items)) for leaf, items in by_leaf.items())
-    slot_used = {}
-    for key, members in model.parallel.items():
-        for k in range(len(members)):
-            slot_used[(key[0], key[1], k)] = 0
+    demand = _Demand(model)
     raw = []
-    need = dict((leaf, len(items)) for leaf, items in by_leaf.items())
-    need_host = {}
-    for nic in nics:
-        need_host[(nic["leaf"], nic["host"])] = need_host.get((nic["leaf"], nic["host"]), 0) + 1
-
-    def remote_leafs(src):
-        out = []
-        for leaf_name in model.leaf_order:
-            if leaf_name == src["leaf"] or not model.parallel.get((src["spine"], leaf_name)):
-                continue
-            if leaf_name in by_leaf and hosts_of[leaf_name] - set([src["host"]]):
-                out.append(leaf_name)
-        return out
-
-    def pick_dest(leaf_name, src):
-        candidates = [d for d in by_leaf[leaf_name] if d["host"] != src["host"]]
-        return min(candidates, key=lambda d: dest_used[d["id"]])
 
     def emit(src, dst, k, members):
         raw.append(_probe(model, src, dst, k, members, dport))
-        if not dest_used[dst["id"]]:
-            need[dst["leaf"]] -= 1
-            need_host[(dst["leaf"], dst["host"])] -= 1
-        dest_used[dst["id"]] += 1
-        if members:
-            slot_used[(src["spine"], dst["leaf"], k)] += 1
+        demand.use(src, dst, k, members)
 
-    # 1. every NIC sources one probe (its host->leaf link and, remote, its bound uplink);
-    #    sources interleaved across leafs so the greedy keeps every leaf's demand balanced.
-    positions = {}
-    for leaf_name in model.leaf_order:
-        for pos, nic in enumerate(by_leaf.get(leaf_name, [])):
-            positions[nic["id"]] = (pos, model.leaf_index[leaf_name])
-    order = sorted(nics, key=lambda n: positions[n["id"]])
+    # 1. every NIC sources one probe (its host->leaf link and, remote, its bound uplink).
+    spine_leafs = dict((spine, _SpineLeafs(model, demand, spine)) for spine in model.leafs_behind)
     local_only = []
-    for src in order:
-        leafs = remote_leafs(src)
-        if not leafs:
+    for src in _source_order(model):
+        target = _target_leaf(model, demand, spine_leafs[src["spine"]], src) if src["spine"] in spine_leafs else None
+        if target is None:
             local_only.append(src)
             continue
-
-        def score(leaf_name, src=src):
-            free = [k for k in range(len(model.parallel[(src["spine"], leaf_name)]))
-                    if slot_used[(src["spine"], leaf_name, k)] == 0]
-            wanted = need[leaf_name] - need_host.get((leaf_name, src["host"]), 0)
-            return (len(free) > 0, wanted, len(free), -_cyclic(model, src["leaf"], leaf_name))
-
-        target = max(leafs, key=score)
         members = len(model.parallel[(src["spine"], target)])
-        k = min(range(members), key=lambda i: (slot_used[(src["spine"], target, i)], i))
-        emit(src, pick_dest(target, src), k, members)
+        k = demand.least_used_slot(src["spine"], target)
+        emit(src, demand.pick_dest(target, src), k, members)
 
     # 2. NICs with no spine path: same-leaf probes in a ring over the leaf's NICs (other hosts).
     for src in local_only:
-        peers = [d for d in by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
+        peers = [d for d in model.by_leaf[src["leaf"]] if d["host"] != src["host"] and model.is_local(src, d)]
         if peers:
-            emit(src, min(peers, key=lambda d: dest_used[d["id"]]), 0, 0)
+            emit(src, min(peers, key=lambda d: demand.dest_used[d["id"]]), 0, 0)
 
-    # 3. repair: spine->leaf slots and destination NICs still uncovered.
+    # 3. repair: spine->leaf slots and destination NICs still uncovered (none on regular fabrics).
     source_used = {}
     for probe in raw:
         source_used[probe["src"]["id"]] = source_used.get(probe["src"]["id"], 0) + 1
-    for (spine, leaf_name, k), used in sorted(slot_used.items()):
-        if used or leaf_name not in by_leaf:
-            continue
-        sources = [s for s in nics if s["spine"] == spine and s["leaf"] != leaf_name
-                   and any(d["host"] != s["host"] for d in by_leaf[leaf_name])]
-        if not sources:
-            continue
+
+    def least_used(sources):
         src = min(sources, key=lambda s: source_used.get(s["id"], 0))
         source_used[src["id"]] = source_used.get(src["id"], 0) + 1
-        emit(src, pick_dest(leaf_name, src), k, len(model.parallel[(spine, leaf_name)]))
-    for dst in nics:
-        if dest_used[dst["id"]]:
+        return src
+
+    unused_slots = sorted((spine, leaf_name, k) for (spine, leaf_name), uses in demand.slot_uses.items()
+                          for k, used in enumerate(uses) if not used)
+    for spine, leaf_name, k in unused_slots:
+        if leaf_name not in model.by_leaf:
             continue
-        sources = [s for s in nics if s["host"] != dst["host"] and model.path(s, dst) is not None]
+        sources = [s for s in model.by_spine.get(spine, ()) if _remote_for(model, s, leaf_name)]
+        if sources:
+            src = least_used(sources)
+            emit(src, demand.pick_dest(leaf_name, src), k, len(model.parallel[(spine, leaf_name)]))
+    for dst in model.nics:
+        if demand.dest_used[dst["id"]]:
+            continue
+        sources = [s for s in model.nics if model.has_path(s, dst)]
         if not sources:
             continue
-        src = min(sources, key=lambda s: source_used.get(s["id"], 0))
-        source_used[src["id"]] = source_used.get(src["id"], 0) + 1
+        src = least_used(sources)
         members = len(model.members(src, dst)) if not model.is_local(src, dst) else 0
-        k = min(range(members), key=lambda i: slot_used[(src["spine"], dst["leaf"], i)]) if members else 0
+        k = demand.least_used_slot(src["spine"], dst["leaf"]) if members else 0
         emit(src, dst, k, members)
     return _report(model, raw, dport)
 
@@ -278,7 +535,8 @@ def _report(model, raw, dport):
     probes = []
     for number, probe in enumerate(raw):
         src, dst = probe["src"], probe["dst"]
-        path = model.path(src, dst, probe["sport"], dport)
+        # the member the source port was chosen for is the one ecmp_index() gives back
+        path = model.path_links(src, dst, probe["member"])
         covered.update(path)
         probes.append({
             "id": number,
@@ -290,34 +548,25 @@ def _report(model, raw, dport):
             "path": path,
         })
     coverable = set(model.links)
-    unreachable = sorted(coverable - reachable_links(model))
-    reachable = coverable - set(unreachable)
+    reach = reachable_links(model)
+    unreachable = sorted(coverable - reach)
+    reachable = coverable & reach
+    covered_reachable = len(covered & reachable)
     total = len(reachable)
     per_path = 4 if len(model.leaf_order) > 1 and model.parallel else 2
     naive = -(-total // per_path)
-    # every probe ends on exactly one leaf->host link, and every spine->leaf link is crossed only
-    # by a probe ending under that leaf: probes ending at leaf L >= max(NICs on L, links into L).
-    per_leaf = {}
-    sources = 0
-    for link in reachable:
-        kind, direction, leaf_name = model.meta[link]
-        if kind == "host" and direction == "up":
-            sources += 1
-        elif direction == "down":
-            per_leaf.setdefault(leaf_name, {"host": 0, "fabric": 0})[kind] += 1
-    ending = sum(max(v["host"], v["fabric"]) for v in per_leaf.values())
-    tight = max(naive, sources, ending)
+    tight = max(naive, _tight_bound(model, reachable))
     count = len(probes)
     missing = sorted(reachable - covered)
     return {
         "probes": probes,
         "links": total,
         "links_all": len(coverable),
-        "links_covered": len(covered & reachable),
-        "coverage": float(len(covered & reachable)) / total if total else 1.0,
+        "links_covered": covered_reachable,
+        "coverage": float(covered_reachable) / total if total else 1.0,
         "coverage_all": float(len(covered & coverable)) / len(coverable) if coverable else 1.0,
         "uncovered": missing,
-        "unreachable_under_ppd": sorted(unreachable),
+        "unreachable_under_ppd": unreachable,
         "nics": len(model.nics),
         "links_per_path": per_path,
         "bound": naive,
@@ -327,6 +576,22 @@ def _report(model, raw, dport):
         "count": count,
         "hash": "crc32('src|dst|17|sport|dport') % members",
     }
+
+
+def _tight_bound(model, reachable):
+    """Every probe starts on one host->leaf link and ends on one leaf->host link, and a spine->leaf
+    link is only crossed by a probe ending under that leaf: probes >= reachable sources and, summed
+    over leafs, >= max(reachable NIC links into the leaf, reachable spine links into it)."""
+    sources = sum(1 for nic in model.nics if nic["link_up"] in reachable)
+    into_leaf = {}
+    for nic in model.nics:
+        if nic["link_down"] in reachable:
+            into_leaf.setdefault(nic["leaf"], [0, 0])[0] += 1
+    for (_spine, leaf_name), links in model.parallel_down.items():
+        fabric = sum(1 for link in links if link in reachable)
+        if fabric:
+            into_leaf.setdefault(leaf_name, [0, 0])[1] += fabric
+    return max(sources, sum(max(counts) for counts in into_leaf.values()))
 
 
 def by_host(report):

@@ -152,3 +152,14 @@ def test_every_reachable_link_is_covered_and_count_respects_the_bound(servers, r
     assert report["count"] >= report["tight_bound"] >= report["bound"]
     assert set(report["unreachable_under_ppd"]) == all_links(plan) - reachable
     check_paths_against_plan(plan, report)
+
+
+def test_bindings_without_exclude_destinations_plan_the_same():
+    # the plan will stop carrying exclude_destinations per binding; GOM reads leaf local_destinations
+    for intent in (lab(), small(servers=10, rails=3, spg=4, scheme="p2p")):
+        plan = build_plan(intent)
+        expected = plan_probes(plan)
+        for leaf in plan["leafs"].values():
+            for binding in leaf["bindings"]:
+                del binding["exclude_destinations"]
+        assert plan_probes(plan) == expected
