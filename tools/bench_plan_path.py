@@ -152,14 +152,17 @@ def bench_plan_yml(work, label="32K"):
 # 3 -------------------------------------------------------------------------------------------
 def audit_inventory(path, plan, hosts, switches, known_hosts):
     gpu = sorted(plan["hosts"], key=lambda n: plan["hosts"][n]["slot"])[:hosts]
-    sw = sorted(plan["leafs"], key=lambda n: plan["leafs"][n]["slot"])[:switches]
+    # leafs first, then spines: the smallest fabric (0.5K GPUs) has only 8 leafs
+    sw = (sorted(plan["leafs"], key=lambda n: plan["leafs"][n]["slot"]) + sorted(plan["spines"]))[:switches]
+    if len(gpu) < hosts or len(sw) < switches:
+        raise SystemExit("the plan has fewer devices than the benchmark asks for")
     doc = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
                    "children": {"gpu_hosts": {"hosts": dict((n, {}) for n in gpu)},
                                 "switches": {"hosts": dict((n, {}) for n in sw),
                                              # a closed port: connection refused at once, no SSH work
                                              "vars": {"ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_user": "admin",
                                                       "ansible_password": "admin", "switch_known_hosts": known_hosts}},
-                                "leafs": {"hosts": dict((n, {}) for n in sw)}}}}
+                                "leafs": {"hosts": dict((n, {}) for n in sw if n in plan["leafs"])}}}}
     return write_json(path, doc)
 
 
