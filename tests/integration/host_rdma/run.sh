@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Role tests for host_preflight, host_rdma_qos and host_irq_affinity: ansible-playbook against
+# Role tests for host_preflight, host_rdma_qos, host_irq_affinity and host_nccl: ansible-playbook against
 # localhost (connection local) with each role's root pointed at a fresh copy of a generated fixture tree.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -16,12 +16,15 @@ import json, sys, yaml
 sys.path.insert(0, sys.argv[3] + "/.collections")
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 fx, inv, repo = sys.argv[1:4]
-qos = build_plan(yaml.safe_load(open(repo + "/inventories/lab/group_vars/all/fabric.yml"))["fabric"])["qos"]
+plan = build_plan(yaml.safe_load(open(repo + "/inventories/lab/group_vars/all/fabric.yml"))["fabric"])
+qos = plan["qos"]
+lab_host = plan["hosts"][sorted(plan["hosts"])[0]]  # a real plan slice for host_nccl
 hosts = {}
 for name in ("h100-cx7", "gpu8-nic4", "broken", "degraded"):
     hosts[name] = {"fx_intent": json.load(open("%s/%s/intent.json" % (fx, name)))}
 doc = {"all": {"children": {"fixture_hosts": {"hosts": hosts, "vars": {
-    "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fx_dir": fx, "fx_qos": qos}}}}}
+    "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fx_dir": fx, "fx_qos": qos,
+    "fx_lab_host": {"nccl": lab_host["nccl"], "nics": lab_host["nics"]}}}}}}
 yaml.safe_dump(doc, open(inv, "w"))
 PYEOF
 play() { # log-name playbook args...
@@ -40,7 +43,7 @@ rc=$(play preflight-strict "$HERE/preflight.yml" -e report_dir="$OUT/preflight-s
 [ "$rc" = 2 ] || fail "strict preflight rc=$rc (want 2)"
 [ "$(recap_changed preflight-strict | grep 'failed=1' | cut -d' ' -f1 | tr '\n' ' ')" = "broken degraded " ] || fail "strict: $(recap_changed preflight-strict)"
 
-for role in qos irq; do
+for role in qos irq nccl; do
   echo "== $role: check mode writes nothing"
   before=$(cd "$FX" && find . -path '*/tools' -prune -o -type f -print0 | sort -z | xargs -0 cat | md5sum)
   rc=$(play "$role-check" "$HERE/$role.yml" --check --diff)
