@@ -71,6 +71,7 @@ attributes:
     description: Nothing is launched; the finding is skipped.
   diff_mode:
     support: none
+    description: Nothing on the host changes.
 """
 
 EXAMPLES = r"""
@@ -167,10 +168,11 @@ def main():
     verdict = nccl_tests.judge(parsed, p["line_rate_gbps"], p["threshold"])
     if rc != 0:
         verdict["status"] = "fail"
-        verdict["message"] = "%s exited %d%s: %s" % (os.path.basename(p["launcher"]), rc,
-                                                      " (timeout)" if rc == 124 and timeout else "",
-                                                      (err or out).strip()[-400:])
-    actual = "%.2f GB/s busbw (at %d B)" % (verdict["peak_busbw"], verdict["peak_size"]) if verdict["peak_busbw"] is not None else "no result"
+        why = " (timeout)" if rc == 124 and timeout else ""
+        verdict["message"] = "%s exited %d%s: %s" % (os.path.basename(p["launcher"]), rc, why, (err or out).strip()[-400:])
+    actual = "no result"
+    if verdict["peak_busbw"] is not None:
+        actual = "%.2f GB/s busbw (at %s B)" % (float(verdict["peak_busbw"]), verdict["peak_size"])
     module.exit_json(changed=False, command=argv, verdict=verdict, rows=parsed["rows"],
                      findings=[_finding(verdict["status"], verdict["message"], expected, actual)])
 

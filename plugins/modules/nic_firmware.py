@@ -167,18 +167,21 @@ def main():
     if not due or module.check_mode:
         module.exit_json(**result)
     if not p["allow_upgrade"]:
-        module.fail_json(msg="refusing to flash NIC firmware without allow_upgrade=true (role: host_nic_firmware_upgrade: true); "
-                         "due: %s" % ", ".join("%s %s -> %s" % (u["bdf"], u["from"], u["to"]) for u in upgrades),
-                         **dict(result, changed=False, commands=[]))
+        result.update(changed=False, commands=[])
+        result["msg"] = ("refusing to flash NIC firmware without allow_upgrade=true (role: host_nic_firmware_upgrade: true); due: %s"
+                         % ", ".join("%s %s -> %s" % (u["bdf"], u["from"], u["to"]) for u in upgrades))
+        module.fail_json(**result)
     done = []
     for argv, upgrade in zip(commands, upgrades):
         rc, out, err = module.run_command(argv)
         if rc != 0:
-            module.fail_json(msg="%s: %s failed (rc=%d): %s" % (upgrade["bdf"], " ".join(argv), rc, (err or out).strip()[-400:]),
-                             **dict(result, changed=bool(done), upgrades=done, commands=commands[:len(done) + 1],
-                                    reset_required=bool(done)))
+            # devices flashed before this one stay flashed (their new firmware is valid): say so
+            result.update(changed=bool(done), upgrades=done, commands=commands[:len(done) + 1], reset_required=bool(done))
+            result["msg"] = "%s: %s failed (rc=%d): %s" % (upgrade["bdf"], " ".join(argv), rc, (err or out).strip()[-400:])
+            module.fail_json(**result)
         done.append(upgrade)
-    module.exit_json(**dict(result, reset_required=True))
+    result["reset_required"] = True
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":
