@@ -5,7 +5,7 @@
 Sources:
 - Table layout: NVIDIA/nccl-tests ``src/common.cu`` prints, per size, ``size count type redop root``
   then out-of-place ``time algbw busbw #wrong`` and in-place ``time algbw busbw #wrong`` (older
-  releases: no ``root`` column, ``error`` instead of ``#wrong``), then ``# Out of bounds values`` and
+  releases: no ``root`` column, ``error`` instead of ``#wrong``; accepted, no real sample kept), then ``# Out of bounds values`` and
   ``# Avg bus bandwidth``. Real sample: tests/fixtures/validate/nccl-tests-a3mega-all-reduce (SOURCE.md).
 - Meaning of busbw: NVIDIA/nccl-tests ``doc/PERFORMANCE.md``: bus bandwidth is algbw scaled by the
   collective's traffic (all-reduce: 2(n-1)/n) so that it reflects how fast the hardware bottleneck
