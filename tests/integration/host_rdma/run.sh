@@ -57,26 +57,34 @@ for role in qos irq nccl; do
   echo "== $role: second run changes nothing"
   rc=$(play "$role-again" "$HERE/$role.yml")
   [ "$rc" = 0 ] || fail "$role second run rc=$rc"
-  recap_changed "$role-again" | grep -v 'changed=0' && fail "$role not idempotent" || true
+  if recap_changed "$role-again" | grep -v 'changed=0'; then fail "$role not idempotent"; fi
 done
 "$PY" "$HERE/assert_applied.py" "$FX" || fail "applied state"
 echo "== nccl-tests probe with stand-in all_reduce_perf and mpirun"
 SI="$OUT/standin" && mkdir -p "$SI"
 printf '#!/bin/sh\ncat "%s"\n' "$REPO/tests/fixtures/validate/nccl-tests-a3mega-all-reduce/all_reduce_perf.txt" >"$SI/all_reduce_perf"
-printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in */all_reduce_perf) break;; esac; shift; done\nexec "$@"\n' >"$SI/mpirun"
+cat >"$SI/mpirun" <<'SHEOF'
+#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in */all_reduce_perf) break;; esac; shift; done
+exec "$@"
+SHEOF
 chmod +x "$SI/all_reduce_perf" "$SI/mpirun"
 rc=$(play nccl-tests "$HERE/nccl_tests.yml" -e standin="$SI")
 [ "$rc" = 0 ] || { tail -30 "$OUT/nccl-tests.log"; fail "nccl-tests probe rc=$rc"; }
+
 echo "== host_nic_firmware: check mode reports, no flag refuses, flag flashes serially, then nothing to do"
-FW="$OUT/fw" && for h in h100-cx7 gpu8-nic4 broken degraded; do "$PY" tests/fixtures/hosts/standin_mlxfwmanager.py "$FW/$h" >/dev/null; done
+FW="$OUT/fw"
+for h in h100-cx7 gpu8-nic4 broken degraded; do "$PY" tests/fixtures/hosts/standin_mlxfwmanager.py "$FW/$h" >/dev/null; done
+flashed() { cat "$FW"/*/flashed 2>/dev/null | wc -l; }
 rc=$(play fw-check "$HERE/nic_firmware.yml" -e fw_dir="$FW" --check)
-[ "$rc" = 0 ] && [ -z "$(ls "$FW"/*/flashed 2>/dev/null)" ] || fail "firmware check mode rc=$rc or flashed"
+if [ "$rc" != 0 ] || [ "$(flashed)" != 0 ]; then fail "firmware check mode rc=$rc, flashed $(flashed)"; fi
 recap_changed fw-check | grep -q 'changed=1' || fail "firmware check mode reported no upgrade"
 rc=$(play fw-refuse "$HERE/nic_firmware.yml" -e fw_dir="$FW")
-[ "$rc" != 0 ] && [ -z "$(ls "$FW"/*/flashed 2>/dev/null)" ] && grep -q 'refusing to flash NIC firmware' "$OUT/fw-refuse.log" || fail "firmware flashed without the flag"
+if [ "$rc" = 0 ] || [ "$(flashed)" != 0 ]; then fail "firmware without the flag: rc=$rc, flashed $(flashed)"; fi
+grep -q 'refusing to flash NIC firmware' "$OUT/fw-refuse.log" || fail "firmware refusal message missing"
 rc=$(play fw-apply "$HERE/nic_firmware.yml" -e fw_dir="$FW" -e host_nic_firmware_upgrade=true)
-[ "$rc" = 0 ] && [ "$(cat "$FW"/*/flashed | wc -l)" -gt 4 ] || { tail -30 "$OUT/fw-apply.log"; fail "firmware apply rc=$rc"; }
+if [ "$rc" != 0 ] || [ "$(flashed)" -le 4 ]; then tail -30 "$OUT/fw-apply.log"; fail "firmware apply rc=$rc, flashed $(flashed)"; fi
 rc=$(play fw-again "$HERE/nic_firmware.yml" -e fw_dir="$FW" -e host_nic_firmware_upgrade=true)
 [ "$rc" = 0 ] || fail "firmware second run rc=$rc"
-recap_changed fw-again | grep -v 'changed=0' && fail "firmware second run flashed again" || true
+if recap_changed fw-again | grep -v 'changed=0'; then fail "firmware second run flashed again"; fi
 echo "host_rdma role tests: PASS (logs and reports in $OUT)"
