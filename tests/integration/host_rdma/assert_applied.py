@@ -30,3 +30,10 @@ assert read("h100-cx7", "/proc/irq/%d/smp_affinity_list" % irqs[1]) == "1"
 irqs4 = sorted(int(x) for x in os.listdir(os.path.join(fx, "h100-cx7", "root/sys/class/net/rail4/device/msi_irqs")))
 assert read("h100-cx7", "/proc/irq/%d/smp_affinity_list" % irqs4[1]) == "32"
 print("applied state OK")
+# NCCL: /etc/nccl.conf as NCCL reads it (NAME=value, verbatim) and the profile script
+for host in ("h100-cx7", "gpu8-nic4", "broken", "degraded"):
+    conf = dict(line.split("=", 1) for line in read(host, "/etc/nccl.conf").splitlines() if not line.startswith("#"))
+    assert conf["NCCL_IB_HCA"].startswith("=mlx5_") and conf["NCCL_IB_TC"] == "106", (host, conf)
+    assert conf["NCCL_CROSS_NIC"] == "0" and conf["NCCL_IB_GID_INDEX"] == "3", (host, conf)
+    assert ("NCCL_TOPO_FILE" in conf) == (host == "gpu8-nic4"), (host, conf)
+    assert "export NCCL_IB_TC='106'" in read(host, "/etc/profile.d/aifabric-nccl.sh")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Role tests for host_preflight, host_rdma_qos and host_irq_affinity: ansible-playbook against
+# Role tests for host_preflight, host_rdma_qos, host_irq_affinity and host_nccl: ansible-playbook against
 # localhost (connection local) with each role's root pointed at a fresh copy of a generated fixture tree.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -16,12 +16,15 @@ import json, sys, yaml
 sys.path.insert(0, sys.argv[3] + "/.collections")
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 fx, inv, repo = sys.argv[1:4]
-qos = build_plan(yaml.safe_load(open(repo + "/inventories/lab/group_vars/all/fabric.yml"))["fabric"])["qos"]
+plan = build_plan(yaml.safe_load(open(repo + "/inventories/lab/group_vars/all/fabric.yml"))["fabric"])
+qos = plan["qos"]
+lab_host = plan["hosts"][sorted(plan["hosts"])[0]]  # a real plan slice for host_nccl
 hosts = {}
 for name in ("h100-cx7", "gpu8-nic4", "broken", "degraded"):
     hosts[name] = {"fx_intent": json.load(open("%s/%s/intent.json" % (fx, name)))}
 doc = {"all": {"children": {"fixture_hosts": {"hosts": hosts, "vars": {
-    "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fx_dir": fx, "fx_qos": qos}}}}}
+    "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fx_dir": fx, "fx_qos": qos,
+    "fx_lab_host": {"nccl": lab_host["nccl"], "nics": lab_host["nics"]}}}}}}
 yaml.safe_dump(doc, open(inv, "w"))
 PYEOF
 play() { # log-name playbook args...
@@ -40,7 +43,7 @@ rc=$(play preflight-strict "$HERE/preflight.yml" -e report_dir="$OUT/preflight-s
 [ "$rc" = 2 ] || fail "strict preflight rc=$rc (want 2)"
 [ "$(recap_changed preflight-strict | grep 'failed=1' | cut -d' ' -f1 | tr '\n' ' ')" = "broken degraded " ] || fail "strict: $(recap_changed preflight-strict)"
 
-for role in qos irq; do
+for role in qos irq nccl; do
   echo "== $role: check mode writes nothing"
   before=$(cd "$FX" && find . -path '*/tools' -prune -o -type f -print0 | sort -z | xargs -0 cat | md5sum)
   rc=$(play "$role-check" "$HERE/$role.yml" --check --diff)
@@ -57,4 +60,31 @@ for role in qos irq; do
   if recap_changed "$role-again" | grep -v 'changed=0'; then fail "$role not idempotent"; fi
 done
 "$PY" "$HERE/assert_applied.py" "$FX" || fail "applied state"
+echo "== nccl-tests probe with stand-in all_reduce_perf and mpirun"
+SI="$OUT/standin" && mkdir -p "$SI"
+printf '#!/bin/sh\ncat "%s"\n' "$REPO/tests/fixtures/validate/nccl-tests-a3mega-all-reduce/all_reduce_perf.txt" >"$SI/all_reduce_perf"
+cat >"$SI/mpirun" <<'SHEOF'
+#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in */all_reduce_perf) break;; esac; shift; done
+exec "$@"
+SHEOF
+chmod +x "$SI/all_reduce_perf" "$SI/mpirun"
+rc=$(play nccl-tests "$HERE/nccl_tests.yml" -e standin="$SI")
+[ "$rc" = 0 ] || { tail -30 "$OUT/nccl-tests.log"; fail "nccl-tests probe rc=$rc"; }
+
+echo "== host_nic_firmware: check mode reports, no flag refuses, flag flashes serially, then nothing to do"
+FW="$OUT/fw"
+for h in h100-cx7 gpu8-nic4 broken degraded; do "$PY" tests/fixtures/hosts/standin_mlxfwmanager.py "$FW/$h" >/dev/null; done
+flashed() { cat "$FW"/*/flashed 2>/dev/null | wc -l; }
+rc=$(play fw-check "$HERE/nic_firmware.yml" -e fw_dir="$FW" --check)
+if [ "$rc" != 0 ] || [ "$(flashed)" != 0 ]; then fail "firmware check mode rc=$rc, flashed $(flashed)"; fi
+recap_changed fw-check | grep -q 'changed=1' || fail "firmware check mode reported no upgrade"
+rc=$(play fw-refuse "$HERE/nic_firmware.yml" -e fw_dir="$FW")
+if [ "$rc" = 0 ] || [ "$(flashed)" != 0 ]; then fail "firmware without the flag: rc=$rc, flashed $(flashed)"; fi
+grep -q 'refusing to flash NIC firmware' "$OUT/fw-refuse.log" || fail "firmware refusal message missing"
+rc=$(play fw-apply "$HERE/nic_firmware.yml" -e fw_dir="$FW" -e host_nic_firmware_upgrade=true)
+if [ "$rc" != 0 ] || [ "$(flashed)" -le 4 ]; then tail -30 "$OUT/fw-apply.log"; fail "firmware apply rc=$rc, flashed $(flashed)"; fi
+rc=$(play fw-again "$HERE/nic_firmware.yml" -e fw_dir="$FW" -e host_nic_firmware_upgrade=true)
+[ "$rc" = 0 ] || fail "firmware second run rc=$rc"
+if recap_changed fw-again | grep -v 'changed=0'; then fail "firmware second run flashed again"; fi
 echo "host_rdma role tests: PASS (logs and reports in $OUT)"
