@@ -154,12 +154,13 @@ def test_every_reachable_link_is_covered_and_count_respects_the_bound(servers, r
     check_paths_against_plan(plan, report)
 
 
-def test_bindings_without_exclude_destinations_plan_the_same():
-    # the plan will stop carrying exclude_destinations per binding; GOM reads leaf local_destinations
+def test_gom_reads_the_leaf_local_destinations_not_per_binding_lists():
+    # bindings no longer carry exclude_destinations; a stray per-binding list must not change GOM
     for intent in (lab(), small(servers=10, rails=3, spg=4, scheme="p2p")):
         plan = build_plan(intent)
         expected = plan_probes(plan)
         for leaf in plan["leafs"].values():
+            assert all("exclude_destinations" not in binding for binding in leaf["bindings"])
             for binding in leaf["bindings"]:
-                del binding["exclude_destinations"]
+                binding["exclude_destinations"] = ["0.0.0.0/0"]
         assert plan_probes(plan) == expected
