@@ -199,11 +199,14 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
 
 
 def _headline(summary):
-    return ("%d devices: %d drifted, %d with failed checks, %d unreachable, %d not ready, %d with readiness findings, "
-            "%d clean; %d drifted items") % (
-        summary["devices"], len(summary["devices_drift"]), len(summary["devices_fail"]),
-        len(summary.get("devices_unreachable", [])), len(summary.get("devices_not_ready", [])),
-        len(summary["devices_findings"]), len(summary["devices_ok"]), summary["drifted_items"])
+    """`6 devices: 1 drifted, 1 unreachable, 4 clean; 3 drifted items` - zero counts left out."""
+    counts = (("drifted", summary["devices_drift"]), ("with failed checks", summary["devices_fail"]),
+              ("unreachable", summary.get("devices_unreachable", [])), ("not ready", summary.get("devices_not_ready", [])),
+              ("with readiness findings", summary["devices_findings"]), ("clean", summary["devices_ok"]))
+    parts = ["%d %s" % (len(names), label) for label, names in counts if names]
+    items = summary["drifted_items"]
+    return "%d devices: %s%s" % (summary["devices"], ", ".join(parts) or "none audited",
+                                 "; %d drifted item%s" % (items, "" if items == 1 else "s") if items else "")
 
 
 def _identity(report):
@@ -308,17 +311,23 @@ def render_html(report):
         rows = _rows(report["entries"], status)
         if not rows:
             continue
-        out.append("<h2>%s</h2><table><tr><th>device</th><th>kind</th><th>check</th><th>item</th>"
-                   "<th>expected</th><th>actual</th></tr>" % e(heading))
-        for entry in rows:
-            head = "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td>" % (
-                status, e(entry["device"]), e(entry["kind"]), e(entry["check"]))
-            if not entry["items"]:
-                out.append("%s<td colspan=\"3\">%s</td></tr>" % (head, e(entry["message"] or status)))
-            for item in entry["items"]:
-                out.append("%s<td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                    head, e(item["item"]), _value_html(item["expected"]), _value_html(item["actual"])))
-        out.append("</table>")
+        out.append("<h2>%s</h2>" % e(heading))
+        itemized, bare = [x for x in rows if x["items"]], [x for x in rows if not x["items"]]
+        if itemized:
+            out.append("<table><tr><th>device</th><th>kind</th><th>check</th><th>item</th><th>expected</th><th>actual</th></tr>")
+            for entry in itemized:
+                head = "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td>" % (
+                    status, e(entry["device"]), e(entry["kind"]), e(entry["check"]))
+                for item in entry["items"]:
+                    out.append("%s<td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                        head, e(item["item"]), _value_html(item["expected"]), _value_html(item["actual"])))
+            out.append("</table>")
+        if bare:
+            out.append("<table><tr><th>device</th><th>kind</th><th>check</th><th>reason</th></tr>")
+            for entry in bare:
+                out.append("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                    status, e(entry["device"]), e(entry["kind"]), e(entry["check"]), e(entry["message"] or status)))
+            out.append("</table>")
     if s["devices_ok"]:
         out.append("<h2>Clean</h2><p>%s</p>" % e(", ".join(s["devices_ok"])))
     out.append("</body></html>")
