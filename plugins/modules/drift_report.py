@@ -13,7 +13,8 @@ description:
   - Takes one entry per device and check (built from check-mode task results) and writes
     C(drift-report.json), C(drift-report.md) and C(drift-report.html) under O(dest) - a fleet summary
     and, per device, every drifted item with its expected and actual value.
-  - The headline (RV(verdict)) says C(DRIFT) or C(IN SYNC) for configuration, adds C(NOT READY) when
+  - The headline (RV(verdict)) says C(DRIFT) or C(IN SYNC) for configuration (C(NOT AUDITED) when no device
+    could be reached), adds C(NOT READY) when
     readiness checks (preflight) found errors and C(N UNREACHABLE) when devices could not be audited.
     Unreachable devices are listed; checks that ran on a synthetic tree (a O(entries) C(root) other
     than C(/), or a preflight C(synthetic_root) finding) are disclosed in a note.

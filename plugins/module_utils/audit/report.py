@@ -10,7 +10,8 @@ filesystem tree a host check read when it was not the live `/`), which the repor
 `items_from_diff` turns an Ansible before/after diff into items, so any module with a truthful
 diff can feed the report.
 
-The headline (`verdict`) says DRIFT or IN SYNC for configuration, adds NOT READY when readiness
+The headline (`verdict`) says DRIFT or IN SYNC for configuration (NOT AUDITED when no device
+could be reached), adds NOT READY when readiness
 checks found errors and `N UNREACHABLE` when devices could not be audited, so a clean-looking
 word never stands beside errors or unaudited devices.
 """
@@ -188,7 +189,8 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
         counts = by_check.setdefault(entry["check"], dict((s, 0) for s in STATUSES))
         counts[entry["status"]] += 1
     drift = bool(drifted or failed)
-    verdict = ["DRIFT" if drift else "IN SYNC"]
+    audited = set(devices) - set(unreachable)
+    verdict = ["DRIFT" if drift else "IN SYNC" if audited else "NOT AUDITED"]
     if not_ready:
         verdict.append("NOT READY")
     if unreachable:

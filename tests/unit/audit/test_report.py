@@ -178,6 +178,8 @@ def test_in_sync_is_never_shown_beside_errors_or_unaudited_devices():
     assert build_report(entries, "lab")["verdict"] == "IN SYNC / 1 UNREACHABLE"
     entries = [e for e in _fleet() if e["device"] == "gpu03"]
     assert build_report(entries, "lab")["verdict"] == "IN SYNC"
+    entries = [e for e in _fleet() if e["device"] in ("gpu02", "leaf2")]
+    assert build_report(entries, "lab")["verdict"] == "NOT AUDITED / 2 UNREACHABLE"
 
 
 def test_renderings_have_no_none_no_json_blobs_and_no_empty_rows():
