@@ -9,8 +9,6 @@ import struct
 import subprocess
 import zlib
 
-import pytest
-
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import build_report, entry_from_result, render_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -71,8 +69,8 @@ def count(rows, colour, top=None):
     return sum(1 for row in rows[:top] for pixel in row if pixel == colour)
 
 
-@pytest.mark.skipif(not CHROMIUM, reason="chromium not installed: run tools/setup-system.sh")
 def test_report_renders_in_chromium_with_the_verdict_banner_on_top(tmp_path):
+    assert CHROMIUM, "chromium is not installed: run tools/setup-system.sh (Debian package chromium)"
     drift = build_report([entry_from_result("gpu02", "host", "host_network",
                                             {"changed": True, "diff": {"before": {"mtu": 1500}, "after": {"mtu": 9000}}}),
                           entry_from_result("leaf1", "switch", "switch", {"failed": True, "msg": "TCP connection to device failed."})],
