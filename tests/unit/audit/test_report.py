@@ -148,8 +148,9 @@ def _fleet():
                                         "actual": {"peermem": False, "dmabuf": False}, "message": "no GPUDirect"}]}},
         "gpu02": {"audit_reach": {"unreachable": True, "msg": "Failed to connect to the host via ssh"}},
         "gpu03": {"net": {"changed": False}, "qos": {"changed": False}, "pre": {"findings": []}},
-        "leaf1": {"sw": {"changed": True, "drift": [{"item": "interface Ethernet1", "expected": "mtu 9216", "actual": None},
-                                                     {"item": "qos", "expected": None, "actual": "pfc priority 4"}]}},
+        "leaf1": {"sw": {"changed": True, "drift": [
+            {"item": "interface Ethernet1", "expected": "mtu 9216", "actual": None},
+            {"item": "qos", "expected": None, "actual": "pfc priority 4"}]}},
         "leaf2": {"sw": {"failed": True, "msg": "cannot read running config from 10.0.0.2:22: TCP connection to device failed."}},
     }
     hosts = ["gpu01", "gpu02", "gpu03"]
