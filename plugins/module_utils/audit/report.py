@@ -152,8 +152,8 @@ def _notes(entries):
             trees.setdefault(root, set()).add((entry["device"], entry["check"]))
     notes = []
     for root, pairs in sorted(trees.items()):
-        checks = sorted(set(check for _, check in pairs))
-        devices = sorted(set(device for device, _ in pairs))
+        checks = sorted(set(pair[1] for pair in pairs))
+        devices = sorted(set(pair[0] for pair in pairs))
         notes.append("%s ran on the synthetic tree %s, not the live system, on %s: their results say nothing about "
                      "the real hardware." % (", ".join(checks), root, ", ".join(devices)))
     return notes

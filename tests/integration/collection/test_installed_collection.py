@@ -40,7 +40,7 @@ def clean_env(collections, work):
 
 def snapshot(tree):
     return sorted((os.path.relpath(os.path.join(d, f), tree), os.stat(os.path.join(d, f)).st_mtime_ns)
-                  for d, _, files in os.walk(tree) for f in files)
+                  for d, _dirs, files in os.walk(tree) for f in files)
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_tarball_ships_tracked_collection_files_only(installed):
 
 def test_plan_preview_and_audit_run_from_outside_and_write_nothing_inside(installed):
     before = snapshot(installed["root"])
-    proc, _ = play(installed, "aifabric.roce.plan")
+    proc = play(installed, "aifabric.roce.plan")[0]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     build = os.path.join(installed["work"], "build")
     assert os.path.isfile(os.path.join(build, "lab", "plan.json")) and os.path.isfile(os.path.join(build, "lab", "cabling.csv"))
@@ -107,7 +107,7 @@ def test_plan_preview_and_audit_run_from_outside_and_write_nothing_inside(instal
     for name in SWITCHES + ["gpu%02d" % i for i in range(1, 5)]:  # every device was tried, none stopped the others
         assert recap[name][0] >= 1, (name, recap)
 
-    proc, _ = play(installed, "aifabric.roce.audit")
+    proc = play(installed, "aifabric.roce.audit")[0]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     with open(os.path.join(build, "audit", "drift-report.json")) as handle:
         report = json.load(handle)

@@ -3,7 +3,6 @@ tools/setup-system.sh) renders the HTML report to a PNG; the picture must not be
 show the headline banner in the verdict's colour near the top of the page.
 
 The PNG is decoded with the standard library (zlib), so no imaging package is needed."""
-import os
 import shutil
 import struct
 import subprocess
@@ -31,7 +30,7 @@ def decode_png(path):
         elif kind == b"IDAT":
             chunks.append(body)
         pos += 12 + length
-    width, height, depth, colour, _, _, interlace = header
+    width, height, depth, colour, interlace = header[0], header[1], header[2], header[3], header[6]
     assert depth == 8 and colour in (2, 6) and interlace == 0, header
     bpp = 3 if colour == 2 else 4
     raw, stride, rows, prev = zlib.decompress(b"".join(chunks)), width * bpp, [], bytearray(width * bpp)

@@ -59,7 +59,7 @@ def test_audit_and_check_go_on_past_unreachable_devices_apply_stops(switch_lab, 
         lab.reset(name, dev["platform"], dev["intent"], switch_lab["root"])
     inv, build = inventory(switch_lab, tmp_path), str(tmp_path / "build")
 
-    proc, _ = play(switch_lab, inv, build, "playbooks/audit.yml")
+    proc = play(switch_lab, inv, build, "playbooks/audit.yml")[0]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     with open(os.path.join(build, "audit", "drift-report.json")) as handle:
         report = json.load(handle)

@@ -25,7 +25,7 @@ def test_example_plans_and_its_inventory_names_the_planned_devices():
 
 
 def test_example_has_no_lab_only_settings_and_no_clear_text_password():
-    for folder, _, files in os.walk(EXAMPLE):
+    for folder, _dirs, files in os.walk(EXAMPLE):
         for name in files:
             with open(os.path.join(folder, name)) as handle:
                 text = handle.read()
