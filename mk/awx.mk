@@ -3,7 +3,7 @@
 
 ee-context: setup
 	rm -rf $(BUILD)/ee && mkdir -p $(BUILD)/ee
-	$(BIN)/ansible-galaxy collection build --force --output-path $(BUILD)/ee .
+	bash tools/build_collection.sh $(BUILD)/ee
 	cp $(BUILD)/ee/aifabric-roce-*.tar.gz $(BUILD)/ee/aifabric-roce.tar.gz
 	cd awx && $(BIN)/ansible-builder create -f execution-environment.yml -c ../$(BUILD)/ee/context
 	@echo "EE build context: $(BUILD)/ee/context (podman build -f Containerfile there, with a reachable registry)"

@@ -1,12 +1,15 @@
-# GPU host RDMA readiness (issue 4): unit tests of the host readers/checks and the role tests of
-# host_preflight, host_rdma_qos and host_irq_affinity against generated fixture trees (no hardware).
-.PHONY: test-host-rdma host-rdma-fixtures host-rdma-preflight
+# GPU host RDMA readiness (issue 4): the role tests of host_preflight, host_rdma_qos and
+# host_irq_affinity against generated fixture trees (no hardware). The unit tests of the host
+# readers/checks (tests/unit/host) run once, in `make test-unit` (alone: `make test-host-rdma-unit`).
+.PHONY: test-host-rdma test-host-rdma-unit host-rdma-fixtures host-rdma-preflight
 
 TEST_TARGETS += test-host-rdma
 
 test-host-rdma: setup
-	$(PY) -m pytest -q tests/unit/host
 	bash tests/integration/host_rdma/run.sh
+
+test-host-rdma-unit: setup
+	$(PY) -m pytest -q tests/unit/host
 
 # Write the fixture trees (sysfs/procfs/tool output) to $(BUILD)/host_rdma/fixtures for inspection.
 host-rdma-fixtures: setup

@@ -13,8 +13,9 @@ lab-down-switches: setup
 test-switches-unit: setup
 	$(PY) -m pytest -q tests/unit/nos
 
-# unit tests + integration against private simulators (own ports/state dir, started by the fixture)
-test-switches: setup test-switches-unit
+# integration against private simulators (own ports/state dir, started by the fixture); the unit
+# tests (tests/unit/nos) run once, in `make test-unit` (alone: `make test-switches-unit`)
+test-switches: setup
 	$(PY) -m pytest -q -p no:logging tests/integration/switches
 
 # no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16

@@ -115,7 +115,8 @@ def bench_plan_role(work, labels, runs):
             lib.append(measure([sys.executable, "-c", LIBRARY, intent, dest, os.path.join(ROOT, ".collections")],
                                os.path.join(work, "lib.log")))
             dest = os.path.join(work, "role-%s-%d" % (label, run))
-            row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e",
+            row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e",
                            "plan_dir=" + dest, book], os.path.join(work, "role-%s.log" % label))
             if row["rc"] != 0:
                 raise SystemExit("plan role failed, see %s" % os.path.join(work, "role-%s.log" % label))
@@ -139,7 +140,8 @@ def bench_plan_yml(work, label="32K"):
     print("== 2. playbooks/plan.yml with artifacts at %s GPUs" % label)
     intent = write_json(os.path.join(work, "intent-%s.json" % label), {"fabric": fabric_for(label)})
     dest = os.path.join(work, "planyml-%s" % label)
-    row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e", "build_dir=" + dest,
+    row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                   "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e", "build_dir=" + dest,
                    os.path.join(ROOT, "playbooks", "plan.yml")], os.path.join(work, "planyml.log"))
     if row["rc"] != 0:
         raise SystemExit("plan.yml failed, see %s" % os.path.join(work, "planyml.log"))

@@ -1,7 +1,8 @@
 """Planner benchmark: wall time and peak memory of planning large fabrics.
 
-Each size runs in a fresh interpreter so peak RSS is its own. Prints a table; no assertions
-(targets live in the issue note: 32K GPUs < 2 s and < 500 MB, growth roughly linear).
+Each size runs in a fresh interpreter so peak RSS is its own. Prints a table and exits 1 when a
+target is missed: 32K GPUs planned in < 2 s with peak RSS < 500 MB, 131K/32K time ratio < 6
+(4x the GPUs: roughly linear).
 Usage: python tools/bench_planner.py [--repeat N]
 """
 import argparse
@@ -48,6 +49,7 @@ print(json.dumps({"gpus": plan["sizing"]["gpus"], "nics": nics, "leafs": plan["s
                   "json_s": round(dump, 3), "json_mb": round(len(text) / 1e6, 1), "peak_rss_mb": round(peak_mb, 1)}))
 """
 
+TARGET_32K_S, TARGET_32K_MB, TARGET_GROWTH = 2.0, 500, 6.0
 SIZES = [
     # servers, spines per plane (8 planes, one per rail), spine logical ports
     (4096, 32, 128),    # 32,768 GPUs
@@ -72,7 +74,15 @@ def main():
     small, large = results
     print("131K/32K ratio: time %.2fx, peak memory %.2fx (GPU count 4.00x)" % (
         large["plan_s"] / small["plan_s"], large["peak_rss_mb"] / small["peak_rss_mb"]))
+    missed = [text for ok, text in (
+        (small["plan_s"] < TARGET_32K_S, "32K plan %.2f s (target < %s s)" % (small["plan_s"], TARGET_32K_S)),
+        (small["peak_rss_mb"] < TARGET_32K_MB, "32K peak %.0f MB (target < %s MB)" % (small["peak_rss_mb"], TARGET_32K_MB)),
+        (large["plan_s"] / small["plan_s"] < TARGET_GROWTH, "growth %.2fx (target < %sx)" % (
+            large["plan_s"] / small["plan_s"], TARGET_GROWTH))) if not ok]
+    for text in missed:
+        print("MISSED: %s" % text)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,9 @@
    of N runs; also the in-process library figure (Applier.plan vs ConnectHandler + send_command).
    Target: ratio <= 1.5.
 2. Fleet: 64 simulated switches (the lab's four leaf NOSes in turn) on free loopback ports, role
-   aifabric.roce.switch in check mode with forks 16; prints the wall time.
+   aifabric.roce.switch in check mode with forks 16; prints the wall time. Target: < 1.5 s per
+   switch (measured 0.74 s).
+Exits 1 when a target is missed.
 """
 import argparse
 import json
@@ -17,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+TARGET_RATIO = 1.5      # no-op switch_config process vs bare netmiko connect + show
+TARGET_FLEET_S = 1.5    # check-mode wall time per switch, 64 switches, forks 16
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -194,13 +199,19 @@ def main():
     root = tempfile.mkdtemp(prefix="aif-bench-switch-")
     try:
         os.makedirs(os.path.join(root, "noop"))
-        bench_noop(os.path.join(root, "noop"), args.runs)
+        ratio = bench_noop(os.path.join(root, "noop"), args.runs)
+        missed = [] if ratio <= TARGET_RATIO else ["no-op ratio %.2fx (target <= %sx)" % (ratio, TARGET_RATIO)]
         if not args.skip_fleet:
             os.makedirs(os.path.join(root, "fleet"))
-            bench_fleet(os.path.join(root, "fleet"), args.fleet, args.forks)
+            per_switch = bench_fleet(os.path.join(root, "fleet"), args.fleet, args.forks) / args.fleet
+            if per_switch >= TARGET_FLEET_S:
+                missed.append("fleet %.2f s per switch (target < %s s)" % (per_switch, TARGET_FLEET_S))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    for text in missed:
+        print("MISSED: %s" % text)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,6 +9,9 @@
 5. audit again: exactly those two devices and items drift; print where the report is;
 6. repair with site.yml and audit once more: zero drift.
 Needs `make lab-up`. Exit status 0 only when every expectation holds.
+
+Each stage prints a progress line per play with the elapsed time (and a heartbeat while a long
+task runs), a recap table per playbook run, and on failure a hint at the likely cause.
 """
 import argparse
 import json
@@ -17,26 +20,81 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 REPORT = os.path.join(ROOT, "build", "audit", "drift-report.json")
 DRIFT_COPY = os.path.join(ROOT, "build", "audit-injected-drift")
-RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+HEADER_RE = re.compile(r"^(PLAY|TASK) \[(.*)\] \**$")
+HEARTBEAT_S = 20
+STAGES = 5
+# (what the output says, what to do): the likely fix for the failures seen in the lab
+HINTS = (
+    (re.compile(r"no such container|podman.*(not found|does not exist)|Failed to create temporary directory"),
+     "the lab's GPU host containers are not running: make lab-up (make lab-status shows them)"),
+    (re.compile(r"TCP connection to device failed|Connection refused"),
+     "the switch simulators are not running: make lab-up (or make lab-up-switches)"),
+    (re.compile(r"fabric intent is invalid"),
+     "the fabric intent has errors: fix the keys listed above in inventories/lab/group_vars/all/fabric.yml"),
+    (re.compile(r"No module named|couldn't resolve module|could not be resolved"),
+     "the environment is incomplete: make setup"),
+)
+_stage = [0]
 
 
 def say(text):
-    print("\n=== %s" % text, flush=True)
+    _stage[0] += 1
+    print("\n=== [%d/%d] %s" % (_stage[0], STAGES, text), flush=True)
+
+
+def hint(output):
+    for pattern, advice in HINTS:
+        if pattern.search(output):
+            return advice
+    return "read the failed task above; rerun the playbook by hand with -v for details"
+
+
+def recap_table(recap):
+    lines = ["  %-10s %4s %8s %12s %7s" % ("device", "ok", "changed", "unreachable", "failed")]
+    for host in sorted(recap):
+        lines.append("  %-10s %4d %8d %12d %7d" % ((host,) + recap[host]))
+    return "\n".join(lines)
 
 
 def playbook(name, *extra):
+    """Run a playbook, printing one line per play with the elapsed time and a heartbeat while a
+    task runs long; returns {host: (ok, changed, unreachable, failed)}."""
     cmd = [os.path.join(BIN, "ansible-playbook"), os.path.join("playbooks", name)] + list(extra)
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    recap = dict((m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4)))) for m in RECAP_RE.finditer(proc.stdout))
+    start, state, lines = time.time(), {"task": "starting", "since": time.time()}, []
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = threading.Event()
+
+    def heartbeat():
+        while not done.wait(HEARTBEAT_S):
+            print("  [%6.1fs]   ... %s (%.0f s)" % (time.time() - start, state["task"], time.time() - state["since"]), flush=True)
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            match = HEADER_RE.match(line.strip())
+            if match:
+                state.update(task=match.group(2), since=time.time())
+                if match.group(1) == "PLAY":
+                    print("  [%6.1fs] %s: %s" % (time.time() - start, name, match.group(2)), flush=True)
+        proc.wait()
+    finally:
+        done.set()
+    output = "".join(lines)
+    recap = dict((m.group(1), tuple(int(g) for g in m.groups()[1:])) for m in RECAP_RE.finditer(output))
+    print("  [%6.1fs] %s finished, rc %d\n%s" % (time.time() - start, name, proc.returncode, recap_table(recap)), flush=True)
     if proc.returncode != 0:
-        print(proc.stdout[-6000:], proc.stderr[-2000:])
-        raise SystemExit("%s failed (rc %d)" % (name, proc.returncode))
-    return recap
+        print(output[-6000:])
+        raise SystemExit("%s failed (rc %d). Hint: %s" % (name, proc.returncode, hint(output)))
+    return dict((host, counts[1:]) for host, counts in recap.items())
 
 
 def audit():
@@ -72,6 +130,15 @@ def switch_drift(inv, switch, commands):
 
 
 def main():
+    try:
+        return run()
+    except subprocess.CalledProcessError as exc:
+        output = "%s%s" % (exc.stdout or "", exc.stderr or "")
+        print(output[-3000:])
+        raise SystemExit("%s failed (rc %d). Hint: %s" % (" ".join(exc.cmd[:3]), exc.returncode, hint(output)))
+
+
+def run():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--with-runner", action="store_true", help="also run the audit through ansible-runner (AWX layout)")
     args = parser.parse_args()
@@ -79,8 +146,7 @@ def main():
     have_switches = "leaf1" in inv["_meta"]["hostvars"]
 
     say("bring-up: ansible-playbook playbooks/site.yml")
-    recap = playbook("site.yml")
-    print("recap: %s" % recap)
+    playbook("site.yml")
     say("second run changes nothing")
     recap = playbook("site.yml")
     changed = dict((host, counts[0]) for host, counts in recap.items() if counts[0])
@@ -92,14 +158,15 @@ def main():
     report = audit()
     if report["drift"]:
         raise SystemExit("unexpected drift after bring-up: %s" % drifted_items(report))
-    print("IN SYNC: %d devices" % report["summary"]["devices"])
+    print("%s: %d devices" % (report.get("verdict", "IN SYNC"), report["summary"]["devices"]))
     if args.with_runner:
-        say("audit through ansible-runner from an AWX-style private_data_dir")
+        print("\n=== audit through ansible-runner from an AWX-style private_data_dir", flush=True)
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "integration", "awx", "run_audit_with_runner.py")],
                        check=True, cwd=ROOT)
 
     say("inject drift: gpu02 rail1 MTU 1500%s" % (", leaf1 Ethernet1 MTU 1500" if have_switches else ""))
-    subprocess.run(["podman", "exec", "aifabric-gpu02", "ip", "link", "set", "rail1", "mtu", "1500"], check=True)
+    subprocess.run(["podman", "exec", "aifabric-gpu02", "ip", "link", "set", "rail1", "mtu", "1500"], check=True,
+                   capture_output=True, text=True)
     expected_devices = ["gpu02"]
     if have_switches:
         switch_drift(inv, "leaf1", ["interface Ethernet1", "mtu 1500"])

@@ -13,8 +13,13 @@ description:
   - Takes one entry per device and check (built from check-mode task results) and writes
     C(drift-report.json), C(drift-report.md) and C(drift-report.html) under O(dest) - a fleet summary
     and, per device, every drifted item with its expected and actual value.
-  - With O(fail_on_drift=true) the task fails after writing the report when any device drifted
-    or failed a check, so cron and CI jobs can alert on it.
+  - The headline (RV(verdict)) says C(DRIFT) or C(IN SYNC) for configuration (C(NOT AUDITED) when no device
+    could be reached), adds C(NOT READY) when
+    readiness checks (preflight) found errors and C(N UNREACHABLE) when devices could not be audited.
+    Unreachable devices are listed; checks that ran on a synthetic tree (a O(entries) C(root) other
+    than C(/), or a preflight C(synthetic_root) finding) are disclosed in a note.
+  - With O(fail_on_drift=true) the task fails after writing the report when any device drifted,
+    failed a check or was unreachable, so cron and CI jobs can alert on it.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
@@ -22,7 +27,8 @@ options:
   entries:
     description:
       - Report entries. Each has C(device), C(kind) (host or switch), C(check), C(status) (ok, drift,
-        fail, warn, skipped), C(items) (list of C(item), C(expected), C(actual)) and C(message).
+        fail, unreachable, warn, skipped), C(items) (list of C(item), C(expected), C(actual)), C(message),
+        optionally C(category) (C(config) or C(readiness)) and C(root) (the tree a host check read).
       - Give O(results) instead to have entries built from registered task results.
     type: list
     elements: dict
@@ -47,7 +53,17 @@ options:
     type: str
     default: Drift audit
   generated:
-    description: Timestamp text to print in the report (none when empty, which keeps reruns identical).
+    description:
+      - Timestamp text to print in the report (the audit playbook passes the UTC time of the run).
+      - Empty prints none, which keeps reruns byte-identical.
+    type: str
+    default: ""
+  plan_digest:
+    description: Digest of the plan the devices were audited against (C(aifabric_plan.digest)), printed in the headline.
+    type: str
+    default: ""
+  plan_path:
+    description: Path of that plan's C(plan.json), printed beside the digest.
     type: str
     default: ""
   dest:
@@ -55,7 +71,7 @@ options:
     type: path
     required: true
   fail_on_drift:
-    description: Fail (after writing the report) when any device drifted or failed a check.
+    description: Fail (after writing the report) when any device drifted, failed a check or was unreachable.
     type: bool
     default: false
 attributes:
@@ -73,7 +89,10 @@ EXAMPLES = r"""
     results: "{{ audit_results }}"
     kinds: "{{ audit_kinds }}"
     fabric: "{{ fabric.name }}"
-    dest: "{{ playbook_dir }}/../build/audit"
+    generated: "{{ now(utc=true, fmt='%Y-%m-%dT%H:%M:%SZ') }}"
+    plan_digest: "{{ aifabric_plan.digest }}"
+    plan_path: "{{ aifabric_plan.path }}"
+    dest: "{{ aifabric_build_dir | default(lookup('ansible.builtin.env', 'PWD') ~ '/build') }}/audit"
     fail_on_drift: "{{ audit_fail_on_drift | default(false) }}"
   delegate_to: localhost
   run_once: true
@@ -84,7 +103,13 @@ summary:
   description: Fleet summary - device count, drifted item count, device names per worst status.
   returned: always
   type: dict
-  sample: {"devices": 6, "drifted_items": 2, "devices_drift": ["gpu02", "leaf1"], "devices_ok": ["gpu01"]}
+  sample: {"devices": 6, "drifted_items": 2, "devices_drift": ["gpu02", "leaf1"], "devices_unreachable": ["leaf3"],
+           "devices_not_ready": [], "devices_ok": ["gpu01"]}
+verdict:
+  description: The report's headline - C(DRIFT) or C(IN SYNC), then C(NOT READY) and C(N UNREACHABLE) when they apply.
+  returned: always
+  type: str
+  sample: DRIFT / 1 UNREACHABLE
 drift:
   description: Whether any device drifted or failed a check.
   returned: always
@@ -128,12 +153,14 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(entries=dict(type="list", elements="dict", default=[]), results=dict(type="dict", default={}),
                            kinds=dict(type="dict", default={}), fabric=dict(type="str", default=""),
-                           generated=dict(type="str", default=""), title=dict(type="str", default="Drift audit"), dest=dict(type="path", required=True),
+                           generated=dict(type="str", default=""), plan_digest=dict(type="str", default=""),
+                           plan_path=dict(type="str", default=""), title=dict(type="str", default="Drift audit"), dest=dict(type="path", required=True),
                            fail_on_drift=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"],
-                          title=module.params["title"])
+                          title=module.params["title"], plan_digest=module.params["plan_digest"],
+                          plan_path=module.params["plan_path"])
     dest = module.params["dest"]
     if not module.check_mode and not os.path.isdir(dest):
         os.makedirs(dest)
@@ -143,11 +170,11 @@ def main():
         path = os.path.join(dest, name)
         files.append(path)
         changed = write_if_changed(path, render(report), check_mode=module.check_mode) or changed
-    result = dict(changed=changed, summary=report["summary"], drift=report["drift"], files=files)
-    if module.params["fail_on_drift"] and report["drift"]:
-        module.fail_json(msg="drift found on %d device(s): %s; report: %s" % (
-            len(report["summary"]["devices_drift"]) + len(report["summary"]["devices_fail"]),
-            ", ".join(report["summary"]["devices_fail"] + report["summary"]["devices_drift"]), files[2]), **result)
+    result = dict(changed=changed, summary=report["summary"], drift=report["drift"], verdict=report["verdict"], files=files)
+    summary = report["summary"]
+    bad = summary["devices_fail"] + summary["devices_unreachable"] + summary["devices_drift"]
+    if module.params["fail_on_drift"] and bad:
+        module.fail_json(msg="%s on %d device(s): %s; report: %s" % (report["verdict"], len(bad), ", ".join(bad), files[2]), **result)
     module.exit_json(**result)
 
 

@@ -49,7 +49,7 @@ EXAMPLES = r"""
 - name: Write the lab fabric's artifacts
   aifabric.roce.fabric_artifacts:
     plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
-    dest: "{{ playbook_dir }}/../build/lab"
+    dest: "{{ lookup('aifabric.roce.build_dir', 'lab') }}"
   delegate_to: localhost
   run_once: true
 """

@@ -62,7 +62,7 @@ EXAMPLES = r"""
 - name: Plan the fabric once, on the controller
   aifabric.roce.fabric_plan:
     fabric: "{{ fabric }}"
-    dest: "{{ playbook_dir }}/../build/{{ fabric.name }}"
+    dest: "{{ lookup('aifabric.roce.build_dir', fabric.name) }}"
     as_fact: true
   delegate_to: localhost
   delegate_facts: true

@@ -48,7 +48,7 @@ EXAMPLES = r"""
 - name: Write the fleet summary
   aifabric.roce.rdma_preflight_report:
     hosts: "{{ preflight_by_host }}"
-    dest: "{{ playbook_dir }}/../build/preflight"
+    dest: "{{ lookup('aifabric.roce.build_dir', 'preflight') }}"
   delegate_to: localhost
   run_once: true
 """

@@ -24,7 +24,7 @@ BIN = os.path.dirname(sys.executable)
 
 def build_private_data_dir(pdd):
     project = os.path.join(pdd, "project")
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+    files = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=ROOT,  # what an SCM checkout holds
                            check=True, capture_output=True).stdout.decode().split("\0")
     for rel in filter(None, files):
         src = os.path.join(ROOT, rel)
@@ -68,7 +68,12 @@ def main():
         with open(os.path.join(pdd, "artifacts-report", "drift-report.json")) as handle:
             report = json.load(handle)
         print("report: drift=%s devices=%d" % (report["drift"], report["summary"]["devices"]))
-        ok = result.status == "successful" and result.rc == 0 and report["drift"] is False and report["summary"]["devices"] > 0
+        # what AWX keeps after the job: set_stats data, carried by the stats event as artifact_data
+        artifacts = [e["event_data"].get("artifact_data", {}) for e in result.events if e.get("event") == "playbook_on_stats"]
+        kept = (artifacts[-1] if artifacts else {}).get("aifabric_audit", {})
+        print("job artifacts: aifabric_audit verdict=%s" % kept.get("verdict"))
+        ok = (result.status == "successful" and result.rc == 0 and report["drift"] is False and report["summary"]["devices"] > 0
+              and kept.get("verdict") == report["verdict"] and kept.get("report_markdown", "").startswith("# Drift audit"))
         if not ok:
             print(result.stdout.read()[-4000:])
         return 0 if ok else 1

@@ -30,7 +30,10 @@ def test_entry_status_from_results():
     assert drift["status"] == "drift" and drift["items"] == [{"item": "mtu", "expected": "9000", "actual": "1500"}]
     opaque = entry_from_result("gpu01", "host", "net", {"changed": True})
     assert opaque["status"] == "drift" and opaque["items"][0]["actual"].startswith("differs")
-    assert entry_from_result("leaf0", "switch", "qos", {"failed": True, "msg": "timeout"})["status"] == "fail"
+    assert entry_from_result("leaf0", "switch", "qos", {"failed": True, "msg": "commit refused"})["status"] == "fail"
+    refused = {"failed": True, "msg": "cannot read running config from 127.0.0.1:22: TCP connection to device failed."}
+    assert entry_from_result("leaf0", "switch", "qos", refused)["status"] == "unreachable"
+    assert entry_from_result("gpu01", "host", "net", {"unreachable": True, "msg": "ssh: no route"})["status"] == "unreachable"
     assert entry_from_result("leaf0", "switch", "qos", {"skipped": True})["status"] == "skipped"
     explicit = entry_from_result("gpu02", "host", "net", {"changed": True, "drift": [{"item": "x", "expected": "1", "actual": "2"}]})
     assert explicit["items"] == [{"item": "x", "expected": "1", "actual": "2"}]
@@ -41,7 +44,7 @@ def _entries():
         entry_from_result("gpu01", "host", "host_network", {"changed": False}),
         entry_from_result("gpu02", "host", "host_network", {"changed": True, "diff": {"before": {"rail0.mtu": 1500}, "after": {"rail0.mtu": 9000}}}),
         entry_from_result("leaf0", "switch", "switch_qos", {"changed": True, "diff": {"before": "pfc\n", "after": "pfc\n<b>x</b>\n"}}),
-        entry_from_result("leaf1", "switch", "switch_qos", {"failed": True, "msg": "SSH timeout"}),
+        entry_from_result("leaf1", "switch", "switch_qos", {"failed": True, "msg": "% Invalid input detected"}),
     ]
 
 
@@ -64,7 +67,7 @@ def test_renderings_show_each_drifted_item_and_escape_html():
     report = build_report(_entries(), fabric="lab")
     md = render_markdown(report)
     assert "| gpu02 | host_network | rail0.mtu | 9000 | 1500 |" in md
-    assert "| leaf1 | switch_qos | SSH timeout | | |" in md
+    assert "| leaf1 | switch_qos | % Invalid input detected |" in md
     page = render_html(report)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
@@ -130,3 +133,73 @@ def test_structured_change_items_become_report_items():
         {"item": "mtu rail1", "expected": "9000", "actual": "1500"},
         {"item": "rule", "expected": "priority 1001 from 10.101.0.2/32 table 101", "actual": "(absent)"},
         {"item": "route", "expected": "(absent)", "actual": "10.9.9.0/24 via 10.100.0.6 dev rail0 table 100"}]
+
+
+def _fleet():
+    """A fleet as the lab audit sees it: one drifted switch (driver drift items with None sides), a
+    host with preflight errors on a synthetic tree, one unreachable host and one clean host."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import collect_entries
+    hostvars = {
+        "gpu01": {"net": {"changed": False},
+                  "qos": {"changed": False, "invocation": {"module_args": {"root": "/opt/aifabric-hw/root"}}},
+                  "pre": {"findings": [{"id": "synthetic_root", "severity": "warning", "subject": "root", "expected": "/",
+                                        "actual": "/opt/aifabric-hw/root", "message": "checks ran against a tree"},
+                                       {"id": "gdr", "severity": "error", "subject": "gpu0", "expected": {"peermem": True},
+                                        "actual": {"peermem": False, "dmabuf": False}, "message": "no GPUDirect"}]}},
+        "gpu02": {"audit_reach": {"unreachable": True, "msg": "Failed to connect to the host via ssh"}},
+        "gpu03": {"net": {"changed": False}, "qos": {"changed": False}, "pre": {"findings": []}},
+        "leaf1": {"sw": {"changed": True, "drift": [
+            {"item": "interface Ethernet1", "expected": "mtu 9216", "actual": None},
+            {"item": "qos", "expected": None, "actual": "pfc priority 4"}]}},
+        "leaf2": {"sw": {"failed": True, "msg": "cannot read running config from 10.0.0.2:22: TCP connection to device failed."}},
+    }
+    hosts = ["gpu01", "gpu02", "gpu03"]
+    return (collect_entries(hostvars, hosts, {"host_network": "net", "host_rdma_qos": "qos"}, "host")
+            + collect_entries(hostvars, hosts, {"host_preflight": "pre"}, "host", category="readiness")
+            + collect_entries(hostvars, ["leaf1", "leaf2"], {"switch": "sw"}, "switch"))
+
+
+def test_headline_says_drift_readiness_and_unreachable_with_time_and_plan():
+    report = build_report(_fleet(), fabric="lab", generated="2026-11-23T17:00:00Z", plan_digest="ab12" * 16,
+                          plan_path="/srv/build/lab/plan.json")
+    assert report["verdict"] == "DRIFT / NOT READY / 2 UNREACHABLE"
+    assert report["summary"]["devices_unreachable"] == ["gpu02", "leaf2"]
+    assert report["summary"]["devices_drift"] == ["leaf1"] and report["summary"]["devices_not_ready"] == ["gpu01"]
+    assert report["summary"]["devices_ok"] == ["gpu03"]
+    for text in (render_markdown(report), render_html(report)):
+        assert "DRIFT / NOT READY / 2 UNREACHABLE" in text and "2026-11-23T17:00:00Z" in text
+        assert "ab12ab12ab12ab12" in text and "/srv/build/lab/plan.json" in text
+        assert "gpu02" in text and "Failed to connect" in text and "leaf2" in text
+
+
+def test_in_sync_is_never_shown_beside_errors_or_unaudited_devices():
+    entries = [e for e in _fleet() if e["device"] in ("gpu01", "gpu03")]
+    assert build_report(entries, "lab")["verdict"] == "IN SYNC / NOT READY"
+    entries = [e for e in _fleet() if e["device"] in ("gpu02", "gpu03")]
+    assert build_report(entries, "lab")["verdict"] == "IN SYNC / 1 UNREACHABLE"
+    entries = [e for e in _fleet() if e["device"] == "gpu03"]
+    assert build_report(entries, "lab")["verdict"] == "IN SYNC"
+    entries = [e for e in _fleet() if e["device"] in ("gpu02", "leaf2")]
+    assert build_report(entries, "lab")["verdict"] == "NOT AUDITED / 2 UNREACHABLE"
+
+
+def test_renderings_have_no_none_no_json_blobs_and_no_empty_rows():
+    import re
+    report = build_report(_fleet(), fabric="lab")
+    md, page = render_markdown(report), render_html(report)
+    for text in (md, page, render_json(report)):
+        assert "None" not in text
+    assert "{&quot;" not in page and '{"' not in md
+    assert "dmabuf=no, peermem=no" in md  # a mapping reads as key=value
+    assert "| leaf1 | switch | interface Ethernet1 | mtu 9216 | (absent) |" in md
+    assert not re.search(r"<td>\s*</td>", page) and "| | |" not in md
+    assert "<tr class=\"ok\"" not in page  # clean checks are summed up, not listed as rows
+
+
+def test_synthetic_tree_is_disclosed():
+    report = build_report(_fleet(), fabric="lab")
+    assert len(report["notes"]) == 1
+    note = report["notes"][0]
+    assert "/opt/aifabric-hw/root" in note and "host_preflight" in note and "host_rdma_qos" in note and "gpu01" in note
+    assert "synthetic tree /opt/aifabric-hw/root" in render_html(report)
+    assert build_report([e for e in _fleet() if e["device"] == "gpu03"], "lab")["notes"] == []
