@@ -157,7 +157,9 @@ def main():
         if not netdev:
             module.fail_json(msg="interfaces: every item needs netdev (and rdma for the RoCE ToS)")
         item = {"tool": tool, "tool_state": None, "commands": [], "sysfs": []}
-        if tool is None:
+        if tool is None and p["tool"] == "none":
+            pass  # trust/PFC/DSCP map explicitly left to someone else: not a gap
+        elif tool is None:
             gaps.append("%s: trust/PFC/DSCP map not set (no dcb or mlnx_qos%s)" % (netdev, "" if can_run else " output for this root"))
         else:
             state, problem = qos.read_tool_state(runner, tool, netdev)

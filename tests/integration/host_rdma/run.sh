@@ -43,6 +43,11 @@ rc=$(play preflight-strict "$HERE/preflight.yml" -e report_dir="$OUT/preflight-s
 [ "$rc" = 2 ] || fail "strict preflight rc=$rc (want 2)"
 [ "$(recap_changed preflight-strict | grep 'failed=1' | cut -d' ' -f1 | tr '\n' ' ')" = "broken degraded " ] || fail "strict: $(recap_changed preflight-strict)"
 
+echo "== qos: trust/PFC required by default: only the hosts without dcb/mlnx_qos output fail"
+rc=$(play qos-required "$HERE/qos_required.yml" --check)
+[ "$rc" = 2 ] || fail "qos required rc=$rc (want 2)"
+[ "$(recap_changed qos-required | grep 'failed=1' | cut -d' ' -f1 | tr '\n' ' ')" = "broken degraded " ] || fail "qos required: $(recap_changed qos-required)"
+
 for role in qos irq nccl; do
   echo "== $role: check mode writes nothing"
   before=$(cd "$FX" && find . -path '*/tools' -prune -o -type f -print0 | sort -z | xargs -0 cat | md5sum)
