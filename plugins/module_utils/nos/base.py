@@ -56,7 +56,8 @@ class Driver(object):
     transaction = None       # 'session', 'checkpoint', 'revision', 'reverse'
 
     def port(self, plan_port):
-        """Map a plan port name to the NOS's native name (identity unless overridden)."""
+        """The NOS's name of a plan port: the plan already holds the name the device shows
+        (fabric/platforms.py names ports per NOS), so this is the identity."""
         return plan_port
 
     # --- pure functions --------------------------------------------------------------

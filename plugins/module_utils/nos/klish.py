@@ -68,9 +68,11 @@ class KlishDriver(CliDriver):
         "qos": (r"qos map dscp-tc %s" % PREFIX, r"qos wred-policy %s" % PREFIX, r"qos scheduler-policy %s" % PREFIX),
         "pbr": (r"ip access-list %s" % PREFIX, r"class-map %s" % PREFIX, r"policy-map %s" % PREFIX),
     }
+    owned_lines = {"qos": (r"buffer init lossless$",)}
     interface_children = {
         "mtu": (r"mtu \d+$",),
-        "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy "),
+        "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy ",
+                r"cable-length "),
         "pbr": (r"service-policy type forwarding in ",),
     }
 
@@ -80,6 +82,9 @@ class KlishDriver(CliDriver):
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
+            # lossless buffer pools, profiles and priority groups from the platform defaults (dellemc sonic_qos_buffer);
+            # Dell asks to save and reboot after the first `buffer init lossless`
+            nodes.append(("buffer init lossless", []))
             nodes.append(("qos map dscp-tc %sDSCP-TC" % PREFIX, [
                 ("dscp %s traffic-class %s" % (d, p), [])
                 for d, p in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]))
@@ -99,7 +104,11 @@ class KlishDriver(CliDriver):
                 for p in qos["lossless_priorities"]:
                     children.append(("priority-flow-control priority %d" % p, []))
                 if qos.get("pfc_watchdog"):
-                    children.append(("priority-flow-control watchdog on", []))
+                    children += [("priority-flow-control watchdog action drop", []),
+                                 ("priority-flow-control watchdog on detect-time %d" % qos["pfc_watchdog_detect_ms"], []),
+                                 ("priority-flow-control watchdog restore-time %d" % qos["pfc_watchdog_restore_ms"], [])]
+                # headroom follows the cable length (dellemc sonic_qos_interfaces: `cable-length 40m`)
+                children.append(("cable-length %dm" % qos["cable_length_m"], []))
                 children.append(("queue %d wred-policy %sECN" % (qos["ecn_queue"], PREFIX), []))
                 if qos.get("cnp_strict_priority"):
                     children.append(("scheduler-policy %sSCHED" % PREFIX, []))

@@ -8,7 +8,6 @@ Command sources: docs/switch-commands-sources.md#cisco-nx-os.
 
 from __future__ import annotations
 
-import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
@@ -35,11 +34,6 @@ class NxosDriver(CliDriver):
         "pbr": (r"ip policy route-map ",),
     }
 
-    def port(self, plan_port):
-        """NX-OS names front-panel ports EthernetS/P: plan ``EthernetN`` -> ``Ethernet1/N``."""
-        m = re.match(r"^Ethernet(\d+)$", plan_port)
-        return "Ethernet1/%s" % m.group(1) if m else plan_port
-
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
@@ -52,10 +46,15 @@ class NxosDriver(CliDriver):
             nq = []
             for p in qos["lossless_priorities"]:
                 nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % intent["mtu"], [])]))
+            # the default class carries jumbo frames too (Cisco roce_enable.py: c-8q-nq-default / mtu 9216)
+            nq.append(("class type network-qos c-8q-nq-default", [("mtu %d" % intent["mtu"], [])]))
             nodes.append(("policy-map type network-qos %sNQ" % PREFIX, nq))
-            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [(
-                "random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
-                % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])])]
+            # ETS: DWRR shares of the RoCE queue and the default queue (roce_enable.py: 50 / 50); CNP strict
+            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [
+                ("bandwidth remaining percent %d" % qos["ets_roce_percent"], []),
+                ("random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
+                 % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]),
+                ("class type queuing c-out-8q-q-default", [("bandwidth remaining percent %d" % qos["ets_default_percent"], [])])]
             if qos.get("cnp_strict_priority"):
                 queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
             nodes.append(("policy-map type queuing %sQ-OUT" % PREFIX, queues))

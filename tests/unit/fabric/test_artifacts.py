@@ -19,7 +19,7 @@ def test_cabling_csv_has_a_row_per_cable():
     rows = list(csv.DictReader(io.StringIO(files["cabling.csv"])))
     assert len(rows) == 32
     assert rows[0] == {"label": "H-gpu01-R0", "kind": "host-leaf", "a_device": "gpu01", "a_port": "rail0",
-                       "b_device": "leaf0", "b_port": "Ethernet1", "speed_gbps": "100"}
+                       "b_device": "leaf0", "b_port": "Ethernet0", "speed_gbps": "100"}
 
 
 def test_binding_csv_lists_excluded_destinations():

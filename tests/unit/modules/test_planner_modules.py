@@ -55,7 +55,7 @@ def test_rail_ip_plan(capsys):
 
 def test_leaf_port_binding(capsys):
     result = run(leaf_port_binding, {"fabric": lab(), "leafs": ["leaf2"]}, capsys)
-    assert [b["uplink"] for b in result["bindings"]["leaf2"]] == ["Ethernet9", "Ethernet10", "Ethernet11", "Ethernet12"]
+    assert [b["uplink"] for b in result["bindings"]["leaf2"]] == ["swp9", "swp10", "swp11", "swp12"]  # leaf2 runs NVUE
     assert result["ratio"] == {"downlinks": 4, "uplinks": 4}
 
 

@@ -118,11 +118,14 @@ def test_nvue_diff_sets_changed_values_and_unsets_stale(plan):
     assert "nv unset router pbr map AIF-BIND-swp7 rule 10 match source-ip" in cmds
 
 
-def test_port_name_mapping():
-    assert get_driver("nxos").port("Ethernet7") == "Ethernet1/7"
-    assert get_driver("nvue").port("Ethernet7") == "swp7"
-    assert get_driver("eos").port("Ethernet7") == "Ethernet7"
-    assert get_driver("nvue").port("swp3") == "swp3"
+def test_drivers_render_the_plan_port_names_unchanged(plan):
+    """The plan holds the device's own names (fabric/platforms.py); drivers must not rename them."""
+    for name, expected in (("leaf1", "interface Ethernet1\n"), ("leaf2", "nv set interface swp1 link mtu"),
+                           ("leaf3", "interface Ethernet1/1\n"), ("leaf0", "interface Ethernet0\n")):
+        leaf = plan["leafs"][name]
+        assert expected in get_driver(leaf["platform"]).render(leaf, plan["qos"]), name
+    for platform in ("eos", "nxos", "nvue", "sonic", "asternos"):
+        assert get_driver(platform).port("swp3s1") == "swp3s1"
 
 
 def test_pfc_counter_tables_parse_to_full_port_names():
