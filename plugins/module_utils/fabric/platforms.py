@@ -120,8 +120,9 @@ PLATFORMS = {
             "ets": _fact(VERIFIED, _ROCE_ENABLE + " (`bandwidth remaining percent` on q3 and q-default)"),
             "lossless_buffers": _fact(VERIFIED, "network-qos class MTU and pause (" + _ROCE_ENABLE + "); buffers are "
                                                 "platform-managed on Nexus 9000"),
-            "pbr": _fact(VERIFIED, "Cisco N9K Unicast Routing guide 10.5x, Configuring Policy-Based Routing; "
-                                   "`match ip address` / `ip policy route-map` lines: community sources only"),
+            "pbr": _fact(UNVERIFIED, "route-map deny/permit semantics: Cisco N9K Unicast Routing guide 10.5x, Configuring "
+                                     "Policy-Based Routing; the `feature pbr`, `match ip address` and `ip policy "
+                                     "route-map` lines themselves: community sources only"),
         },
     },
     "nvue": {
@@ -201,11 +202,10 @@ PLATFORMS = {
         "transaction": {"mechanism": "computed reverse (klish dialect of Dell, not AsterNOS's own)", "status": UNVERIFIED,
                         "source": "no AsterNOS source read"},
         "read_command": "show running-config",
-        "features": dict((name, _fact(UNVERIFIED, "the driver renders the Dell/Broadcom klish dialect; AsterNOS's own "
-                                                  "model (Easy RoCE, diffserv maps, WRED/buffer profiles, queue "
-                                                  "scheduler) is not implemented and no AsterNOS capture exists"))
-                         for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets",
-                                      "lossless_buffers", "pbr")),
+        "features": dict(
+            [(name, _fact(UNVERIFIED, "Dell klish dialect; no AsterNOS source or capture"))
+             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "lossless_buffers", "pbr")]
+            + [("ets", _fact(UNVERIFIED, "not rendered (as Dell klish)", rendered=False))]),
     },
 }
 
