@@ -57,5 +57,5 @@ def test_role_check_apply_idempotent_and_collect(tmp_path):
                            "--root", os.path.join(FIX, "root"), "--ethtool-dir", os.path.join(FIX, "ethtool"),
                            "--output", str(out)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert 'roce_pfc_pause_frames_total{direction="rx",host="gpu01",leaf="leaf0",leaf_port="Ethernet0",netdev="rail0",' \
+    assert 'roce_pfc_pause_frames_total{direction="rx",host="gpu01",leaf="leaf0",leaf_port="Ethernet1",netdev="rail0",' \
            'priority="3",rail="0",rdma="mlx5_0"} 20411' in out.read_text()
