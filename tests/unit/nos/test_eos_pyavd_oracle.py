@@ -208,3 +208,14 @@ def test_comparison_catches_reordered_policy_map_classes(plan):
                            "   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n   class AIF-LOCAL\n")
     assert swapped != text
     assert managed(swapped) != managed(pyavd_render(structured_config(leaf, plan["qos"])))
+
+
+def test_rail512_leaf_with_lane_named_breakouts_matches_pyavd():
+    # 2x200G on 8-lane cages: Ethernet1/1 and Ethernet1/5 (Arista L1 profiles); pyavd renders the same config
+    with open(os.path.join(ROOT, "inventories", "rail512", "group_vars", "all", "fabric.yml")) as fh:
+        big = build_plan(yaml.safe_load(fh)["fabric"])
+    leaf = big["leafs"]["leaf-r0"]
+    assert leaf["platform"] == "eos" and [d["port"] for d in leaf["downlinks"][:2]] == ["Ethernet1/1", "Ethernet1/5"]
+    ours = managed(get_driver("eos").render_explicit(leaf, big["qos"]))
+    assert ours == managed(pyavd_render(structured_config(leaf, big["qos"])))
+    assert "interface Ethernet1/5 > mtu 9214" in ours and "interface Ethernet33/1 > mtu 9214" in ours
