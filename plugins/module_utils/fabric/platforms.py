@@ -83,7 +83,8 @@ PLATFORMS = {
         "features": {
             "dscp_map": _fact(VERIFIED, _AVD + " qos.j2"),
             "pfc": _fact(VERIFIED, _AVD + " ethernet-interfaces.j2"),
-            "pfc_watchdog": _fact(VERIFIED, _AVD + " ethernet-interfaces.j2 / priority-flow-control.j2"),
+            "pfc_watchdog": _fact(VERIFIED, _AVD + " ethernet-interfaces.j2 / priority-flow-control.j2; global timers "
+                                  "and action as printed by EOS 4.35.1F (tests/fixtures/switches/eos/)"),
             "ecn": _fact(VERIFIED, _AVD + " ethernet-interface-tx-queues.j2"),
             "strict_priority": _fact(VERIFIED, _AVD + " tx_queues priority"),
             "ets": _fact(UNVERIFIED, "not rendered: no vendor source read for `bandwidth percent` on a RoCE tx-queue",
@@ -153,8 +154,8 @@ PLATFORMS = {
                                      "priorities to TC0 (egress-queue-mapping), not rendered; setting only two shares "
                                      "beside the default-global 12-13 percent shares is untested", rendered=False),
             "lossless_buffers": _fact(VERIFIED, _NVUE_QOS + " (Flow Control Buffers: `nv set qos traffic-pool "
-                                                "default-lossless memory-percent 50` before PFC); headroom and cable "
-                                                "length stay at the platform defaults"),
+                                      "default-lossless memory-percent 50` before PFC); headroom and cable "
+                                      "length stay at the platform defaults"),
             "pbr": _fact(VERIFIED, "NVUE reference, Set and Unset Commands / PBR and Router Nexthop"),
         },
     },
@@ -178,7 +179,8 @@ PLATFORMS = {
         "features": {
             "dscp_map": _fact(VERIFIED, _DELL + " (sonic_qos_maps)"),
             "pfc": _fact(VERIFIED, _DELL + " (sonic_qos_interfaces)"),
-            "pfc_watchdog": _fact(VERIFIED, _DELL + " (sonic_qos_interfaces `priority-flow-control watchdog on`)"),
+            "pfc_watchdog": _fact(VERIFIED, _DELL + " (sonic_qos_interfaces `priority-flow-control watchdog action` / "
+                                  "`on detect-time` / `restore-time`)"),
             "ecn": _fact(VERIFIED, _DELL + " (sonic_qos_wred); noolex/sonic-mgmt-framework CLI/actioner/sonic_cli_wred.py"),
             "strict_priority": _fact(VERIFIED, "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md (`type strict`)"),
             "ets": _fact(UNVERIFIED, "not rendered: no klish `weight` line read in a vendor source", rendered=False),

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for, max_mtu
+
 PREFIX = "AIF-"          # every object we own on a switch carries this name prefix
 SECTIONS = ("qos", "mtu", "pbr")
 
@@ -54,6 +56,10 @@ class Driver(object):
     # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
     error_pattern = None
     transaction = None       # 'session', 'checkpoint', 'revision', 'reverse'
+
+    def mtu(self, intent):
+        """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""
+        return min(int(intent["mtu"]), max_mtu(self.name))
 
     def port(self, plan_port):
         """The NOS's name of a plan port: the plan already holds the name the device shows

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, parse_tree
 
 
-# Arista's IP MTU ceiling: a routed port takes at most ``mtu 9214`` (L2 frame 9236). AVD's p2p_uplinks_mtu
-# defaults to 9214 (aristanetworks/avd python-avd/pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml);
-# Arista forum "Jumbo frame MTU sizes" (eos.arista.com/forum/jumbo-frame-mtu-sizes/). See docs/switches.md#mtu-per-platform.
-EOS_MAX_MTU = max_mtu("eos")
+# Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
+# docs/platforms.md and docs/switches.md#mtu-per-platform.
 
 
 def default_traffic_class(dscp):
@@ -62,7 +60,7 @@ def _visible(nodes):
 
 class EosDriver(CliDriver):
     name = "eos"
-    device_type = "arista_eos"
+    device_type = device_type_for(name)
     indent = 3
     hier_platform = "ARISTA_EOS"
     transaction = "session"
@@ -136,7 +134,7 @@ class EosDriver(CliDriver):
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % min(int(intent["mtu"]), EOS_MAX_MTU), []))
+                children.append(("mtu %d" % self.mtu(intent), []))
             if "qos" in sections:
                 children.append(("qos trust %s" % qos["trust"], []))
                 children.append(("priority-flow-control on", []))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
@@ -55,7 +56,7 @@ def normalize_running(text):
 
 class KlishDriver(CliDriver):
     name = "sonic"
-    device_type = "dell_sonic"
+    device_type = device_type_for(name)
     # the klish command tree defines `show running-configuration` (sonic-mgmt-framework
     # CLI/clitree/cli-xml/enable_mode.xml); `show running-config` only works as an abbreviation
     show_running = "show running-configuration"
@@ -98,7 +99,7 @@ class KlishDriver(CliDriver):
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % intent["mtu"], []))
+                children.append(("mtu %d" % self.mtu(intent), []))
             if "qos" in sections:
                 children.append(("qos-map dscp-tc %sDSCP-TC" % PREFIX, []))
                 for p in qos["lossless_priorities"]:
@@ -130,7 +131,7 @@ class KlishDriver(CliDriver):
 
 class AsterNosDriver(KlishDriver):
     name = "asternos"
-    device_type = "asterfusion_asternos"
+    device_type = device_type_for(name)
     # AsterNOS's own read command is not confirmed by a capture (docs/switch-commands-sources.md: unverified)
     show_running = "show running-config"
     save_command = "write"

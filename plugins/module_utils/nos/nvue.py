@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of, safe_name
 
 # managed paths (regex on the text after "nv set "), per section
@@ -97,7 +98,7 @@ def nh_name(address):
 
 class NvueDriver(Driver):
     name = "nvue"
-    device_type = "cumulus_linux"
+    device_type = device_type_for(name)
     transaction = "revision"
     show_running = "nv config show -o commands"
     error_pattern = r"^Error:|Invalid Command|command not found"
@@ -107,7 +108,7 @@ class NvueDriver(Driver):
         lines = []
         ports = [self.port(p) for p in ports_of(intent)]
         if "mtu" in sections:
-            lines += ["interface %s link mtu %d" % (p, intent["mtu"]) for p in ports]
+            lines += ["interface %s link mtu %d" % (p, self.mtu(intent)) for p in ports]
         if "qos" in sections:
             lines.append("qos mapping default-global trust l3")
             for d, p in qos["dscp_to_priority"].items():

@@ -31,4 +31,3 @@ def switch_config(name, intent, qos):
     for feature in platforms.not_rendered(platform):
         head.append("%s not rendered: %s" % (lead, feature))
     return "\n".join(head) + "\n" + render(intent, qos)
-

@@ -175,7 +175,8 @@ def test_eos_driver_matches_pyavd_line_for_line(plan):
     for needle in ("qos map dscp 26 to traffic-class 3", " > mtu 9214", " > qos trust dscp", " > priority-flow-control priority 3 no-drop",
                    " > priority-flow-control pause watchdog", " > random-detect ecn minimum-threshold", " > priority strict",
                    " > service-policy type pbr input AIF-BIND-", "priority-flow-control pause watchdog default timeout 0.2",
-                   "priority-flow-control pause watchdog default recovery-time 0.4", "priority-flow-control pause watchdog action drop", "ip access-list AIF-LOCAL > 10 permit ip any ",
+                   "priority-flow-control pause watchdog default recovery-time 0.4", "priority-flow-control pause watchdog action drop",
+                   "ip access-list AIF-LOCAL > 10 permit ip any ",
                    " > match ip access-group AIF-", " > set nexthop "):
         assert any(needle in line for line in compared), needle
 
