@@ -74,9 +74,10 @@ PLATFORMS = {
                       "port only exposes a single interface with a number that matches the port number\"",
         },
         # Arista's IP MTU ceiling is 9214 (frame 9236): AVD p2p_uplinks_mtu default 9214; Arista forum.
-        "mtu": {"l3_max": 9214, "l2_max": 9214, "status": VERIFIED,
+        "mtu": {"l3_max": 9214, "l2_max": 9236, "status": VERIFIED,
                 "source": "aristanetworks/avd pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml "
-                          "(default 9214); eos.arista.com/forum/jumbo-frame-mtu-sizes/ (\"Max MTU in Arista -> 9214\")"},
+                          "(default 9214); eos.arista.com/forum/jumbo-frame-mtu-sizes/ (\"Max MTU in Arista -> 9214\", "
+                          "L2 frame 9236). The driver renders the L3 value on every port"},
         "transaction": {"mechanism": "configure session (commit / commit timer / abort)", "status": VERIFIED,
                         "source": "Arista EOS manual, Configuration sessions; AVD eos_config_deploy_cvp/eapi"},
         "read_command": "show running-config",
@@ -166,10 +167,10 @@ PLATFORMS = {
             "function": _dell_port,
             "rule": "standard naming `Eth1/<port>`; breakout `Eth1/<port>/<sub>`",
             "example": "Eth1/5",
-            "status": VERIFIED,
+            "status": UNVERIFIED,
             "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`, "
-                      "tests/fixtures/switches/sonic/); breakout form `Eth1/<port>/<sub>`: review "
-                      "../shared/reviews/switch-correctness.md §5 [C], not seen in a capture",
+                      "tests/fixtures/switches/sonic/) verifies the unbroken form; the breakout form `Eth1/<port>/<sub>` "
+                      "comes from the review ../shared/reviews/switch-correctness.md §5 only, not seen in a capture",
         },
         "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED,
                 "source": "no Dell page read for the MTU ceiling; SONiC's port MTU range tops at 9216 (community)"},
