@@ -12,7 +12,7 @@ short_description: Write a fabric's plan artifacts (cabling CSV, switch configs,
 description:
   - Reads the plan (O(plan), written by role aifabric.roce.plan) and writes, under O(dest) -
     C(cabling.csv) (printable cable labels), C(leafs/<leaf>-bindings.csv) (leaf port binding tables),
-    C(switches/<switch>.cfg) (every switch's rendered config in its NOS's syntax, offline: no device is contacted),
+    C(switches/<switch>.cfg) (every switch's rendered config in its NOS's syntax, rendered offline without contacting any device),
     C(report.md) (with the platforms in use and what is unverified on them) and C(topology.dot),
     plus C(topology.svg) when Graphviz C(dot) is installed.
     Past 96 switches the diagram shows one node per spine plane and per server group's leafs.
