@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 
 # the comment leader each NOS ignores in pasted config
 COMMENT = {"nvue": "#"}
@@ -30,4 +31,10 @@ def switch_config(name, intent, qos):
         head.append("%s unverified: %s (%s)" % (lead, item, source))
     for feature in platforms.not_rendered(platform):
         head.append("%s not rendered: %s" % (lead, feature))
-    return "\n".join(head) + "\n" + render(intent, qos)
+    body = render(intent, qos)
+    missing, shaky = audit(platform, body)
+    lines = len([line for line in body.splitlines() if line.strip()])
+    head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"
+                % (lead, lines, len(shaky), " (%s)" % ", ".join(sorted(set(shaky))[:4]) if shaky and
+                   len(shaky) < lines else "", len(missing)))
+    return "\n".join(head) + "\n" + body
