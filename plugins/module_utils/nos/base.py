@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for, max_mtu
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
 
 PREFIX = "AIF-"          # every object we own on a switch carries this name prefix
 SECTIONS = ("qos", "mtu", "pbr")
