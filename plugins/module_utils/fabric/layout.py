@@ -32,9 +32,10 @@ RULES = [
     ("fabric.rails", "When given, equals the number of `servers.nics`; never above `max_rails`."),
     ("fabric.servers.nics", "`netdev` and `rdma` names are unique and differ from `mgmt_interface`; "
      "`gpu` is below `servers.gpus`."),
-    ("fabric.switch_models", "Port numbers lie within no other group of the same model; "
-     "`port_name` yields unique names across all ports of the model (a host port never shares a name "
-     "with an uplink) that match the port name allowlist of every platform using the model."),
+    ("fabric.switch_models", "Port numbers lie within no other group of the same model; `breakout` divides "
+     "`lanes` (unless `lanes` is 1); the names every platform using the model gives its ports (docs/platforms.md, "
+     "or `port_name` when set) are unique across all ports of the model (a host port never shares a name "
+     "with an uplink) and match the port name allowlist of that platform."),
     ("fabric.leafs.model / fabric.spines.model", "Name an existing switch model with the needed port groups."),
     ("fabric.servers.servers_per_group", "At most the leaf model's downlink count; NIC speed at most "
      "the downlink speed."),
