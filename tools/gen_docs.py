@@ -6,13 +6,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import platforms_doc  # noqa: E402
 
 
 def main():
-    path = os.path.join(ROOT, "docs", "fabric-schema.md")
-    with open(path, "w") as handle:
-        handle.write(schema_doc())
-    print("wrote %s" % path)
+    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_doc())):
+        path = os.path.join(ROOT, "docs", name)
+        with open(path, "w") as handle:
+            handle.write(text)
+        print("wrote %s" % path)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: fabric_artifacts
-short_description: Write a fabric's plan artifacts (plan JSON, cabling CSV, report, diagram)
+short_description: Write a fabric's plan artifacts (cabling CSV, switch configs, report, diagram)
 description:
   - Reads the plan (O(plan), written by role aifabric.roce.plan) and writes, under O(dest) -
     C(cabling.csv) (printable cable labels), C(leafs/<leaf>-bindings.csv) (leaf port binding tables),
-    C(report.md) and C(topology.dot), plus C(topology.svg) when Graphviz C(dot) is installed.
+    C(switches/<switch>.cfg) (every switch's rendered config in its NOS's syntax, rendered offline without contacting any device),
+    C(report.md) (with the platforms in use and what is unverified on them) and C(topology.dot),
+    plus C(topology.svg) when Graphviz C(dot) is installed.
     Past 96 switches the diagram shows one node per spine plane and per server group's leafs.
   - C(plan.json) and the per-device slices C(devices/<name>.json) are the plan role's files; when O(dest)
     is the plan directory they sit beside these artifacts and are never touched here.
@@ -72,7 +74,7 @@ files:
   returned: always
   type: list
   elements: str
-  sample: ["plan.json", "cabling.csv", "report.md", "topology.dot", "topology.svg"]
+  sample: ["plan.json", "cabling.csv", "report.md", "switches/leaf1.cfg", "topology.dot", "topology.svg"]
 svg:
   description: Whether topology.svg is produced (false when Graphviz is missing or O(render_svg=false)).
   returned: always
@@ -137,7 +139,7 @@ def main():
             continue
         if name != MANIFEST:
             written.append(name)
-            if module._diff and name.endswith((".csv", ".md", ".dot", ".json")) and len(files[name]) < DIFF_LIMIT:
+            if module._diff and name.endswith((".csv", ".md", ".dot", ".json", ".cfg")) and len(files[name]) < DIFF_LIMIT:
                 diffs.append({"before_header": path, "after_header": path,
                               "before": (before or b"").decode("utf-8", "replace"), "after": files[name].decode("utf-8")})
     removed = []

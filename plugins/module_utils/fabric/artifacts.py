@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import cabling
 CABLE_FIELDS = ("label", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps")
 BINDING_FIELDS = ("ingress", "server", "source", "uplink", "spine", "next_hop", "exclude_destinations")
@@ -80,9 +81,31 @@ def report_markdown(plan, host_rows=64):
     out += _table(["host", "group"] + ["rail %d" % r for r in range(rails)], [
         [name, host["group"]] + ["%s/%d via %s" % (n["address"], n["prefixlen"], n["gateway"]) for n in host["nics"]]
         for name, host in hosts[:host_rows]])
+    out += ["", "## Platforms", ""] + platform_lines(plan)
     out += ["", "Files beside this report: `plan.json`, `devices/<device>.json` (each device's slice of the plan),",
-            "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `topology.dot` / `topology.svg`.", ""]
+            "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `switches/<switch>.cfg` (each switch's rendered config),",
+            "`topology.dot` / `topology.svg`.", ""]
     return "\n".join(out)
+
+
+def platform_lines(plan):
+    """Per platform in use: its switches, and what the platform table (docs/platforms.md) marks unverified
+    or does not render for it, so a user sees before any push which lines have no vendor source."""
+    used = {}
+    for role in ("leafs", "spines"):
+        for name, intent in plan[role].items():
+            used.setdefault(intent["platform"], []).append(name)
+    out = _table(("platform", "switches", "status", "not rendered"), [
+        (platform, len(names), "verified" if platforms.is_verified(platform) else "**unverified**",
+         ", ".join(platforms.not_rendered(platform)) or "-")
+        for platform, names in sorted(used.items())])
+    for platform in sorted(used):
+        rows = platforms.unverified(platform)
+        if rows:
+            out += ["", "Unverified on `%s` (%s):" % (platform, ", ".join(sorted(used[platform])[:8]) +
+                                                      (" ..." if len(used[platform]) > 8 else "")), ""]
+            out += ["- %s: %s" % (item, source) for item, source in rows]
+    return out
 
 
 def _quote(text):
@@ -212,4 +235,9 @@ def render_all(plan):
     }
     for name, leaf in plan["leafs"].items():
         files["leafs/%s-bindings.csv" % _artifact_name(name)] = binding_csv(leaf)
+    # imported here: the NOS drivers import the platform table from this package
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_config
+    for role in ("leafs", "spines"):
+        for name, intent in plan[role].items():
+            files["switches/%s.cfg" % _artifact_name(name)] = switch_config(name, intent, plan["qos"])
     return files

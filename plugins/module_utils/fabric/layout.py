@@ -14,7 +14,7 @@ import ipaddress
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES, device_type_choices
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES, device_type_choices, port_name
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import parse_port_list, parse_ratio
 
 # Most rail NICs (servers x rails) one plan may hold: twice the 131K-GPU benchmark (docs/benchmarks.md,
@@ -32,9 +32,10 @@ RULES = [
     ("fabric.rails", "When given, equals the number of `servers.nics`; never above `max_rails`."),
     ("fabric.servers.nics", "`netdev` and `rdma` names are unique and differ from `mgmt_interface`; "
      "`gpu` is below `servers.gpus`."),
-    ("fabric.switch_models", "Port numbers lie within no other group of the same model; "
-     "`port_name` yields unique names across all ports of the model (a host port never shares a name "
-     "with an uplink) that match the port name allowlist of every platform using the model."),
+    ("fabric.switch_models", "Port numbers lie within no other group of the same model; `breakout` divides "
+     "`lanes` (unless `lanes` is 1); the names every platform using the model gives its ports (docs/platforms.md, "
+     "or `port_name` when set) are unique across all ports of the model (a host port never shares a name "
+     "with an uplink) and match the port name allowlist of that platform."),
     ("fabric.leafs.model / fabric.spines.model", "Name an existing switch model with the needed port groups."),
     ("fabric.servers.servers_per_group", "At most the leaf model's downlink count; NIC speed at most "
      "the downlink speed."),
@@ -57,15 +58,34 @@ RULES = [
 
 
 class PortGroup(object):
-    """Logical ports of one role (downlinks / uplinks) on a switch model."""
+    """Logical ports of one role (downlinks / uplinks) on a switch model: ``slots`` are (physical port,
+    1-based sub-port) in port order; ``names_for(platform)`` is what that NOS calls them (the platform
+    table's naming, or the model's ``port_name`` override). A name depends only on its own slot, so
+    adding servers never renames a port."""
 
-    __slots__ = ("names", "speed_gbps", "breakout", "physical")
+    __slots__ = ("slots", "speed_gbps", "breakout", "lanes", "physical", "override", "_names")
 
-    def __init__(self, names, speed_gbps, breakout, physical):
-        self.names = names
+    def __init__(self, slots, speed_gbps, breakout, lanes, physical, override=None):
+        self.slots = slots
         self.speed_gbps = speed_gbps
         self.breakout = breakout
+        self.lanes = lanes
         self.physical = physical
+        self.override = override
+        self._names = {}
+
+    def __len__(self):
+        return len(self.slots)
+
+    def names_for(self, platform):
+        names = self._names.get(platform)
+        if names is None:
+            if self.override is not None:
+                names = self.override
+            else:
+                names = [port_name(platform, port, sub, self.breakout, self.lanes) for port, sub in self.slots]
+            self._names[platform] = names
+        return names
 
 
 class Layout(object):
@@ -91,19 +111,29 @@ def _port_group(model_name, model, role, problems):
     if not spec:
         return None
     physical = parse_port_list(spec["ports"])
-    names = []
-    for port in physical:
-        for lane in range(1, spec["breakout"] + 1):
-            fields = {"port": port, "lane": lane, "index": len(names)}
+    breakout, lanes = spec["breakout"], model.get("lanes") or 1
+    if breakout > 1 and lanes > 1 and lanes % breakout:
+        problems.append(FabricProblem("fabric.switch_models.%s.%s.breakout" % (model_name, role),
+                                      "a %d-lane port cannot be split %d ways" % (lanes, breakout),
+                                      "use a breakout that divides lanes (%s)" % ", ".join(
+                                          str(n) for n in range(1, lanes + 1) if lanes % n == 0)))
+        return None
+    slots = [(port, sub) for port in physical for sub in range(1, breakout + 1)]
+    override = None
+    if model.get("port_name") is not None:
+        override = []
+        for port, sub in slots:
+            fields = {"port": port, "lane": sub, "index": len(override)}
             name = _format(model["port_name"], "fabric.switch_models.%s.port_name" % model_name, problems, **fields)
             if name is None:
                 return None
-            names.append(name)
-    if spec["breakout"] > 1 and len(set(names)) != len(names):
-        problems.append(FabricProblem("fabric.switch_models.%s.port_name" % model_name,
-                                      "breakout ports get the same name", "add {lane} to port_name, e.g. 'Ethernet{port}/{lane}'"))
-        return None
-    return PortGroup(names, spec["speed_gbps"], spec["breakout"], physical)
+            override.append(name)
+        if breakout > 1 and len(set(override)) != len(override):
+            problems.append(FabricProblem("fabric.switch_models.%s.port_name" % model_name,
+                                          "breakout ports get the same name",
+                                          "add {lane} to port_name, e.g. 'Ethernet{port}/{lane}', or leave port_name out"))
+            return None
+    return PortGroup(slots, spec["speed_gbps"], breakout, lanes, physical, override)
 
 
 def _first_duplicate(names):
@@ -119,27 +149,34 @@ def _check_port_names(model_name, groups, platforms, problems):
     """Port names of one model: unique across its groups and within every platform's allowlist."""
     path = "fabric.switch_models.%s.port_name" % model_name
     by_role = [(role, group) for role, group in sorted(groups.items()) if group]
+    for platform in sorted(platforms):
+        if not _check_platform_port_names(path, by_role, platform, problems):
+            return
+
+
+def _check_platform_port_names(path, by_role, platform, problems):
+    """True when the names ``platform`` gives the model's ports are unique and allowed."""
     for role, group in by_role:
-        duplicate = _first_duplicate(group.names)
+        duplicate = _first_duplicate(group.names_for(platform))
         if duplicate is not None:
             problems.append(FabricProblem(path, "two %s get the name %s" % (role, allow.shown(duplicate)),
                                           "use {port} (and {lane} with breakout) in port_name"))
-            return
+            return False
     if len(by_role) > 1:
         (role_a, group_a), (role_b, group_b) = by_role
-        shared = set(group_a.names) & set(group_b.names)
+        shared = set(group_a.names_for(platform)) & set(group_b.names_for(platform))
         if shared:
             problems.append(FabricProblem(path, "a port of %s and a port of %s are both named %s" % (
                 role_a, role_b, allow.shown(sorted(shared)[0])),
                 "use {port} rather than {index} in port_name ({index} restarts in every port group)"))
-            return
-    for platform in sorted(platforms):
-        for _role, group in by_role:
-            for name in group.names:
-                problem = allow.port_name_problem(path, name, platform)
-                if problem:
-                    problems.append(problem)
-                    return
+            return False
+    for _role, group in by_role:
+        for name in group.names_for(platform):
+            problem = allow.port_name_problem(path, name, platform)
+            if problem:
+                problems.append(problem)
+                return False
+    return True
 
 
 def _model_platforms(intent, role_path):
@@ -148,7 +185,7 @@ def _model_platforms(intent, role_path):
     platforms = set([role["platform"]])
     if role_path == "leafs":
         platforms.update(p for p in role["platform_overrides"].values() if isinstance(p, str))
-    return platforms
+    return set(p for p in platforms if _is_platform(p))
 
 
 def _switch_model(intent, role_path, needed_groups, problems):
@@ -391,12 +428,12 @@ def build_layout(intent):
     lay.leaf_down, lay.leaf_up = leaf_ports["downlinks"], leaf_ports["uplinks"]
     lay.spine_down = spine_ports["downlinks"]
 
-    spg = servers["servers_per_group"] or len(lay.leaf_down.names)
+    spg = servers["servers_per_group"] or len(lay.leaf_down)
     lay.servers_per_group = spg
-    if spg > len(lay.leaf_down.names):
+    if spg > len(lay.leaf_down):
         problems.append(FabricProblem("fabric.servers.servers_per_group",
                                       "%d servers per group but leaf model %r has %d downlinks"
-                                      % (spg, intent["leafs"]["model"], len(lay.leaf_down.names)),
+                                      % (spg, intent["leafs"]["model"], len(lay.leaf_down)),
                                       "lower servers_per_group or use a leaf model with more downlinks (or breakout)"))
     nic_speed = max(nic["speed_gbps"] for nic in servers["nics"])
     if nic_speed > lay.leaf_down.speed_gbps:
@@ -420,28 +457,28 @@ def build_layout(intent):
                                       "choose planes dividing max_rails"))
     lay.spines_per_plane = max(1, spines["count"] // planes)
     lay.rail_slots_per_plane = max(1, lay.max_rails // planes)
-    if lay.uplinks_per_leaf > len(lay.leaf_up.names):
+    if lay.uplinks_per_leaf > len(lay.leaf_up):
         problems.append(FabricProblem("fabric.oversubscription",
                                       "%s needs %d uplinks of %dG per leaf (%d servers x %dG) but the leaf has %d"
                                       % (intent["oversubscription"], lay.uplinks_per_leaf, lay.leaf_up.speed_gbps, spg,
-                                         nic_speed, len(lay.leaf_up.names)),
+                                         nic_speed, len(lay.leaf_up)),
                                       "raise the ratio, lower servers_per_group or add uplink ports"))
     # Round uplinks up to a multiple of the plane's spines so each spine gets the same share.
     per_spine = -(-lay.uplinks_per_leaf // lay.spines_per_plane)
-    if per_spine * lay.spines_per_plane > len(lay.leaf_up.names):
+    if per_spine * lay.spines_per_plane > len(lay.leaf_up):
         problems.append(FabricProblem("fabric.spines.count",
                                       "%d uplinks cannot spread evenly over %d spines per plane with %d uplink ports"
-                                      % (lay.uplinks_per_leaf, lay.spines_per_plane, len(lay.leaf_up.names)),
+                                      % (lay.uplinks_per_leaf, lay.spines_per_plane, len(lay.leaf_up)),
                                       "use a spine count per plane that divides the leaf's uplinks"))
     lay.uplinks_per_leaf = per_spine * lay.spines_per_plane
     lay.uplinks_per_spine = per_spine
     top_slot = (lay.groups - 1) * lay.rail_slots_per_plane + min(lay.rails, lay.rail_slots_per_plane)
     spine_ports_needed = top_slot * per_spine
-    if spine_ports_needed > len(lay.spine_down.names):
+    if spine_ports_needed > len(lay.spine_down):
         problems.append(FabricProblem("fabric.spines.model",
                                       "each spine needs %d leaf-facing ports (%d groups x %d rail slots x %d) but model %r has %d"
                                       % (spine_ports_needed, lay.groups, lay.rail_slots_per_plane, per_spine,
-                                         spines["model"], len(lay.spine_down.names)),
+                                         spines["model"], len(lay.spine_down)),
                                       "add spines or planes, use a larger spine model, or lower max_rails"))
 
     # Names: generated only now that every count above is known to fit.

@@ -72,7 +72,7 @@ def _assign_hosts(lay, intent, plan, leaf_by_key):
         host_nics = []
         for rail, nic in enumerate(nics):
             leaf_name, leaf = leaf_by_key[(group, rail)]
-            port = lay.leaf_down.names[position]
+            port = lay.leaf_down.names_for(leaf["platform"])[position]
             if scheme == "subnet_per_leaf":
                 base = pool_bases[rail] + group * block
                 address = base + 1 + position if gateway_last else base + 2 + position
@@ -114,9 +114,10 @@ def _assign_fabric_links(lay, intent, plan, leaf_by_key):
         block = group * lay.rail_slots_per_plane + rail % lay.rail_slots_per_plane
         for uplink in range(lay.uplinks_per_leaf):
             spine_name = spines[plane * lay.spines_per_plane + uplink % lay.spines_per_plane][0]
-            spine_port = lay.spine_down.names[block * per_spine + uplink // lay.spines_per_plane]
+            spine_port = lay.spine_down.names_for(spine_records[spine_name]["platform"])[
+                block * per_spine + uplink // lay.spines_per_plane]
             pair = link_base + 2 * (leaf["slot"] * lay.uplinks_per_leaf + uplink)
-            leaf_port = lay.leaf_up.names[uplink]
+            leaf_port = lay.leaf_up.names_for(leaf["platform"])[uplink]
             leaf["uplinks"].append({"port": leaf_port, "index": uplink, "spine": spine_name, "spine_port": spine_port,
                                     "address": ip(pair + 1), "peer": ip(pair), "prefixlen": 31,
                                     "speed_gbps": lay.leaf_up.speed_gbps})
@@ -131,7 +132,7 @@ def _assign_bindings(lay, intent, plan, leaf_by_key):
         local = local_destinations(scheme, leaf, lay, group, rail)
         leaf["local_destinations"] = local
         leaf["bindings"] = bind_downlinks(leaf["downlinks"], leaf["uplinks"], lay.servers_per_group,
-                                          lay.leaf_down.names)
+                                          lay.leaf_down.names_for(leaf["platform"]))
 
 
 def build_plan(fabric_intent):

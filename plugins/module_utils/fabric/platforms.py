@@ -1,21 +1,221 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Switch platforms the planner accepts, and the netmiko device_type each defaults to.
+"""The platform table: one entry per switch OS, the single place that says how each NOS names its
+ports, which netmiko device types reach it, its MTU limits, its transaction mechanism and which
+features the drivers render for it -- each with the source that backs it, or ``unverified``.
 
-The NOS driver registry (plugins/module_utils/nos/) must offer a driver for every name here;
-a unit test checks both lists agree.
+The schema's platform choices, the planner's port names, the NOS driver registry (a unit test
+checks it offers a driver for every entry), the plan report and docs/platforms.md (tools/gen_docs.py)
+all read this table. Pure Python, no Ansible imports.
+
+Port naming is per NOS x switch model: the model says which physical ports a role uses, how many
+serdes lanes a physical port has (``lanes``) and how it is broken out (``breakout``); the NOS says
+what the device calls the result. ``sub`` below is the 1-based logical port within a physical port.
 """
 
 from __future__ import annotations
 
-# platform name -> netmiko device_type (netmiko 4.8 SSH_MAPPER_BASE keys)
-PLATFORM_DEVICE_TYPES = {
-    "asternos": "asterfusion_asternos",  # Asterfusion AsterNOS (enterprise SONiC, klish CLI)
-    "sonic": "dell_sonic",               # Enterprise SONiC klish (Dell / Broadcom distribution)
-    "eos": "arista_eos",                 # Arista EOS
-    "nvue": "cumulus_linux",             # NVIDIA Cumulus Linux 5.x, configured with NVUE `nv`
-    "nxos": "cisco_nxos",                # Cisco NX-OS
+VERIFIED = "verified"
+UNVERIFIED = "unverified"
+
+
+def _eos_port(port, sub, breakout, lanes):
+    # EOS exposes one interface per lane of a multi-lane cage (an 8-lane OSFP port 1 is Ethernet1/1 ..
+    # Ethernet1/8); a logical port is named after its first lane, so 2x200G on 8 lanes is /1 and /5.
+    # Single-lane ports (SFP, RJ45, cEOS-lab) are Ethernet<port>.
+    if lanes <= 1:
+        return "Ethernet%d" % port
+    return "Ethernet%d/%d" % (port, 1 + (sub - 1) * (lanes // breakout))
+
+
+def _nxos_port(port, sub, breakout, lanes):
+    # Fixed Nexus 9000: module 1; a broken-out port gets a third, sequential sub-port number.
+    return "Ethernet1/%d" % port if breakout == 1 else "Ethernet1/%d/%d" % (port, sub)
+
+
+def _nvue_port(port, sub, breakout, lanes):
+    # Cumulus Linux: swp<port>; breakout children swp<port>s0 .. s<n-1> (0-based).
+    return "swp%d" % port if breakout == 1 else "swp%ds%d" % (port, sub - 1)
+
+
+def _dell_port(port, sub, breakout, lanes):
+    # Dell Enterprise SONiC standard interface naming: Eth1/<port>, breakout Eth1/<port>/<sub>.
+    return "Eth1/%d" % port if breakout == 1 else "Eth1/%d/%d" % (port, sub)
+
+
+def _sonic_native_port(port, sub, breakout, lanes):
+    # SONiC native naming: Ethernet<index of the first lane>, 0-based over the whole front panel.
+    return "Ethernet%d" % ((port - 1) * lanes + (sub - 1) * (lanes // breakout))
+
+
+def _fact(status, source, rendered=True):
+    """One feature of a platform: whether the driver renders it, and whether a source backs that."""
+    return {"rendered": rendered, "status": status, "source": source}
+
+
+_AVD = "aristanetworks/avd eos_cli_config_gen templates (pyavd oracle test, tests/unit/nos/test_eos_pyavd_oracle.py)"
+_NVUE_QOS = ("CumulusNetworks/docs content/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md; "
+             "NVUE OpenAPI schema (nvueschema oracle test, tests/unit/nos/test_nvue_schema_oracle.py)")
+_ROCE_ENABLE = "paregupt/nx-os utils/roce_enable.py (Cisco engineer's RoCE script)"
+_DELL = "ansible-collections/dellemc.enterprise_sonic module examples; sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md"
+
+PLATFORMS = {
+    "eos": {
+        "vendor": "Arista", "os": "EOS",
+        "device_type": "arista_eos",
+        "port_naming": {
+            "function": _eos_port,
+            "rule": "`Ethernet<port>` on single-lane ports; `Ethernet<port>/<first lane>` on multi-lane ports "
+                    "(8-lane 2x200G: `/1`, `/5`; 4x100G: `/1`, `/3`, `/5`, `/7`)",
+            "example": "Ethernet1/5",
+            "status": VERIFIED,
+            "source": "Arista EOS manual, Layer 1 Profiles (arista.com/en/um-eos/eos-layer-1-profiles): \"An OSFP "
+                      "transceiver cage ... numbered port 1 exposes 8 interfaces, Ethernet1/1 to Ethernet1/8 ... an RJ45 "
+                      "port only exposes a single interface with a number that matches the port number\"",
+        },
+        # Arista's IP MTU ceiling is 9214 (frame 9236): AVD p2p_uplinks_mtu default 9214; Arista forum.
+        "mtu": {"l3_max": 9214, "l2_max": 9236, "status": VERIFIED,
+                "source": "aristanetworks/avd pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml "
+                          "(default 9214); eos.arista.com/forum/jumbo-frame-mtu-sizes/ (\"Max MTU in Arista -> 9214\", "
+                          "L2 frame 9236). The driver renders the L3 value on every port"},
+        "transaction": {"mechanism": "configure session (commit / commit timer / abort)", "status": VERIFIED,
+                        "source": "Arista EOS manual, Configuration sessions; AVD eos_config_deploy_cvp/eapi"},
+        "read_command": "show running-config",
+        "features": {
+            "dscp_map": _fact(VERIFIED, _AVD + " qos.j2"),
+            "pfc": _fact(VERIFIED, _AVD + " ethernet-interfaces.j2"),
+            "pfc_watchdog": _fact(VERIFIED, _AVD + " ethernet-interfaces.j2 / priority-flow-control.j2; global timers "
+                                  "and action as printed by EOS 4.35.1F (tests/fixtures/switches/eos/)"),
+            "ecn": _fact(VERIFIED, _AVD + " ethernet-interface-tx-queues.j2"),
+            "strict_priority": _fact(VERIFIED, _AVD + " tx_queues priority"),
+            "ets": _fact(UNVERIFIED, "not rendered: no vendor source read for `bandwidth percent` on a RoCE tx-queue",
+                         rendered=False),
+            "lossless_buffers": _fact(VERIFIED, "platform-managed on EOS: no buffer command in AVD's RoCE/QoS templates "
+                                                "(review ../shared/reviews/switch-correctness.md §7)"),
+            "pbr": _fact(VERIFIED, _AVD + " class-maps-pbr.j2 / policy-maps-pbr.j2"),
+        },
+    },
+    "nxos": {
+        "vendor": "Cisco", "os": "NX-OS (Nexus 9000)",
+        "device_type": "cisco_nxos",
+        "port_naming": {
+            "function": _nxos_port,
+            "rule": "`Ethernet1/<port>`; breakout `Ethernet1/<port>/<sub>` (sub-ports 1..n)",
+            "example": "Ethernet1/1/2",
+            "status": VERIFIED,
+            "source": "Cisco NX-API REST reference 7.x \"Configuring Breakout on High-Bandwidth Interfaces\" "
+                      "(developer.cisco.com/docs/nx-os-n3k-n9k-api-ref-7-x/, `interface breakout module 1 port ... map`, "
+                      "`show system internal im info interface ethernet 1/1/1`)",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": VERIFIED,
+                "source": "Cisco TechNote 118994 \"Configure and Verify Maximum Transmission Unit on Nexus Platforms\"; "
+                          + _ROCE_ENABLE + " (`mtu 9216`)"},
+        "transaction": {"mechanism": "checkpoint / rollback running-config checkpoint", "status": VERIFIED,
+                        "source": "Cisco Nexus 3000/9000 NX-API REST SDK guide 9.3x, Configuring Checkpoints and Rollback"},
+        "read_command": "show running-config",
+        "features": {
+            "dscp_map": _fact(VERIFIED, _ROCE_ENABLE),
+            "pfc": _fact(VERIFIED, _ROCE_ENABLE + "; Cisco N9K QoS guide 7.x (manualslib 2396766 p.172)"),
+            "pfc_watchdog": _fact(VERIFIED, _ROCE_ENABLE),
+            "ecn": _fact(VERIFIED, _ROCE_ENABLE),
+            "strict_priority": _fact(VERIFIED, _ROCE_ENABLE),
+            "ets": _fact(VERIFIED, _ROCE_ENABLE + " (`bandwidth remaining percent` on q3 and q-default)"),
+            "lossless_buffers": _fact(VERIFIED, "network-qos class MTU and pause (" + _ROCE_ENABLE + "); buffers are "
+                                                "platform-managed on Nexus 9000"),
+            "pbr": _fact(UNVERIFIED, "route-map deny/permit semantics: Cisco N9K Unicast Routing guide 10.5x, Configuring "
+                                     "Policy-Based Routing; the `feature pbr`, `match ip address` and `ip policy "
+                                     "route-map` lines themselves: community sources only"),
+        },
+    },
+    "nvue": {
+        "vendor": "NVIDIA", "os": "Cumulus Linux 5.x (NVUE)",
+        "device_type": "cumulus_linux",
+        "port_naming": {
+            "function": _nvue_port,
+            "rule": "`swp<port>`; breakout `swp<port>s<sub-1>` (children from s0)",
+            "example": "swp1s1",
+            "status": VERIFIED,
+            "source": "NVUE reference, Profile-Based Configuration (docs.nvidia.com/networking-ethernet-software/"
+                      "nvue-reference/Set-and-Unset-Commands/Profile-Based-Configuration/): \"With breakout 4x, parent "
+                      "ports swp1 through swp32 split into sub-interfaces swp1s0 through swp32s3\"",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": VERIFIED,
+                "source": "Cumulus Linux 5.9 user guide, Switch Port Attributes (\"ifupdown2 assigns 9216 as the default "
+                          "MTU\"); NVUE schema (nvueschema) link mtu range"},
+        "transaction": {"mechanism": "NVUE revision (nv set, nv config apply, nv config detach)", "status": VERIFIED,
+                        "source": "Cumulus Linux user guide, NVUE CLI (config apply / detach)"},
+        "read_command": "nv config show -o commands",
+        "features": {
+            "dscp_map": _fact(VERIFIED, _NVUE_QOS),
+            "pfc": _fact(VERIFIED, _NVUE_QOS),
+            "pfc_watchdog": _fact(VERIFIED, _NVUE_QOS),
+            "ecn": _fact(VERIFIED, _NVUE_QOS),
+            "strict_priority": _fact(VERIFIED, _NVUE_QOS),
+            "ets": _fact(UNVERIFIED, "not rendered: NVIDIA's TC3 50 / TC0 50 comes with remapping the other switch "
+                                     "priorities to TC0 (egress-queue-mapping), not rendered; setting only two shares "
+                                     "beside the default-global 12-13 percent shares is untested", rendered=False),
+            "lossless_buffers": _fact(VERIFIED, _NVUE_QOS + " (Flow Control Buffers: `nv set qos traffic-pool "
+                                      "default-lossless memory-percent 50` before PFC); headroom and cable "
+                                      "length stay at the platform defaults"),
+            "pbr": _fact(VERIFIED, "NVUE reference, Set and Unset Commands / PBR and Router Nexthop"),
+        },
+    },
+    "sonic": {
+        "vendor": "Dell / Broadcom", "os": "Enterprise SONiC (klish)",
+        "device_type": "dell_sonic",
+        "port_naming": {
+            "function": _dell_port,
+            "rule": "standard naming `Eth1/<port>`; breakout `Eth1/<port>/<sub>`",
+            "example": "Eth1/5",
+            "status": UNVERIFIED,
+            "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`, "
+                      "tests/fixtures/switches/sonic/) verifies the unbroken form; the breakout form `Eth1/<port>/<sub>` "
+                      "comes from the review ../shared/reviews/switch-correctness.md §5 only, not seen in a capture",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED,
+                "source": "no Dell page read for the MTU ceiling; SONiC's port MTU range tops at 9216 (community)"},
+        "transaction": {"mechanism": "computed reverse (no klish session)", "status": VERIFIED,
+                        "source": "sonic-mgmt-framework klish tree has no configure session (review §3.4)"},
+        "read_command": "show running-configuration",
+        "features": {
+            "dscp_map": _fact(VERIFIED, _DELL + " (sonic_qos_maps)"),
+            "pfc": _fact(VERIFIED, _DELL + " (sonic_qos_interfaces)"),
+            "pfc_watchdog": _fact(VERIFIED, _DELL + " (sonic_qos_interfaces `priority-flow-control watchdog action` / "
+                                  "`on detect-time` / `restore-time`)"),
+            "ecn": _fact(VERIFIED, _DELL + " (sonic_qos_wred); noolex/sonic-mgmt-framework CLI/actioner/sonic_cli_wred.py"),
+            "strict_priority": _fact(VERIFIED, "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md (`type strict`)"),
+            "ets": _fact(UNVERIFIED, "not rendered: no klish `weight` line read in a vendor source", rendered=False),
+            "lossless_buffers": _fact(VERIFIED, "dellemc.enterprise_sonic plugins/modules/sonic_qos_buffer.py "
+                                                "(`buffer init lossless`)"),
+            "pbr": _fact(VERIFIED, "dellemc.enterprise_sonic sonic_fbs_*; Broadcom FBS HLD"),
+        },
+    },
+    "asternos": {
+        "vendor": "Asterfusion", "os": "AsterNOS",
+        "device_type": "asterfusion_asternos",
+        "port_naming": {
+            "function": _sonic_native_port,
+            "rule": "SONiC native naming `Ethernet<first lane index>` (0-based; 8-lane port 2 is `Ethernet8`)",
+            "example": "Ethernet8",
+            "status": UNVERIFIED,
+            "source": "AsterNOS REST samples name ports `Ethernet4`, `Ethernet6` (docs.asternos.com/zh/aidc/restapi-manual/"
+                      "easy-roce/, per review §3.5); the lane formula is SONiC's, not confirmed for AsterNOS",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED, "source": "no AsterNOS source read"},
+        "transaction": {"mechanism": "computed reverse (klish dialect of Dell, not AsterNOS's own)", "status": UNVERIFIED,
+                        "source": "no AsterNOS source read"},
+        "read_command": "show running-config",
+        "features": dict(
+            [(name, _fact(UNVERIFIED, "Dell klish dialect; no AsterNOS source or capture"))
+             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "lossless_buffers", "pbr")]
+            + [("ets", _fact(UNVERIFIED, "not rendered (as Dell klish)", rendered=False))]),
+    },
 }
+
+FEATURES = ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")
+
+# platform name -> netmiko device_type (netmiko 4.8 SSH_MAPPER_BASE keys)
+PLATFORM_DEVICE_TYPES = dict((name, entry["device_type"]) for name, entry in PLATFORMS.items())
 
 
 def device_type_for(platform):
@@ -31,3 +231,77 @@ PLATFORM_DEVICE_TYPE_CHOICES = dict(
 
 def device_type_choices(platform):
     return PLATFORM_DEVICE_TYPE_CHOICES.get(platform, ())
+
+
+def port_name(platform, port, sub, breakout, lanes):
+    """What ``platform`` calls logical port ``sub`` (1-based) of physical ``port`` split ``breakout`` ways
+    on a cage of ``lanes`` serdes lanes."""
+    return PLATFORMS[platform]["port_naming"]["function"](port, sub, breakout, max(lanes, breakout))
+
+
+def max_mtu(platform, routed=True):
+    entry = PLATFORMS[platform]["mtu"]
+    return entry["l3_max"] if routed else entry["l2_max"]
+
+
+def unverified(platform):
+    """What ``platform`` renders or relies on that no source backs: ``[(item, source note)]`` (plan report,
+    docs). A platform with none is a verified platform."""
+    entry = PLATFORMS[platform]
+    out = []
+    for item in ("port_naming", "mtu", "transaction"):
+        if entry[item]["status"] != VERIFIED:
+            out.append((item, entry[item]["source"]))
+    for name in FEATURES:
+        feature = entry["features"][name]
+        if feature["rendered"] and feature["status"] != VERIFIED:
+            out.append((name, feature["source"]))
+    return out
+
+
+def not_rendered(platform):
+    """Features of the RoCE profile the driver does not render for ``platform`` (gaps, shown in the report)."""
+    return [name for name in FEATURES if not PLATFORMS[platform]["features"][name]["rendered"]]
+
+
+def is_verified(platform):
+    return not unverified(platform)
+
+
+def platforms_doc():
+    """docs/platforms.md, generated from the table (tools/gen_docs.py)."""
+    lines = ["# Switch platforms", "",
+             "Generated from `plugins/module_utils/fabric/platforms.py` by `tools/gen_docs.py`; do not edit.",
+             "Every row names its source; **unverified** rows have none yet and show in the plan report "
+             "(`<build>/report.md`). Line-by-line command sources: docs/switch-commands-sources.md.", "",
+             "| platform | vendor / OS | netmiko device_type | read-back | transaction | MTU max (L3 / L2) |",
+             "|---|---|---|---|---|---|"]
+    for name in sorted(PLATFORMS):
+        e = PLATFORMS[name]
+        lines.append("| `%s` | %s %s | `%s` (also `%s_ssh`) | `%s` | %s%s | %d / %d%s |" % (
+            name, e["vendor"], e["os"], e["device_type"], e["device_type"], e["read_command"],
+            e["transaction"]["mechanism"], "" if e["transaction"]["status"] == VERIFIED else " **unverified**",
+            e["mtu"]["l3_max"], e["mtu"]["l2_max"], "" if e["mtu"]["status"] == VERIFIED else " **unverified**"))
+    lines += ["", "## Port names", "",
+              "A switch model (`fabric.switch_models`) gives physical `ports`, `lanes` per port and `breakout`; the "
+              "platform names the logical ports. A model's `port_name` overrides this for every platform (only for "
+              "hardware the table does not describe).", "",
+              "| platform | rule | 2x breakout of 8-lane port 1 | status | source |", "|---|---|---|---|---|"]
+    for name in sorted(PLATFORMS):
+        n = PLATFORMS[name]["port_naming"]
+        lines.append("| `%s` | %s | `%s`, `%s` | %s | %s |" % (
+            name, n["rule"], port_name(name, 1, 1, 2, 8), port_name(name, 1, 2, 2, 8), n["status"], n["source"]))
+    lines += ["", "## Features", "",
+              "`rendered`: the driver emits the feature's lines; `status`: whether a vendor source backs them.", "",
+              "| platform | feature | rendered | status | source |", "|---|---|---|---|---|"]
+    for name in sorted(PLATFORMS):
+        for feature in FEATURES:
+            f = PLATFORMS[name]["features"][feature]
+            lines.append("| `%s` | %s | %s | %s | %s |" % (name, feature, "yes" if f["rendered"] else "**no**",
+                                                           f["status"] if f["status"] == VERIFIED else "**unverified**",
+                                                           f["source"]))
+    lines += ["", "## Sources for MTU and transactions", ""]
+    for name in sorted(PLATFORMS):
+        e = PLATFORMS[name]
+        lines.append("- `%s`: MTU: %s. Transaction: %s." % (name, e["mtu"]["source"], e["transaction"]["source"]))
+    return "\n".join(lines) + "\n"

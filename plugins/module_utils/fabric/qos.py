@@ -21,6 +21,20 @@ PROFILES = {
         "cnp_priority": 6,
         "lossless_priorities": [3],
         "pfc_watchdog": True,
+        # PFC watchdog: NVUE polls every 100 ms and acts after `robustness` polls (CL QoS guide defaults 100 ms x 3);
+        # we detect after 2 x 100 ms = 200 ms and restore after 400 ms, dropping the stormed queue meanwhile.
+        "pfc_watchdog_poll_ms": 100,
+        "pfc_watchdog_detect_ms": 200,
+        "pfc_watchdog_restore_ms": 400,
+        # ETS: DWRR shares of the egress scheduler, RoCE queue vs default queue (NVIDIA RoCE default TC3 50 / TC0 50;
+        # Cisco roce_enable.py `bandwidth remaining percent 50` on q3 and q-default). CNP stays strict.
+        "ets_roce_percent": 50,
+        "ets_default_percent": 50,
+        # Share of the switch buffer for the lossless pool (CL QoS guide "Flow Control Buffers": 50 / 50)
+        "lossless_pool_percent": 50,
+        # Cable length that sizes PFC headroom where the NOS asks for it (Enterprise SONiC `cable-length 40m`,
+        # dellemc.enterprise_sonic sonic_qos_interfaces example; SONiC's default for server-facing ports is 40m)
+        "cable_length_m": 40,
         "ecn_queue": 3,
         "ecn_min_kbytes": 150,
         "ecn_max_kbytes": 1500,
@@ -37,6 +51,9 @@ _INT_RANGES = {
     "ecn_queue": (0, 7), "ecn_min_kbytes": (1, 1 << 20), "ecn_max_kbytes": (1, 1 << 20),
     "ecn_probability_percent": (1, 100), "host_mtu": (1280, 9216), "switch_mtu": (1280, 9416),
     "roce_mtu": (256, 4096),
+    "pfc_watchdog_poll_ms": (100, 1000), "pfc_watchdog_detect_ms": (100, 5000), "pfc_watchdog_restore_ms": (100, 60000),
+    "ets_roce_percent": (1, 99), "ets_default_percent": (1, 99), "lossless_pool_percent": (1, 99),
+    "cable_length_m": (1, 10000),
 }
 _ROCE_MTUS = (256, 512, 1024, 2048, 4096)
 # String keys take a value from a fixed list: they reach switch CLIs (`qos trust %s`) and host tools
@@ -111,6 +128,14 @@ def _consistency(profile, path):
     if profile["ecn_min_kbytes"] >= profile["ecn_max_kbytes"]:
         problems.append(FabricProblem(over + ".ecn_min_kbytes", "ECN min threshold is not below the max",
                                       "make ecn_min_kbytes < ecn_max_kbytes"))
+    if profile["ets_roce_percent"] + profile["ets_default_percent"] > 100:
+        problems.append(FabricProblem(over + ".ets_roce_percent", "ETS shares %d + %d exceed 100%%"
+                                      % (profile["ets_roce_percent"], profile["ets_default_percent"]),
+                                      "make ets_roce_percent + ets_default_percent at most 100"))
+    if profile["pfc_watchdog_detect_ms"] % profile["pfc_watchdog_poll_ms"]:
+        problems.append(FabricProblem(over + ".pfc_watchdog_detect_ms", "detection time %d ms is not a whole number "
+                                      "of %d ms polls" % (profile["pfc_watchdog_detect_ms"], profile["pfc_watchdog_poll_ms"]),
+                                      "use a multiple of pfc_watchdog_poll_ms (NVUE counts polls)"))
     if profile["host_mtu"] > profile["switch_mtu"]:
         problems.append(FabricProblem(over + ".host_mtu", "host MTU %d exceeds switch MTU %d"
                                       % (profile["host_mtu"], profile["switch_mtu"]),

@@ -179,16 +179,22 @@ PORT_GROUP = Section("A set of logical ports on a switch model.", {
                  drives="Which physical ports carry this role; cabling walks them in order."),
     "breakout": Key("int", "Logical ports per physical port (1 = no breakout, 2 = 2x200G from "
                     "a 400G port, ...).", default=1, minimum=1, maximum=8, example=2,
-                    drives="Logical port count and names (`{lane}` in `port_name`)."),
+                    drives="Logical port count and names (breakout children, see docs/platforms.md)."),
     "speed_gbps": Key("int", "Speed of one logical port in Gb/s.", minimum=1, maximum=MAX_SPEED_GBPS, example=400,
                       drives="Oversubscription arithmetic and cabling labels."),
 }, required=True)
 
 SWITCH_MODEL = Section("One switch hardware model and how its ports are used.", {
-    "port_name": Key("str", "Python format string for a logical port name. Fields: `{port}` "
-                     "(physical number), `{lane}` (1-based breakout lane), `{index}` (0-based "
-                     "position in the whole model). Give `port_names` instead for irregular names.",
-                     default="Ethernet{port}", example="Ethernet{port}/{lane}",
+    "lanes": Key("int", "Serdes lanes of one physical port (SFP 1, QSFP28 4, QSFP-DD/OSFP 8). With `breakout` it "
+                 "gives the device's own port names (docs/platforms.md: EOS names a logical port after its first "
+                 "lane, SONiC native naming counts lanes).", default=1, minimum=1, maximum=8, example=8,
+                 rule="`breakout` divides `lanes` (or `lanes` is 1: a virtual lab port).",
+                 drives="Device port names (EOS `/1` and `/5` for 2x200G on 8 lanes; SONiC `Ethernet<lane>`)."),
+    "port_name": Key("str", "Overrides the platform's port naming (docs/platforms.md) for every platform using "
+                     "the model: a Python format string with `{port}` (physical number), `{lane}` (1-based "
+                     "breakout lane), `{index}` (0-based position in the whole model). Leave it out so each "
+                     "NOS gets the names the device itself shows.",
+                     default=None, example="Ethernet{port}/{lane}",
                      check=lambda path, value: allow.pattern_problem(path, value, PORT_FIELDS),
                      rule=PATTERN_RULE + " Every port name of the model is unique and matches `%s` (at most %d "
                      "characters; on `nvue` a Linux interface name of at most %d)."
@@ -263,7 +269,7 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                             rule=PATTERN_RULE + " " + GENERATED_RULE,
                             drives="Leaf names."),
         "platform": Key("str", "Switch OS of the leafs: one of the platforms in docs/platforms.md.",
-                        default="asternos", example="eos", drives="NOS driver, netmiko device_type."),
+                        default="eos", example="nvue", drives="NOS driver, netmiko device_type."),
         "device_type": Key("str", "netmiko device_type; default follows `platform`.", default=None,
                            example="arista_eos", drives="netmiko sessions.", rule=DEVICE_TYPE_RULE),
         "platform_overrides": Key("dict", "Per-leaf platform, by leaf name.", default={},
@@ -282,7 +288,7 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                             check=lambda path, value: allow.pattern_problem(path, value, ("index", "plane")),
                             rule=PATTERN_RULE + " " + GENERATED_RULE,
                             drives="Spine names."),
-        "platform": Key("str", "Switch OS of the spines.", default="asternos", example="eos",
+        "platform": Key("str", "Switch OS of the spines: one of the platforms in docs/platforms.md.", default="eos", example="nxos",
                         drives="NOS driver, netmiko device_type."),
         "device_type": Key("str", "netmiko device_type; default follows `platform`.", default=None,
                            example="arista_eos", drives="netmiko sessions.", rule=DEVICE_TYPE_RULE),

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
+
 PREFIX = "AIF-"          # every object we own on a switch carries this name prefix
 SECTIONS = ("qos", "mtu", "pbr")
 
@@ -55,8 +57,13 @@ class Driver(object):
     error_pattern = None
     transaction = None       # 'session', 'checkpoint', 'revision', 'reverse'
 
+    def mtu(self, intent):
+        """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""
+        return min(int(intent["mtu"]), max_mtu(self.name))
+
     def port(self, plan_port):
-        """Map a plan port name to the NOS's native name (identity unless overridden)."""
+        """The NOS's name of a plan port: the plan already holds the name the device shows
+        (fabric/platforms.py names ports per NOS), so this is the identity."""
         return plan_port
 
     # --- pure functions --------------------------------------------------------------

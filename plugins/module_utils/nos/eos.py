@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, parse_tree
 
 
-# Arista's IP MTU ceiling: a routed port takes at most ``mtu 9214`` (L2 frame 9236). AVD's p2p_uplinks_mtu
-# defaults to 9214 (aristanetworks/avd python-avd/pyavd/_eos_designs/schema/schema_fragments/p2p_uplinks_mtu.schema.yml);
-# Arista forum "Jumbo frame MTU sizes" (eos.arista.com/forum/jumbo-frame-mtu-sizes/). See docs/switches.md#mtu-per-platform.
-EOS_MAX_MTU = 9214
+# Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
+# docs/platforms.md and docs/switches.md#mtu-per-platform.
 
 
 def default_traffic_class(dscp):
@@ -25,6 +24,11 @@ def default_traffic_class(dscp):
     (the "low-end inversion"). Source: docs/switch-commands-sources.md#eos-defaults-hidden-from-running-config."""
     tc = int(dscp) // 8
     return {0: 1, 1: 0}.get(tc, tc)
+
+
+def _seconds(ms):
+    """Milliseconds as EOS's watchdog timers take them: seconds, no trailing zeros (200 -> 0.2, 1000 -> 1)."""
+    return ("%.3f" % (ms / 1000.0)).rstrip("0").rstrip(".")
 
 
 _QOS_MAP = re.compile(r"^qos map dscp ((?:\d+ )+)to traffic-class (\d+)( drop-precedence \d+)?$")
@@ -56,7 +60,7 @@ def _visible(nodes):
 
 class EosDriver(CliDriver):
     name = "eos"
-    device_type = "arista_eos"
+    device_type = device_type_for(name)
     indent = 3
     hier_platform = "ARISTA_EOS"
     transaction = "session"
@@ -65,7 +69,8 @@ class EosDriver(CliDriver):
     pfc_counters_command = "show priority-flow-control counters"
     port_abbrev = (("Et", "Ethernet"),)
     owned_sections = {
-        "qos": (r"qos map dscp (\d+ )+to traffic-class \d+( drop-precedence \d+)?$",),
+        "qos": (r"qos map dscp (\d+ )+to traffic-class \d+( drop-precedence \d+)?$",
+                r"priority-flow-control pause watchdog (default (timeout|recovery-time)|action) "),
         "pbr": (r"ip access-list %s" % PREFIX, r"class-map type pbr match-any %s" % PREFIX, r"policy-map type pbr %s" % PREFIX),
     }
     owned_lines = {}
@@ -114,6 +119,12 @@ class EosDriver(CliDriver):
         if "qos" in sections:
             for dscp, prio in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0])):
                 nodes.append(("qos map dscp %s to traffic-class %s" % (dscp, prio), []))
+            if qos.get("pfc_watchdog"):
+                # global watchdog timers (seconds) and action: AVD priority-flow-control.j2
+                nodes.append(("priority-flow-control pause watchdog default timeout %s" % _seconds(qos["pfc_watchdog_detect_ms"]), []))
+                nodes.append(("priority-flow-control pause watchdog default recovery-time %s"
+                              % _seconds(qos["pfc_watchdog_restore_ms"]), []))
+                nodes.append(("priority-flow-control pause watchdog action drop", []))
         bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
         if bindings:
             local = sorted(set(local_destinations(intent)))
@@ -123,7 +134,7 @@ class EosDriver(CliDriver):
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % min(int(intent["mtu"]), EOS_MAX_MTU), []))
+                children.append(("mtu %d" % self.mtu(intent), []))
             if "qos" in sections:
                 children.append(("qos trust %s" % qos["trust"], []))
                 children.append(("priority-flow-control on", []))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
@@ -55,7 +56,7 @@ def normalize_running(text):
 
 class KlishDriver(CliDriver):
     name = "sonic"
-    device_type = "dell_sonic"
+    device_type = device_type_for(name)
     # the klish command tree defines `show running-configuration` (sonic-mgmt-framework
     # CLI/clitree/cli-xml/enable_mode.xml); `show running-config` only works as an abbreviation
     show_running = "show running-configuration"
@@ -68,9 +69,11 @@ class KlishDriver(CliDriver):
         "qos": (r"qos map dscp-tc %s" % PREFIX, r"qos wred-policy %s" % PREFIX, r"qos scheduler-policy %s" % PREFIX),
         "pbr": (r"ip access-list %s" % PREFIX, r"class-map %s" % PREFIX, r"policy-map %s" % PREFIX),
     }
+    owned_lines = {"qos": (r"buffer init lossless$",)}
     interface_children = {
         "mtu": (r"mtu \d+$",),
-        "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy "),
+        "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy ",
+                r"cable-length "),
         "pbr": (r"service-policy type forwarding in ",),
     }
 
@@ -80,6 +83,9 @@ class KlishDriver(CliDriver):
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
+            # lossless buffer pools, profiles and priority groups from the platform defaults (dellemc sonic_qos_buffer);
+            # Dell asks to save and reboot after the first `buffer init lossless`
+            nodes.append(("buffer init lossless", []))
             nodes.append(("qos map dscp-tc %sDSCP-TC" % PREFIX, [
                 ("dscp %s traffic-class %s" % (d, p), [])
                 for d, p in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]))
@@ -93,13 +99,17 @@ class KlishDriver(CliDriver):
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % intent["mtu"], []))
+                children.append(("mtu %d" % self.mtu(intent), []))
             if "qos" in sections:
                 children.append(("qos-map dscp-tc %sDSCP-TC" % PREFIX, []))
                 for p in qos["lossless_priorities"]:
                     children.append(("priority-flow-control priority %d" % p, []))
                 if qos.get("pfc_watchdog"):
-                    children.append(("priority-flow-control watchdog on", []))
+                    children += [("priority-flow-control watchdog action drop", []),
+                                 ("priority-flow-control watchdog on detect-time %d" % qos["pfc_watchdog_detect_ms"], []),
+                                 ("priority-flow-control watchdog restore-time %d" % qos["pfc_watchdog_restore_ms"], [])]
+                # headroom follows the cable length (dellemc sonic_qos_interfaces: `cable-length 40m`)
+                children.append(("cable-length %dm" % qos["cable_length_m"], []))
                 children.append(("queue %d wred-policy %sECN" % (qos["ecn_queue"], PREFIX), []))
                 if qos.get("cnp_strict_priority"):
                     children.append(("scheduler-policy %sSCHED" % PREFIX, []))
@@ -121,7 +131,7 @@ class KlishDriver(CliDriver):
 
 class AsterNosDriver(KlishDriver):
     name = "asternos"
-    device_type = "asterfusion_asternos"
+    device_type = device_type_for(name)
     # AsterNOS's own read command is not confirmed by a capture (docs/switch-commands-sources.md: unverified)
     show_running = "show running-config"
     save_command = "write"

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of, safe_name
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
     "mtu": (r"interface (\S+) link mtu \d+$",),
     "qos": (r"qos mapping default-global trust ", r"qos mapping default-global dscp \d+ switch-priority ",
             r"qos pfc default-global switch-priority ", r"qos congestion-control default-global traffic-class ",
-            r"qos egress-scheduler default-global traffic-class \d+ mode ", r"interface (\S+) qos pfc-watchdog$"),
+            r"qos egress-scheduler default-global traffic-class \d+ mode ", r"interface (\S+) qos pfc-watchdog$",
+            r"qos traffic-pool default-(?:lossless|lossy) memory-percent ", r"qos pfc-watchdog (?:polling-interval|robustness) "),
     "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop group %s" % PREFIX,
             r"interface (\S+) router pbr map "),
 }
@@ -77,7 +79,8 @@ def expand_numbers(spec):
 RANGED = ((re.compile(r"^(interface )(\S+)( .*)?$"), expand_names),
           (re.compile(r"^(qos mapping \S+ dscp )(\S+)( .*)$"), expand_numbers),
           (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers),
-          (re.compile(r"^(qos (?:congestion-control|egress-scheduler) \S+ traffic-class )(\S+)( .*)$"), expand_numbers))
+          (re.compile(r"^(qos (?:congestion-control|egress-scheduler) \S+ traffic-class )(\S+)( .*)$"), expand_numbers),
+          (re.compile(r"^(qos traffic-pool \S+ switch-priority )(\S+)()$"), expand_numbers))
 
 
 def expand_path(path):
@@ -95,22 +98,17 @@ def nh_name(address):
 
 class NvueDriver(Driver):
     name = "nvue"
-    device_type = "cumulus_linux"
+    device_type = device_type_for(name)
     transaction = "revision"
     show_running = "nv config show -o commands"
     error_pattern = r"^Error:|Invalid Command|command not found"
     save_command = "nv config save"
 
-    def port(self, plan_port):
-        """Cumulus Linux front-panel ports are swpN: plan ``EthernetN`` -> ``swpN``."""
-        m = re.match(r"^Ethernet(\d+)$", plan_port)
-        return "swp%s" % m.group(1) if m else plan_port
-
     def render(self, intent, qos, sections=SECTIONS):
         lines = []
         ports = [self.port(p) for p in ports_of(intent)]
         if "mtu" in sections:
-            lines += ["interface %s link mtu %d" % (p, intent["mtu"]) for p in ports]
+            lines += ["interface %s link mtu %d" % (p, self.mtu(intent)) for p in ports]
         if "qos" in sections:
             lines.append("qos mapping default-global trust l3")
             for d, p in qos["dscp_to_priority"].items():
@@ -124,8 +122,15 @@ class NvueDriver(Driver):
                       tc + " ecn enable"]
             if qos.get("cnp_strict_priority"):
                 lines.append("qos egress-scheduler default-global traffic-class %d mode strict" % qos["cnp_priority"])
+            # No ETS shares here: NVIDIA's 50/50 (TC3/TC0) goes with remapping every other switch priority to TC0
+            # (egress-queue-mapping), which this driver does not render; docs/platforms.md lists it as a gap.
+            # lossless buffer pool before PFC (CL QoS guide, Flow Control Buffers: 100 % lossy by default)
+            lines += ["qos traffic-pool default-lossless memory-percent %d" % qos["lossless_pool_percent"],
+                      "qos traffic-pool default-lossy memory-percent %d" % (100 - qos["lossless_pool_percent"])]
             if qos.get("pfc_watchdog"):
                 lines += ["interface %s qos pfc-watchdog" % p for p in ports]
+                lines += ["qos pfc-watchdog polling-interval %d" % qos["pfc_watchdog_poll_ms"],
+                          "qos pfc-watchdog robustness %d" % (qos["pfc_watchdog_detect_ms"] // qos["pfc_watchdog_poll_ms"])]
         bindings = intent.get("bindings") or [] if "pbr" in sections else []
         if bindings:
             lines.append("router pbr state enabled")
@@ -134,7 +139,7 @@ class NvueDriver(Driver):
             local = local_destinations(intent)
             for b in bindings:
                 port = self.port(b["ingress"])
-                name = "%sBIND-%s" % (PREFIX, port)
+                name = "%sBIND-%s" % (PREFIX, safe_name(port))
                 rule = 10
                 for dest in local:
                     lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),

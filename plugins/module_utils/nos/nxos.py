@@ -8,15 +8,15 @@ Command sources: docs/switch-commands-sources.md#cisco-nx-os.
 
 from __future__ import annotations
 
-import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
 
 class NxosDriver(CliDriver):
     name = "nxos"
-    device_type = "cisco_nxos"
+    device_type = device_type_for(name)
     indent = 2
     hier_platform = "CISCO_NXOS"
     transaction = "checkpoint"
@@ -35,11 +35,6 @@ class NxosDriver(CliDriver):
         "pbr": (r"ip policy route-map ",),
     }
 
-    def port(self, plan_port):
-        """NX-OS names front-panel ports EthernetS/P: plan ``EthernetN`` -> ``Ethernet1/N``."""
-        m = re.match(r"^Ethernet(\d+)$", plan_port)
-        return "Ethernet1/%s" % m.group(1) if m else plan_port
-
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
@@ -51,11 +46,16 @@ class NxosDriver(CliDriver):
             nodes.append(("policy-map type qos %sQOS-IN" % PREFIX, classes))
             nq = []
             for p in qos["lossless_priorities"]:
-                nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % intent["mtu"], [])]))
+                nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % self.mtu(intent), [])]))
+            # the default class carries jumbo frames too (Cisco roce_enable.py: c-8q-nq-default / mtu 9216)
+            nq.append(("class type network-qos c-8q-nq-default", [("mtu %d" % self.mtu(intent), [])]))
             nodes.append(("policy-map type network-qos %sNQ" % PREFIX, nq))
-            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [(
-                "random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
-                % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])])]
+            # ETS: DWRR shares of the RoCE queue and the default queue (roce_enable.py: 50 / 50); CNP strict
+            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [
+                ("bandwidth remaining percent %d" % qos["ets_roce_percent"], []),
+                ("random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
+                 % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]),
+                ("class type queuing c-out-8q-q-default", [("bandwidth remaining percent %d" % qos["ets_default_percent"], [])])]
             if qos.get("cnp_strict_priority"):
                 queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
             nodes.append(("policy-map type queuing %sQ-OUT" % PREFIX, queues))
@@ -70,7 +70,7 @@ class NxosDriver(CliDriver):
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
-                children.append(("mtu %d" % intent["mtu"], []))
+                children.append(("mtu %d" % self.mtu(intent), []))
             if "qos" in sections:
                 children.append(("priority-flow-control mode on", []))
                 if qos.get("pfc_watchdog"):

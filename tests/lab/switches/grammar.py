@@ -14,6 +14,8 @@ EOS = {
         (r"policy-map type pbr [\w-]+$", "pmap-pbr", 0),
         (r"hostname \S+$", None, 1),
         (r"priority-flow-control pause watchdog default timeout [\d.]+$", None, 5),
+        (r"priority-flow-control pause watchdog default (recovery-time|polling-interval) [\d.]+$", None, 5),
+        (r"priority-flow-control pause watchdog action (drop|notify-only)$", None, 4),
     ],
     "if": [
         (r"description .+$", None, 1),
@@ -84,9 +86,10 @@ NXOS = {
 
 KLISH = {
     "config": [
-        (r"interface Ethernet\d+$", "if", 0),
+        (r"interface (Ethernet\d+|Eth\d+/\d+(/\d+)?)$", "if", 0),
         (r"hostname \S+$", None, 1),
         (r"qos map dscp-tc [\w-]+$", "map-dscp-tc", 0),
+        (r"buffer init lossless$", None, 0),
         (r"qos wred-policy [\w-]+$", "wred", 0),
         (r"qos scheduler-policy [\w-]+$", "sched", 0),
         (r"ip access-list [\w-]+$", "acl", 0),
@@ -99,7 +102,9 @@ KLISH = {
         (r"ip address \S+$", None, 2),
         (r"qos-map dscp-tc [\w-]+$", None, 2),
         (r"priority-flow-control priority [0-7]$", None, 0),
-        (r"priority-flow-control watchdog (on|off)$", None, 2),
+        (r"priority-flow-control watchdog (on|off)( detect-time \d+)?$", None, 3),
+        (r"priority-flow-control watchdog (restore-time \d+|action (drop|forward|alert))$", None, 3),
+        (r"cable-length \d+m$", None, 1),
         (r"queue [0-7] wred-policy [\w-]+$", None, 3),
         (r"scheduler-policy [\w-]+$", None, 1),
         (r"service-policy type forwarding in [\w-]+$", None, 4),
@@ -118,11 +123,11 @@ KLISH = {
 # NVUE: accepted `nv set` paths (Cumulus Linux 5.x NVUE command reference).
 NVUE_PATHS = [
     (r"system hostname \S+$", 1),
-    (r"interface swp\d+ link (state) (up|down)$", 1),
-    (r"interface swp\d+ link mtu \d+$", 1),
-    (r"interface swp\d+ ip address \S+$", 0),
-    (r"interface swp\d+ qos pfc-watchdog$", 0),
-    (r"interface swp\d+ router pbr map [\w-]+$", 1),
+    (r"interface swp\d+(s\d+)? link (state) (up|down)$", 1),
+    (r"interface swp\d+(s\d+)? link mtu \d+$", 1),
+    (r"interface swp\d+(s\d+)? ip address \S+$", 0),
+    (r"interface swp\d+(s\d+)? qos pfc-watchdog$", 0),
+    (r"interface swp\d+(s\d+)? router pbr map [\w-]+$", 1),
     (r"qos mapping default-global trust (l2|l3|port|both)$", 1),
     (r"qos mapping default-global dscp \d+ switch-priority [0-7]$", 1),
     (r"qos pfc default-global switch-priority [0-7]$", 0),
@@ -130,6 +135,8 @@ NVUE_PATHS = [
     (r"qos congestion-control default-global traffic-class [0-7] probability \d+$", 1),
     (r"qos congestion-control default-global traffic-class [0-7] ecn (enable|disable)$", 1),
     (r"qos egress-scheduler default-global traffic-class [0-7] mode (strict|dwrr)$", 1),
+    (r"qos traffic-pool default-(lossless|lossy) memory-percent \d+$", 1),
+    (r"qos pfc-watchdog (polling-interval|robustness) \d+$", 1),
     (r"router pbr state (enabled|disabled)$", 1),
     (r"router nexthop group [\w-]+ via \S+$", 0),
     (r"router pbr map [\w-]+ rule \d+ match (source-ip|destination-ip) \S+$", 1),

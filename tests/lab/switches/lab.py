@@ -47,12 +47,12 @@ def devices(plan=None):
 def seed(name, platform, intent):
     """Baseline config a switch has before we manage it: hostname, port descriptions."""
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
+    # plan port names are the device's own (fabric/platforms.py): swp1 on NVUE, Ethernet1/1 on NX-OS
     if platform == "nvue":
-        return sorted(["system hostname %s" % name] + ["interface swp%s link state up" % p[len("Ethernet"):] for p in ports])
+        return sorted(["system hostname %s" % name] + ["interface %s link state up" % p for p in ports])
     tree = [["hostname %s" % name, []]]
     for p in ports:
-        port = "Ethernet1/%s" % p[len("Ethernet"):] if platform == "nxos" else p
-        tree.append(["interface %s" % port, [["description aifabric %s" % p, []]]])
+        tree.append(["interface %s" % p, [["description aifabric %s" % p, []]]])
     return tree
 
 

@@ -119,7 +119,7 @@ CASES = [
      "fabric.leafs.platform_overrides.leaf1"),
     ("platform with shell", [("set", "leafs.platform", "eos; reboot")], "fabric.leafs.platform"),
     ("device_type telnet", [("set", "spines.device_type", "arista_eos_telnet")], "fabric.spines.device_type"),
-    ("device_type of another platform", [("set", "leafs.device_type", "arista_eos")], "fabric.leafs.device_type"),
+    ("device_type of another platform", [("set", "leafs.device_type", "cisco_nxos")], "fabric.leafs.device_type"),
     ("device_type plain linux", [("set", "spines.device_type", "linux")], "fabric.spines.device_type"),
     ("server name ending in a newline", [("del", "servers.count"), ("set", "servers.names", ["gpu01\n"])],
      "fabric.servers.names[0]"),

@@ -11,7 +11,8 @@ def test_artifact_set_for_the_lab():
     # plan.json and the per-device slices belong to the plan (planstore); artifacts never repeat them.
     files = render_all(build_plan(lab()))
     assert sorted(f for f in files if "/" not in f) == ["cabling.csv", "report.md", "topology.dot"]
-    assert sorted(f for f in files if "/" in f) == ["leafs/leaf%d-bindings.csv" % i for i in range(4)]
+    assert sorted(f for f in files if "/" in f) == ["leafs/leaf%d-bindings.csv" % i for i in range(4)] + [
+        "switches/leaf%d.cfg" % i for i in range(4)] + ["switches/spine1.cfg", "switches/spine2.cfg"]
 
 
 def test_cabling_csv_has_a_row_per_cable():
@@ -19,7 +20,7 @@ def test_cabling_csv_has_a_row_per_cable():
     rows = list(csv.DictReader(io.StringIO(files["cabling.csv"])))
     assert len(rows) == 32
     assert rows[0] == {"label": "H-gpu01-R0", "kind": "host-leaf", "a_device": "gpu01", "a_port": "rail0",
-                       "b_device": "leaf0", "b_port": "Ethernet1", "speed_gbps": "100"}
+                       "b_device": "leaf0", "b_port": "Ethernet0", "speed_gbps": "100"}
 
 
 def test_binding_csv_lists_excluded_destinations():
@@ -55,3 +56,29 @@ def test_diagram_collapses_switches_into_groups_and_planes_past_the_limit():
 
 def test_rendering_is_deterministic():
     assert render_all(build_plan(lab())) == render_all(build_plan(lab()))
+
+
+def test_every_switch_gets_its_rendered_config_offline():
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    plan = build_plan(lab())
+    files = render_all(plan)
+    switches = sorted(list(plan["leafs"]) + list(plan["spines"]))
+    assert sorted(n[len("switches/"):-len(".cfg")] for n in files if n.startswith("switches/")) == switches
+    eos = files["switches/leaf1.cfg"]
+    # the full config to push (EOS defaults included), after a comment header naming the platform
+    body = "".join(l + "\n" for l in eos.splitlines() if not l.startswith("!"))
+    assert body == get_driver("eos").render_explicit(plan["leafs"]["leaf1"], plan["qos"])
+    assert "interface Ethernet1\n   mtu 9214\n" in eos and eos.startswith("! leaf1: Arista EOS")
+    nvue = files["switches/leaf2.cfg"]
+    assert nvue.startswith("# leaf2:") and "nv set interface swp1 link mtu 9216\n" in nvue
+    assert "nv set qos traffic-pool default-lossless memory-percent 50\n" in nvue
+    assert "interface Ethernet1/1\n" in files["switches/leaf3.cfg"]
+    # AsterNOS is unverified: its config says so line by line
+    assert "! unverified: port_naming" in files["switches/leaf0.cfg"]
+
+
+def test_report_shows_unverified_platforms():
+    report = render_all(build_plan(lab()))["report.md"]
+    section = report[report.index("## Platforms"):]
+    assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | ets |" in section
+    assert "Unverified on `asternos` (leaf0):" in section and "Unverified on `eos`" not in section

@@ -20,7 +20,9 @@ def test_lab_host_nics_follow_scheme_a():
         ("10.100.0.2", 29, "10.100.0.6"), ("10.101.0.2", 29, "10.101.0.6"),
         ("10.102.0.2", 29, "10.102.0.6"), ("10.103.0.2", 29, "10.103.0.6")]
     assert [(n["table"], n["rule_priority"]) for n in nics] == [(100, 1000), (101, 1001), (102, 1002), (103, 1003)]
-    assert [(n["leaf"], n["leaf_port"]) for n in nics] == [("leaf%d" % r, "Ethernet2") for r in range(4)]
+    # each leaf's own NOS names its second port (docs/platforms.md): AsterNOS 0-based, EOS, NVUE, NX-OS
+    assert [(n["leaf"], n["leaf_port"]) for n in nics] == [
+        ("leaf0", "Ethernet1"), ("leaf1", "Ethernet2"), ("leaf2", "swp2"), ("leaf3", "Ethernet1/2")]
     assert plan["leafs"]["leaf2"]["gateway"] == {"address": "10.102.0.6", "prefixlen": 29, "subnet": "10.102.0.0/29"}
 
 
@@ -86,7 +88,7 @@ def test_fabric_links_are_distinct_31s_and_spines_are_balanced():
 def test_binding_1_to_1_is_identity():
     leaf = build_plan(lab())["leafs"]["leaf0"]
     assert [(b["ingress"], b["uplink"]) for b in leaf["bindings"]] == [
-        ("Ethernet1", "Ethernet9"), ("Ethernet2", "Ethernet10"), ("Ethernet3", "Ethernet11"), ("Ethernet4", "Ethernet12")]
+        ("Ethernet0", "Ethernet8"), ("Ethernet1", "Ethernet9"), ("Ethernet2", "Ethernet10"), ("Ethernet3", "Ethernet11")]
     first = leaf["bindings"][0]
     assert first["next_hop"] == leaf["uplinks"][0]["peer"] and first["spine"] == "spine1"
     assert first["source"] == "10.100.0.1/32" and leaf["local_destinations"] == ["10.100.0.0/29"]
@@ -218,7 +220,10 @@ def test_rail512_reproduces_digest_001():
     assert (sizing["gpus"], sizing["leafs"], sizing["spines"], sizing["oversubscription_effective"]) == (512, 8, 2, 1.0)
     assert sizing["uplinks_per_leaf"] == 32 and sizing["servers_per_group"] == 64
     leaf = plan["leafs"]["leaf-r5"]
-    assert leaf["downlinks"][1]["port"] == "Ethernet1/2" and leaf["uplinks"][0]["port"] == "Ethernet33/1"
+    # EOS names a 2x200G split of an 8-lane cage after each half's first lane: /1 and /5 (Arista L1 profiles)
+    assert [d["port"] for d in leaf["downlinks"][:3]] == ["Ethernet1/1", "Ethernet1/5", "Ethernet2/1"]
+    assert leaf["uplinks"][0]["port"] == "Ethernet33/1"
+    assert [d["port"] for d in plan["spines"]["spine1"]["downlinks"][:2]] == ["Ethernet1/1", "Ethernet1/5"]
     spine_ports = [link["port"] for spine in plan["spines"].values() for link in spine["downlinks"]]
     assert len(spine_ports) == 256 and len(set((s, l["port"]) for s, sp in plan["spines"].items() for l in sp["downlinks"])) == 256
 

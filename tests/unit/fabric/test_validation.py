@@ -76,8 +76,12 @@ CASES = [
      "fabric.switch_models.spine.downlinks", "no downlinks"),
     ("planes do not divide spines", lambda f: f["spines"].update(count=3, planes=2), "fabric.spines.count", "planes"),
     ("planes do not divide max_rails", lambda f: f["spines"].update(count=3, planes=3), "fabric.spines.planes", "max_rails"),
-    ("breakout names collide", lambda f: f["switch_models"]["leaf"]["downlinks"].update(breakout=2),
+    ("breakout names collide", lambda f: (f["switch_models"]["leaf"]["downlinks"].update(breakout=2),
+                                          f["switch_models"]["leaf"].update(port_name="Ethernet{port}")),
      "fabric.switch_models.leaf.port_name", "same name"),
+    ("breakout does not divide lanes", lambda f: (f["switch_models"]["leaf"]["downlinks"].update(breakout=3),
+                                                  f["switch_models"]["leaf"].update(lanes=8)),
+     "fabric.switch_models.leaf.downlinks.breakout", "cannot be split 3 ways"),
     # rails
     ("rail count mismatch", _set("rails", 3), "fabric.rails", "lists 2 NICs"),
     ("more rails than max_rails", _set("max_rails", 1), "fabric.max_rails", "exceed max_rails"),

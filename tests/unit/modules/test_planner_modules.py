@@ -55,7 +55,7 @@ def test_rail_ip_plan(capsys):
 
 def test_leaf_port_binding(capsys):
     result = run(leaf_port_binding, {"fabric": lab(), "leafs": ["leaf2"]}, capsys)
-    assert [b["uplink"] for b in result["bindings"]["leaf2"]] == ["Ethernet9", "Ethernet10", "Ethernet11", "Ethernet12"]
+    assert [b["uplink"] for b in result["bindings"]["leaf2"]] == ["swp9", "swp10", "swp11", "swp12"]  # leaf2 runs NVUE
     assert result["ratio"] == {"downlinks": 4, "uplinks": 4}
 
 
@@ -79,7 +79,10 @@ def test_fabric_artifacts_removes_files_of_a_removed_leaf_but_never_the_plan(tmp
     smaller["servers"]["nics"] = smaller["servers"]["nics"][:3]
     del smaller["leafs"]["platform_overrides"]["leaf3"]
     result = run(fabric_artifacts, {"fabric": smaller, "dest": dest, "render_svg": False}, capsys)
-    assert result["removed"] == ["leafs/leaf3-bindings.csv"] and not os.path.exists(os.path.join(dest, "leafs", "leaf3-bindings.csv"))
+    assert result["removed"] == ["leafs/leaf3-bindings.csv", "switches/leaf3.cfg"]
+    assert not os.path.exists(os.path.join(dest, "leafs", "leaf3-bindings.csv"))
+    assert not os.path.exists(os.path.join(dest, "switches", "leaf3.cfg"))
+    assert os.path.isfile(os.path.join(dest, "switches", "leaf2.cfg"))
     assert os.path.exists(os.path.join(dest, "plan.json")) and os.path.exists(os.path.join(dest, "devices", "gpu04.json"))
 
 

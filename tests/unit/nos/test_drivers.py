@@ -118,11 +118,14 @@ def test_nvue_diff_sets_changed_values_and_unsets_stale(plan):
     assert "nv unset router pbr map AIF-BIND-swp7 rule 10 match source-ip" in cmds
 
 
-def test_port_name_mapping():
-    assert get_driver("nxos").port("Ethernet7") == "Ethernet1/7"
-    assert get_driver("nvue").port("Ethernet7") == "swp7"
-    assert get_driver("eos").port("Ethernet7") == "Ethernet7"
-    assert get_driver("nvue").port("swp3") == "swp3"
+def test_drivers_render_the_plan_port_names_unchanged(plan):
+    """The plan holds the device's own names (fabric/platforms.py); drivers must not rename them."""
+    for name, expected in (("leaf1", "interface Ethernet1\n"), ("leaf2", "nv set interface swp1 link mtu"),
+                           ("leaf3", "interface Ethernet1/1\n"), ("leaf0", "interface Ethernet0\n")):
+        leaf = plan["leafs"][name]
+        assert expected in get_driver(leaf["platform"]).render(leaf, plan["qos"]), name
+    for platform in ("eos", "nxos", "nvue", "sonic", "asternos"):
+        assert get_driver(platform).port("swp3s1") == "swp3s1"
 
 
 def test_pfc_counter_tables_parse_to_full_port_names():
@@ -147,3 +150,36 @@ def test_drift_pairs_changed_values_and_reports_missing_and_unexpected():
     assert drift(after, after) == []
     assert drift("nv set interface swp2 link mtu 1500\n", "nv set interface swp2 link mtu 9216\n") == [
         {"item": "interface swp2 link mtu", "expected": "interface swp2 link mtu 9216", "actual": "interface swp2 link mtu 1500"}]
+
+
+@pytest.mark.parametrize("inventory", ["lab", "rail512"])
+def test_every_rendered_line_has_a_source_entry(inventory):
+    """Lab and rail512 through every driver: each line matches an entry of nos/sources.py (a source, or an explicit
+    `unverified`); only NX-OS's PBR plumbing, Dell breakout names and everything on AsterNOS stay unverified."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
+    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
+        fabric = yaml.safe_load(handle)["fabric"]
+    fabric["leafs"].pop("platform_overrides", None)
+    for platform in sorted(PLATFORM_DEVICE_TYPES):
+        fabric["leafs"]["platform"] = fabric["spines"]["platform"] = platform
+        planned = build_plan(fabric)
+        unverified = set()
+        for name, intent in list(planned["leafs"].items())[:2] + list(planned["spines"].items())[:1]:
+            drv = get_driver(platform)
+            text = getattr(drv, "render_explicit", drv.render)(intent, planned["qos"])
+            missing, shaky = audit(platform, text)
+            assert not missing, (inventory, platform, name, missing[:5])
+            unverified.update(line.split()[0] for line in shaky)
+        expected = {"nxos": {"feature", "match", "ip"}}.get(platform, set())
+        if platform == "sonic" and inventory == "rail512":
+            expected = {"interface"}   # Dell breakout names Eth1/N/L: review only
+        if platform == "asternos":
+            assert unverified and len(shaky) == len([line for line in text.splitlines() if line.strip()])
+        else:
+            assert unverified == expected, (platform, unverified)
+
+
+def test_a_line_without_a_source_is_caught():
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
+    assert audit("eos", "interface Ethernet1\n   mtu 9214\n   load-interval 5\n") == (["load-interval 5"], [])
+    assert audit("nxos", "feature pbr\n") == ([], ["feature pbr"])

@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 PROFILE = "AIF-ORACLE"
 
 # What our driver manages: global lines/sections, and the lines it manages under each interface.
-MANAGED_GLOBAL = r"(qos map dscp |ip access-list AIF-|class-map type pbr match-any AIF-|policy-map type pbr AIF-)"
+MANAGED_GLOBAL = r"(qos map dscp |ip access-list AIF-|class-map type pbr match-any AIF-|policy-map type pbr AIF-|priority-flow-control pause watchdog )"
 MANAGED_PORT = r"(mtu |qos trust |priority-flow-control |(uc-)?tx-queue |service-policy type pbr input )"
 
 
@@ -74,6 +74,11 @@ def structured_config(intent, qos):
         "qos": {"map": {"dscp": ["%s to traffic-class %s" % kv for kv in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]}},
         "ethernet_interfaces": interfaces,
     }
+    if qos.get("pfc_watchdog"):
+        # global watchdog timers in seconds and the stormed queue's action (AVD priority_flow_control.watchdog)
+        config["priority_flow_control"] = {"watchdog": {"timeout": qos["pfc_watchdog_detect_ms"] / 1000.0,
+                                                        "recovery_time": qos["pfc_watchdog_restore_ms"] / 1000.0,
+                                                        "action": "drop"}}
     if len(profile) > 1:
         config["qos_profiles"] = [profile]
     if bindings:
@@ -169,7 +174,9 @@ def test_eos_driver_matches_pyavd_line_for_line(plan):
     # the comparison must cover every kind of managed line, not pass on an empty extract
     for needle in ("qos map dscp 26 to traffic-class 3", " > mtu 9214", " > qos trust dscp", " > priority-flow-control priority 3 no-drop",
                    " > priority-flow-control pause watchdog", " > random-detect ecn minimum-threshold", " > priority strict",
-                   " > service-policy type pbr input AIF-BIND-", "ip access-list AIF-LOCAL > 10 permit ip any ",
+                   " > service-policy type pbr input AIF-BIND-", "priority-flow-control pause watchdog default timeout 0.2",
+                   "priority-flow-control pause watchdog default recovery-time 0.4", "priority-flow-control pause watchdog action drop",
+                   "ip access-list AIF-LOCAL > 10 permit ip any ",
                    " > match ip access-group AIF-", " > set nexthop "):
         assert any(needle in line for line in compared), needle
 
@@ -202,3 +209,14 @@ def test_comparison_catches_reordered_policy_map_classes(plan):
                            "   class AIF-BIND-Ethernet1\n      set nexthop 10.254.0.8\n   class AIF-LOCAL\n")
     assert swapped != text
     assert managed(swapped) != managed(pyavd_render(structured_config(leaf, plan["qos"])))
+
+
+def test_rail512_leaf_with_lane_named_breakouts_matches_pyavd():
+    # 2x200G on 8-lane cages: Ethernet1/1 and Ethernet1/5 (Arista L1 profiles); pyavd renders the same config
+    with open(os.path.join(ROOT, "inventories", "rail512", "group_vars", "all", "fabric.yml")) as fh:
+        big = build_plan(yaml.safe_load(fh)["fabric"])
+    leaf = big["leafs"]["leaf-r0"]
+    assert leaf["platform"] == "eos" and [d["port"] for d in leaf["downlinks"][:2]] == ["Ethernet1/1", "Ethernet1/5"]
+    ours = managed(get_driver("eos").render_explicit(leaf, big["qos"]))
+    assert ours == managed(pyavd_render(structured_config(leaf, big["qos"])))
+    assert "interface Ethernet1/5 > mtu 9214" in ours and "interface Ethernet33/1 > mtu 9214" in ours

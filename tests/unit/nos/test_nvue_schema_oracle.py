@@ -158,3 +158,17 @@ def test_wrong_key_passes_plain_model_validation_but_not_the_path_walk():
     assert model.model_validate(bad).model_dump(exclude_none=True) == {"qos": {"pfc": {"default-global": {}}}}
     with pytest.raises(SchemaPathError, match="switch-priorty"):
         to_tree(model, ["nv set qos pfc default-global switch-priorty 3"])
+
+
+def test_rail512_as_nvue_with_breakout_ports_validates():
+    # the 512-GPU fabric planned on Cumulus: 2x200G breakouts are swpNs0/swpNs1, uplinks swpN (docs/platforms.md)
+    with open(os.path.join(ROOT, "inventories", "rail512", "group_vars", "all", "fabric.yml")) as fh:
+        fabric = yaml.safe_load(fh)["fabric"]
+    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = "nvue"
+    big = build_plan(fabric)
+    leaf = big["leafs"]["leaf-r0"]
+    assert [d["port"] for d in leaf["downlinks"][:3]] == ["swp1s0", "swp1s1", "swp2s0"]
+    lines = get_driver("nvue").render(leaf, big["qos"]).splitlines()
+    assert "nv set interface swp1s1 router pbr map AIF-BIND-swp1s1" in lines
+    assert "nv set interface swp33 link mtu 9216" in lines
+    validate(root_model(RELEASE), lines)

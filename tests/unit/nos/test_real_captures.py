@@ -108,11 +108,18 @@ def test_eos_real_grouped_dscp_maps_are_read_per_dscp(plan):
     got = drv.parse(text, leaf).splitlines()
     assert "qos map dscp 26 to traffic-class 4 drop-precedence 2" in got
     assert "qos map dscp 63 to traffic-class 1" in got and "qos map dscp 8 to traffic-class 1" in got
-    assert len(got) == 44 + 9 and all(l.startswith("qos map dscp ") for l in got)   # nothing else is managed
+    # the global PFC watchdog timers and action are managed too, in the real device form (seconds, `action drop`)
+    watchdog = [l for l in got if not l.startswith("qos map dscp ")]
+    assert watchdog == ["priority-flow-control pause watchdog action drop",
+                        "priority-flow-control pause watchdog default recovery-time 1.22",
+                        "priority-flow-control pause watchdog default timeout 0.05"]   # polling-interval is not ours
+    assert len(got) == 44 + 9 + 3
     # our intent (26 -> TC3, 48 -> TC6) is EOS's default map: the remapped 26 is removed, nothing is added for 48
     cmds = drv.diff(drv.parse(text, leaf), drv.render(leaf, plan["qos"]))
     assert "no qos map dscp 26 to traffic-class 4 drop-precedence 2" in cmds
     assert not [c for c in cmds if c.startswith("qos map dscp")]
+    assert "priority-flow-control pause watchdog default timeout 0.2" in cmds
+    assert not [c for c in cmds if "action" in c]   # the device already drops
 
 
 def test_eos_default_map_and_strict_priority_are_hidden():
@@ -168,10 +175,13 @@ def test_dell_real_running_configuration_interface_is_parsed():
     text = capture("sonic", "dell-qos-interfaces-running-configuration-eth1-5.txt")
     intent = {"downlinks": [{"port": "Eth1/5"}], "uplinks": []}
     state = get_driver("sonic").state(get_driver("sonic").parse(text, intent, ("qos",)))
-    assert state["interfaces"]["Eth1/5"][:2] == ["priority-flow-control asymmetric", "priority-flow-control priority 0"]
+    assert state["interfaces"]["Eth1/5"][:3] == ["cable-length 40m", "priority-flow-control asymmetric",
+                                                 "priority-flow-control priority 0"]
+    # the watchdog lines in the real form the driver renders (action, on detect-time, restore-time)
+    assert "priority-flow-control watchdog on detect-time 100" in state["interfaces"]["Eth1/5"]
+    assert "priority-flow-control watchdog restore-time 200" in state["interfaces"]["Eth1/5"]
     assert "queue 0 wred-policy profile1" in state["interfaces"]["Eth1/5"]
     assert "qos-map dscp-tc dscp_map1" in state["interfaces"]["Eth1/5"]
-    assert "cable-length 40m" not in state["interfaces"]["Eth1/5"]   # not a managed line
     # the prompt line and '!' separators of the real output are not config
     assert get_driver("sonic").parse(text, {"downlinks": [{"port": "Eth1/6"}]}) == ""
 

@@ -19,8 +19,11 @@ ping: local error: message too long, mtu=1500
 """
 ROUTE_VIA = '[{"dst":"10.101.0.2","from":"10.100.0.1","gateway":"10.100.0.6","dev":"rail0","prefsrc":"10.100.0.1","flags":[],"uid":0,"cache":[]}]'
 ROUTE_LINK = '[{"dst":"10.100.0.2","from":"10.100.0.1","dev":"rail0","prefsrc":"10.100.0.1","flags":[],"uid":0,"cache":[]}]'
+# lldpcli json: the leaf reports its own port name (AsterNOS leaf0 Ethernet0, Cumulus leaf2 swp1)
 LLDP = ('{"lldp": {"interface": [{"rail0": {"chassis": {"leaf0": {"id": {"type": "mac", "value": "aa"}}},'
-        ' "port": {"id": {"type": "ifname", "value": "Ethernet1"}}}}]}}')
+        ' "port": {"id": {"type": "ifname", "value": "Ethernet0"}}}},'
+        ' {"rail2": {"chassis": {"leaf2": {"id": {"type": "mac", "value": "bb"}}},'
+        ' "port": {"id": {"type": "ifname", "value": "swp1"}}}}]}}')
 
 
 def test_ring_probes_cover_every_rail_with_ping_and_routes():
@@ -66,5 +69,5 @@ def test_lldp_against_cabling():
     expected = expected_lldp(build_plan(lab()), "gpu01")
     findings = judge_lldp(expected, parse_lldp(LLDP))
     assert [(f["probe"], f["status"]) for f in findings] == [
-        ("lldp rail0", "ok"), ("lldp rail1", "fail"), ("lldp rail2", "fail"), ("lldp rail3", "fail")]
+        ("lldp rail0", "ok"), ("lldp rail1", "fail"), ("lldp rail2", "ok"), ("lldp rail3", "fail")]
     assert findings[1]["actual"] == "no neighbour"

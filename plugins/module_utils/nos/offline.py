@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Per-switch configuration files rendered offline from the plan (no device reachable): what
+``playbooks/plan.yml`` writes to ``<build>/switches/<name>.cfg``, like AVD's intended configs.
+
+Each file holds every line the switch role would push to an empty switch (the managed sections:
+QoS, MTU, PBR; no underlay yet), in the NOS's own syntax, headed by comments naming the platform and what the
+platform table (fabric/platforms.py) marks unverified for it.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
+
+# the comment leader each NOS ignores in pasted config
+COMMENT = {"nvue": "#"}
+
+
+def switch_config(name, intent, qos):
+    """The full managed config of one switch as text (defaults included: what is pushed, not what EOS shows)."""
+    platform = intent["platform"]
+    driver = get_driver(platform)
+    render = getattr(driver, "render_explicit", driver.render)
+    lead = COMMENT.get(platform, "!")
+    entry = platforms.PLATFORMS[platform]
+    head = ["%s %s: %s %s (platform %s, netmiko %s), rendered by aifabric.roce from the plan"
+            % (lead, name, entry["vendor"], entry["os"], platform, intent.get("device_type") or entry["device_type"])]
+    for item, source in platforms.unverified(platform):
+        head.append("%s unverified: %s (%s)" % (lead, item, source))
+    for feature in platforms.not_rendered(platform):
+        head.append("%s not rendered: %s" % (lead, feature))
+    body = render(intent, qos)
+    missing, shaky = audit(platform, body)
+    lines = len([line for line in body.splitlines() if line.strip()])
+    head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"
+                % (lead, lines, len(shaky), " (%s)" % ", ".join(sorted(set(shaky))[:4]) if shaky and
+                   len(shaky) < lines else "", len(missing)))
+    return "\n".join(head) + "\n" + body

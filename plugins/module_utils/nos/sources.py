@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which public source backs each line a NOS driver renders (details: docs/switch-commands-sources.md).
+
+One entry per line form: (regex on the stripped line, status, source). A unit test renders the lab and
+rail512 plans through every driver and fails on any line no entry matches, so a new line cannot ship
+without a source or an explicit ``unverified``; per-switch configs (nos/offline.py) count the
+unverified lines in their header.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import UNVERIFIED, VERIFIED
+
+_N = r"\d+"
+_NAME = r"AIF-[\w-]+"
+_IP = r"[\d.]+"
+_NET = r"[\d.]+/\d+"
+
+_AVD = "AVD eos_cli_config_gen templates + pyavd oracle test"
+_CISCO = "paregupt/nx-os utils/roce_enable.py [R]; Cisco N9K QoS guide"
+_NXAPI = "Cisco NX-API REST SDK 9.3x/10.5x examples [V]"
+_DELL = "dellemc.enterprise_sonic module examples [R]"
+_HLD = "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md [R]"
+_FBS = "dellemc sonic_fbs_* / Broadcom FBS HLD [R]"
+_CLQ = "Cumulus Linux QoS guide / NVUE reference [V] + nvueschema oracle test"
+_CLP = "NVUE reference PBR / Router Nexthop [V] + nvueschema oracle test"
+
+LINE_SOURCES = {
+    "eos": [
+        (r"interface Ethernet[\d/]+", VERIFIED, "Arista EOS Layer 1 Profiles (port names) [V]"),
+        (r"mtu " + _N, VERIFIED, _AVD + "; 9214 ceiling: AVD p2p_uplinks_mtu default [R]"),
+        (r"qos trust dscp", VERIFIED, _AVD),
+        (r"priority-flow-control on", VERIFIED, _AVD),
+        (r"priority-flow-control priority \d no-drop", VERIFIED, _AVD),
+        (r"priority-flow-control pause watchdog", VERIFIED, _AVD),
+        (r"priority-flow-control pause watchdog default (timeout|recovery-time) [\d.]+", VERIFIED,
+         _AVD + "; real EOS 4.35.1F output (tests/fixtures/switches/eos/) [V]"),
+        (r"priority-flow-control pause watchdog action drop", VERIFIED,
+         _AVD + "; real EOS 4.35.1F output (tests/fixtures/switches/eos/) [V]"),
+        (r"qos map dscp %s to traffic-class \d" % _N, VERIFIED, _AVD),
+        (r"tx-queue \d", VERIFIED, _AVD),
+        (r"random-detect ecn minimum-threshold %s kbytes maximum-threshold %s kbytes max-mark-probability %s" % (_N, _N, _N),
+         VERIFIED, _AVD),
+        (r"priority strict", VERIFIED, _AVD + "; hardware session diff in avd PR #6318 [V]"),
+        (r"ip access-list " + _NAME, VERIFIED, _AVD),
+        (r"%s permit ip (any %s|host %s any)" % (_N, _NET, _IP), VERIFIED, _AVD),
+        (r"class-map type pbr match-any " + _NAME, VERIFIED, _AVD),
+        (r"match ip access-group " + _NAME, VERIFIED, _AVD),
+        (r"policy-map type pbr " + _NAME, VERIFIED, _AVD),
+        (r"class " + _NAME, VERIFIED, _AVD),
+        (r"set nexthop " + _IP, VERIFIED, _AVD),
+        (r"service-policy type pbr input " + _NAME, VERIFIED, _AVD),
+    ],
+    "nxos": [
+        (r"interface Ethernet1/\d+(/\d+)?", VERIFIED, "Cisco NX-API reference 7.x breakout (port names) [V]"),
+        (r"mtu " + _N, VERIFIED, _CISCO + "; Cisco TechNote 118994 [V]"),
+        (r"class-map type qos match-all " + _NAME, VERIFIED, "Azure/AzureLocal-Supportability TOR QoS reference [R]"),
+        (r"match dscp " + _N, VERIFIED, _CISCO),
+        (r"policy-map type (qos|network-qos|queuing) " + _NAME, VERIFIED, _CISCO),
+        (r"class " + _NAME, VERIFIED, _CISCO),
+        (r"set qos-group \d", VERIFIED, _CISCO),
+        (r"class type network-qos c-8q-nq(\d|-default)", VERIFIED, _CISCO),
+        (r"pause pfc-cos \d", VERIFIED, _CISCO),
+        (r"class type queuing c-out-8q-q(\d|-default)", VERIFIED, _CISCO),
+        (r"bandwidth remaining percent " + _N, VERIFIED, _CISCO),
+        (r"random-detect minimum-threshold %s kbytes maximum-threshold %s kbytes drop-probability %s weight 0 ecn"
+         % (_N, _N, _N), VERIFIED, _CISCO),
+        (r"priority level 1", VERIFIED, _CISCO),
+        (r"priority-flow-control watch-dog-interval on", VERIFIED, _CISCO),
+        (r"system qos", VERIFIED, _CISCO),
+        (r"service-policy type network-qos " + _NAME, VERIFIED, _CISCO),
+        (r"service-policy type queuing output " + _NAME, VERIFIED, _CISCO),
+        (r"priority-flow-control mode on", VERIFIED, "Cisco N9K QoS guide 7.x (manualslib 2396766 p.172) [V]"),
+        (r"service-policy type qos input " + _NAME, VERIFIED, "Cisco N9K QoS guide 7.x (manualslib 2396766 p.172) [V]"),
+        (r"feature pbr", UNVERIFIED, "community NX-OS PBR notes only"),
+        (r"ip access-list " + _NAME, VERIFIED, _NXAPI),
+        (r"%s permit ip %s (%s|any)" % (_N, _NET, _NET), VERIFIED, _NXAPI),
+        (r"route-map %s (deny|permit) %s" % (_NAME, _N), VERIFIED, _NXAPI + "; N9K Unicast Routing guide PBR [V]"),
+        (r"set ip next-hop " + _IP, VERIFIED, _NXAPI),
+        (r"match ip address " + _NAME, UNVERIFIED, "community NX-OS PBR notes only"),
+        (r"ip policy route-map " + _NAME, UNVERIFIED, "community NX-OS PBR notes only"),
+    ],
+    "sonic": [
+        (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
+        (r"interface Eth1/\d+/\d+", UNVERIFIED, "Dell breakout port name: review only, no capture"),
+        (r"mtu " + _N, VERIFIED, _DELL),
+        (r"buffer init lossless", VERIFIED, "dellemc sonic_qos_buffer example [R]"),
+        (r"qos map dscp-tc " + _NAME, VERIFIED, _HLD),
+        (r"dscp %s traffic-class \d" % _N, VERIFIED, _HLD),
+        (r"qos wred-policy " + _NAME, VERIFIED, _HLD),
+        (r"green minimum-threshold %s maximum-threshold %s drop-probability %s" % (_N, _N, _N), VERIFIED,
+         _HLD + "; sonic-mgmt spytest wred.py [R]"),
+        (r"ecn green", VERIFIED, "sonic-mgmt spytest wred.py; sonic-mgmt-framework show_config_qos.py [R]"),
+        (r"qos scheduler-policy " + _NAME, VERIFIED, _HLD),
+        (r"queue \d", VERIFIED, _HLD),
+        (r"type strict", VERIFIED, _HLD),
+        (r"qos-map dscp-tc " + _NAME, VERIFIED, _DELL),
+        (r"priority-flow-control priority \d", VERIFIED, _DELL),
+        (r"priority-flow-control watchdog (action drop|on detect-time %s|restore-time %s)" % (_N, _N), VERIFIED, _DELL),
+        (r"cable-length %sm" % _N, VERIFIED, _DELL),
+        (r"queue \d wred-policy " + _NAME, VERIFIED, _DELL),
+        (r"scheduler-policy " + _NAME, VERIFIED, _DELL),
+        (r"ip access-list " + _NAME, VERIFIED, _FBS),
+        (r"seq %s (deny|permit) ip host %s (%s|any)" % (_N, _IP, _NET), VERIFIED, _FBS),
+        (r"class-map %s match-type acl" % _NAME, VERIFIED, _FBS),
+        (r"match access-group ip " + _NAME, VERIFIED, _FBS),
+        (r"policy-map %s type forwarding" % _NAME, VERIFIED, _FBS),
+        (r"class %s priority %s" % (_NAME, _N), VERIFIED, _FBS),
+        (r"set ip next-hop " + _IP, VERIFIED, _FBS),
+        (r"service-policy type forwarding in " + _NAME, VERIFIED, _FBS),
+    ],
+    "nvue": [
+        (r"nv set interface swp\d+(s\d+)? link mtu " + _N, VERIFIED, "Cumulus Linux Interface Configuration [V]"),
+        (r"nv set interface swp\d+(s\d+)? qos pfc-watchdog", VERIFIED, _CLQ),
+        (r"nv set interface swp\d+(s\d+)? router pbr map " + _NAME, VERIFIED, _CLP),
+        (r"nv set qos mapping default-global trust l3", VERIFIED, _CLQ),
+        (r"nv set qos mapping default-global dscp %s switch-priority \d" % _N, VERIFIED, _CLQ),
+        (r"nv set qos pfc default-global switch-priority \d", VERIFIED, _CLQ),
+        (r"nv set qos congestion-control default-global traffic-class \d (min-threshold|max-threshold|probability) " + _N,
+         VERIFIED, _CLQ),
+        (r"nv set qos congestion-control default-global traffic-class \d ecn enable", VERIFIED, _CLQ),
+        (r"nv set qos egress-scheduler default-global traffic-class \d mode strict", VERIFIED, _CLQ),
+        (r"nv set qos traffic-pool default-(lossless|lossy) memory-percent " + _N, VERIFIED,
+         "CL QoS guide, Flow Control Buffers [V] + nvueschema oracle test"),
+        (r"nv set qos pfc-watchdog (polling-interval|robustness) " + _N, VERIFIED, _CLQ),
+        (r"nv set router pbr state enabled", VERIFIED, _CLP),
+        (r"nv set router nexthop group %s via %s" % (_NAME, _IP), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s match (source|destination)-ip %s" % (_NAME, _N, _NET), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s action (nexthop-group %s|vrf default)" % (_NAME, _N, _NAME), VERIFIED, _CLP),
+    ],
+}
+# AsterNOS gets the Dell klish dialect: every line form is Dell's, none is confirmed for AsterNOS.
+LINE_SOURCES["asternos"] = [(r"interface Ethernet\d+", UNVERIFIED, "SONiC native port name; not confirmed for AsterNOS")] + [
+    (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["sonic"][2:]]
+
+_COMPILED = dict((platform, [(re.compile(regex + r"$"), status, source) for regex, status, source in rows])
+                 for platform, rows in LINE_SOURCES.items())
+
+
+def source_of(platform, line):
+    """(status, source) of one rendered line, or None when no entry covers it."""
+    text = line.strip()
+    for regex, status, source in _COMPILED[platform]:
+        if regex.match(text):
+            return status, source
+    return None
+
+
+def audit(platform, config):
+    """Rendered config -> (lines without a source, unverified lines)."""
+    missing, unverified = [], []
+    for line in config.splitlines():
+        if not line.strip() or line.strip() == "!":
+            continue
+        found = source_of(platform, line)
+        if found is None:
+            missing.append(line.strip())
+        elif found[0] != VERIFIED:
+            unverified.append(line.strip())
+    return missing, unverified

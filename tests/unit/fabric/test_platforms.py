@@ -1,0 +1,76 @@
+"""The platform table: device-true port names per vendor (breakouts included), MTU limits, unverified rows."""
+
+import os
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, port_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.mark.parametrize("platform, lanes, breakout, expected", [
+    # EOS: one interface per lane of a multi-lane cage, a logical port named after its first lane (Arista L1 profiles)
+    ("eos", 1, 1, ["Ethernet7"]),
+    ("eos", 8, 1, ["Ethernet7/1"]),
+    ("eos", 8, 2, ["Ethernet7/1", "Ethernet7/5"]),
+    ("eos", 8, 4, ["Ethernet7/1", "Ethernet7/3", "Ethernet7/5", "Ethernet7/7"]),
+    ("eos", 4, 4, ["Ethernet7/1", "Ethernet7/2", "Ethernet7/3", "Ethernet7/4"]),
+    ("eos", 8, 8, ["Ethernet7/%d" % n for n in range(1, 9)]),
+    # NX-OS: module 1, sequential breakout sub-ports
+    ("nxos", 8, 1, ["Ethernet1/7"]),
+    ("nxos", 8, 2, ["Ethernet1/7/1", "Ethernet1/7/2"]),
+    ("nxos", 4, 4, ["Ethernet1/7/1", "Ethernet1/7/2", "Ethernet1/7/3", "Ethernet1/7/4"]),
+    # Cumulus: swpN, children from s0
+    ("nvue", 8, 1, ["swp7"]),
+    ("nvue", 8, 2, ["swp7s0", "swp7s1"]),
+    ("nvue", 4, 4, ["swp7s0", "swp7s1", "swp7s2", "swp7s3"]),
+    # Dell standard naming
+    ("sonic", 4, 1, ["Eth1/7"]),
+    ("sonic", 8, 2, ["Eth1/7/1", "Eth1/7/2"]),
+    # SONiC native: first lane index, 0-based
+    ("asternos", 1, 1, ["Ethernet6"]),
+    ("asternos", 8, 1, ["Ethernet48"]),
+    ("asternos", 8, 2, ["Ethernet48", "Ethernet52"]),
+    ("asternos", 4, 4, ["Ethernet24", "Ethernet25", "Ethernet26", "Ethernet27"]),
+])
+def test_breakout_port_names_per_vendor(platform, lanes, breakout, expected):
+    assert [port_name(platform, 7, sub, breakout, lanes) for sub in range(1, breakout + 1)] == expected
+
+
+def test_every_platform_has_a_driver_agreeing_with_the_table():
+    assert sorted(DRIVERS) == sorted(PLATFORMS)
+    for name, entry in PLATFORMS.items():
+        driver = DRIVERS[name]()
+        assert driver.device_type == entry["device_type"], name
+        assert driver.show_running == entry["read_command"], name
+        for feature in platforms.FEATURES:
+            assert entry["features"][feature]["status"] in (platforms.VERIFIED, platforms.UNVERIFIED)
+            assert entry["features"][feature]["source"], (name, feature)
+
+
+def test_unverified_rows_are_listed():
+    assert platforms.is_verified("eos")
+    assert not platforms.is_verified("asternos")
+    items = [item for item, _source in platforms.unverified("asternos")]
+    assert "port_naming" in items and "pfc" in items
+
+
+def test_eos_mtu_ceiling_is_9214():
+    assert platforms.max_mtu("eos") == 9214 and platforms.max_mtu("nxos") == 9216
+
+
+def test_platforms_doc_is_generated_from_the_table():
+    with open(os.path.join(ROOT, "docs", "platforms.md")) as handle:
+        assert handle.read() == platforms.platforms_doc(), "run tools/gen_docs.py"
+
+
+def test_no_shipped_inventory_defaults_to_an_unverified_platform():
+    import yaml
+    for inventory in ("rail512", "lab"):
+        with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
+            fabric = yaml.safe_load(handle)["fabric"]
+        for role in ("leafs", "spines"):
+            assert platforms.is_verified(fabric[role]["platform"]), (inventory, role)
