@@ -53,7 +53,7 @@ class Driver(object):
     show_running = "show running-config"
     # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
     error_pattern = None
-    transaction = None       # 'session', 'checkpoint', 'revision', 'reverse'
+    transaction = None       # the NOS's Transaction class (nos/transactions.py)
 
     def port(self, plan_port):
         """Map a plan port name to the NOS's native name (identity unless overridden)."""

@@ -2,7 +2,7 @@ import os
 
 import lab
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 
@@ -11,10 +11,15 @@ def params(switch_lab, name):
                 host_key_checking=True, known_hosts=os.path.join(switch_lab["root"], "known_hosts"), timeout=10)
 
 
-def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None):
+def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None, **kw):
     dev = switch_lab["devices"][name]
     drv = get_driver(platform or dev["platform"])
-    return Applier(drv, netmiko_factory(params(switch_lab, name), drv), dev["intent"], switch_lab["plan"]["qos"], sections)
+    p = params(switch_lab, name)
+    kw.setdefault("read_timeout", 20)
+    kw.setdefault("reconnect_timeout", 5)
+    kw.setdefault("lock_dir", os.path.join(switch_lab["root"], "locks"))
+    return Applier(drv, netmiko_factory(p, drv), dev["intent"], switch_lab["plan"]["qos"], sections,
+                   lock_key=lock_key(p), **kw)
 
 
 def reset(switch_lab, name):
