@@ -283,10 +283,13 @@ class Applier(object):
 
     def _undo_and_raise(self, txn, base, err, resave):
         undo_error, what, state, differs, restored = None, None, None, None, False
-        try:
-            what = txn.abort(lambda: self.read_image("abort").managed, base.managed)
-        except Exception as exc:  # noqa: BLE001
-            undo_error = exc
+        for attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
+            try:
+                what = txn.abort(lambda: self.read_image("abort").managed, base.managed)
+                undo_error = None
+                break
+            except Exception as exc:  # noqa: BLE001
+                undo_error = exc
         try:
             if undo_error is not None:
                 self.io.fresh("prove")

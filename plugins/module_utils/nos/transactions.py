@@ -246,14 +246,16 @@ class NvueRevisionTxn(Transaction):
         return self.io.run("save", "nv config save", ok=r"saved")
 
     def commit(self, verify):
+        self.committed = True   # from here on the revision may be applied (a lost answer proves nothing)
         self.io.run("commit", "nv config apply -y", ok=r"applied", read_timeout=180)
-        self.committed = self.confirmed = True
+        self.confirmed = True
         verify("verify")
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")
+        # our staged revision (preflight proved the pending revision was empty before us)
+        self.io.run("abort", "nv config detach")
         if not self.committed:
-            self.io.run("abort", "nv config detach")
             return "pending revision detached (never applied)"
 
         def push(cmds):

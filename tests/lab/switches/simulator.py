@@ -179,16 +179,18 @@ class Session(object):
         self.rejects_seen += 1
         return self.rejects_seen > int(self.f.get("reject_skip", 0))
 
-    def dispatch(self, line):
-        """Faults that act on whole lines, then the NOS's own handler."""
-        if self.eat_next:   # the unexpected confirmation takes this line as its answer
-            self.eat_next = False
-            return ""
+    def slow_down(self, line):
         slow = self.f.get("slow")
         if slow and re.search(slow["re"], line):
             self.slow_seen += 1
             if self.slow_seen == int(slow.get("skip", 0)) + 1:
                 time.sleep(float(slow["secs"]))
+
+    def dispatch(self, line):
+        """Faults that act on whole lines, then the NOS's own handler."""
+        if self.eat_next:   # the unexpected confirmation takes this line as its answer
+            self.eat_next = False
+            return ""
         drop = self.f.get("drop_on")
         if drop and re.search(drop["re"], line) and drop.get("when", "before") == "before":
             self.drop()
@@ -221,6 +223,7 @@ class Session(object):
                         echo = ""
                     self.write("\n")
                     line, buf = buf, ""
+                    self.slow_down(line.strip())   # outside the device lock: other sessions go on
                     with self.dev.lock:
                         out = self.dispatch(line.strip())
                     if out is None:
@@ -806,6 +809,9 @@ class Server(paramiko.ServerInterface):
 
 
 def serve_client(dev, sock, host_key):
+    if dev.down():   # "no reconnect": the switch is unreachable, the connection is refused at once
+        sock.close()
+        return
     t = paramiko.Transport(sock)
     t.add_server_key(host_key)
     srv = Server()
@@ -813,8 +819,6 @@ def serve_client(dev, sock, host_key):
         t.start_server(server=srv)
         chan = t.accept(20)
         if chan is None or not srv.shell.wait(10):
-            return
-        if dev.down():
             return
         with dev.lock:
             dev.reload()
