@@ -188,9 +188,9 @@ def _eos_sessions(text):
     """`show configuration sessions` rows -> [(name, state)] (rows: name, state, user, terminal)."""
     out = []
     for line in text.splitlines():
-        toks = line.split()
+        toks = line.replace("*", " ", 1).split() if line.lstrip().startswith("*") else line.split()
         if len(toks) >= 2 and toks[1] in ("pending", "pendingCommitTimer", "completed") :
-            out.append((toks[0].lstrip("*"), "pending" if toks[1].startswith("pending") else toks[1]))
+            out.append((toks[0], "pending" if toks[1].startswith("pending") else toks[1]))
     return out
 
 
