@@ -137,13 +137,14 @@ class DeviceIO(object):
         return self._check(step, cmd, out, ok, tolerate)
 
     def configure(self, step, cmds, enter=None, leave=True):
-        """Enter config mode (``enter`` command, or the platform's default) and type each line, checking
-        each answer: a rejected line stops the push there and names itself."""
+        """Enter config mode (``enter`` command, the platform's default when None, none when False) and type
+        each line, checking each answer: a rejected line stops the push there and names itself."""
         cmd = enter or "configure terminal"
         try:
             conn = self.get()
-            conn.config_mode(enter) if enter else conn.config_mode()
-            self.attempted.append(cmd)
+            if enter is not False:   # False: a shell-like CLI (NVUE) with no config mode
+                conn.config_mode(enter) if enter else conn.config_mode()
+                self.attempted.append(cmd)
         except Exception as exc:  # noqa: BLE001
             raise self._fail(step, cmd, exc, "cannot enter config mode (%s)" % type(exc).__name__)
         for cmd in cmds:

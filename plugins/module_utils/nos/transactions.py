@@ -236,8 +236,7 @@ class NvueRevisionTxn(Transaction):
                                "apply or detach it first (nothing was changed)" % (len(pending), pending[0].strip()))
 
     def stage(self, cmds):
-        for cmd in cmds:
-            self.io.run("stage", cmd)
+        self.io.configure("stage", list(cmds), enter=False, leave=False)
         out = self.io.run("stage", "nv config diff -o commands")
         if not out.strip():
             raise StepError("stage", "nv config diff -o commands", out, "the pending revision is empty after staging")
@@ -259,8 +258,7 @@ class NvueRevisionTxn(Transaction):
             return "pending revision detached (never applied)"
 
         def push(cmds):
-            for cmd in cmds:
-                self.io.run("abort", cmd)
+            self.io.configure("abort", cmds, enter=False, leave=False)
             self.io.run("abort", "nv config apply -y", ok=r"applied", read_timeout=180)
         return self._reverse(read_managed, before_managed, push)
 
