@@ -133,7 +133,7 @@ class DeviceIO(object):
             if fresh_on_error:
                 self.fresh(step)
                 return self.run(step, cmd, ok, read_timeout, in_config, tolerate)
-            raise self._fail(step, cmd, exc, "no answer within %ss or session lost (%s)" % (read_timeout or self.read_timeout, type(exc).__name__))
+            raise self._fail(step, cmd, exc, _why(exc, read_timeout or self.read_timeout))
         return self._check(step, cmd, out, ok, tolerate)
 
     def configure(self, step, cmds, enter=None, leave=True):
@@ -153,7 +153,7 @@ class DeviceIO(object):
                 out = conn.send_config_set([cmd], enter_config_mode=False, exit_config_mode=False,
                                            read_timeout=self.read_timeout)
             except Exception as exc:  # noqa: BLE001
-                raise self._fail(step, cmd, exc, "no answer within %ss or session lost (%s)" % (self.read_timeout, type(exc).__name__))
+                raise self._fail(step, cmd, exc, _why(exc, self.read_timeout))
             try:
                 self._check(step, cmd, out)
             except StepError:
@@ -171,8 +171,17 @@ class DeviceIO(object):
         try:
             out = self.get().save_config()
         except Exception as exc:  # noqa: BLE001
-            raise self._fail(step, cmd, exc, "no answer within the read timeout or session lost (%s)" % type(exc).__name__)
+            raise self._fail(step, cmd, exc, _why(exc, self.read_timeout))
         return self._check(step, cmd, out)
+
+
+def _why(exc, timeout):
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return "no answer within %ss (%s)" % (timeout, name)
+    if isinstance(exc, (EOFError, OSError)) or "closed" in str(exc).lower() or "socket" in str(exc).lower():
+        return "the session was lost (%s)" % name
+    return "%s: %s" % (name, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
 
 
 def _log_tail(conn, chars=400):

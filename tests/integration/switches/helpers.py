@@ -1,3 +1,4 @@
+import json
 import os
 
 import lab
@@ -25,3 +26,19 @@ def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None, **k
 def reset(switch_lab, name):
     dev = switch_lab["devices"][name]
     lab.reset(name, dev["platform"], dev["intent"], switch_lab["root"])
+
+
+def canon(value):
+    """Order-free form of a simulator config (trees or NVUE path lists)."""
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], list):
+        return [value[0], canon(value[1])]   # a tree node: [line, children]
+    if isinstance(value, list):
+        return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    return value
+
+
+def full_state(name, root):
+    st = lab.read_state(name, root)
+    return {"running": json.dumps(canon(st["running"])), "startup": json.dumps(canon(st["startup"])),
+            "checkpoints": sorted(st.get("checkpoints") or {}), "pending": st.get("pending"),
+            "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}

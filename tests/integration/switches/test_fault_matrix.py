@@ -15,7 +15,7 @@ import threading
 
 import lab
 import pytest
-from helpers import applier, reset
+from helpers import applier, full_state, reset
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import apply as apply_mod
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
@@ -48,22 +48,6 @@ def faults_for(name, n_cmds):
         # the device's timer fires after 1 s whatever was asked, and the verification read takes 2 s
         cases["commit_timer_expiry"] = {"timer_secs": 1, "slow": {"re": SHOW_RE, "secs": 2, "skip": 2}}
     return cases
-
-
-def canon(value):
-    """Order-free form of a simulator config (trees or NVUE path lists)."""
-    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], list):
-        return [value[0], canon(value[1])]   # a tree node: [line, children]
-    if isinstance(value, list):
-        return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
-    return value
-
-
-def full_state(name, root):
-    st = lab.read_state(name, root)
-    return {"running": json.dumps(canon(st["running"])), "startup": json.dumps(canon(st["startup"])),
-            "checkpoints": sorted(st.get("checkpoints") or {}), "pending": st.get("pending"),
-            "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}
 
 
 _GOLDEN = {}
