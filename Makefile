@@ -14,7 +14,7 @@ BUILD ?= build
 TEST_TARGETS := test-unit test-sanity test-lint
 DEMO_TARGETS := plan
 
-.PHONY: setup demo test test-unit test-sanity test-lint plan bench docs changelog clean
+.PHONY: setup demo test test-unit test-sanity test-lint plan bench bench-plan docs changelog clean
 setup: $(VENV)/.installed $(COLL_LINK)
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt tools/setup-system.sh
@@ -48,6 +48,11 @@ plan: setup
 
 bench: setup
 	$(PY) tools/bench_planner.py
+
+# The paths users run (issue 14): plan role vs library, plan.yml at 32K, per-device cost, a 80-switch
+# no-op site.yml on simulators, modelled site.yml wall at 4K/32K GPUs. Exits 1 on a missed target.
+bench-plan: setup
+	$(PY) tools/bench_plan_path.py
 
 docs: setup
 	$(PY) tools/gen_docs.py

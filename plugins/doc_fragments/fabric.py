@@ -17,7 +17,7 @@ options:
     type: path
   fabric:
     description:
-      - The fabric intent (docs/fabric-schema.md), for standalone use without role aifabric.roce.plan:
+      - The fabric intent (docs/fabric-schema.md), for standalone use without role aifabric.roce.plan, in which case
         the module plans it itself. Playbooks pass O(plan) instead, so a run plans once.
       - It is validated as a whole first; bad input fails with one line per problem in C(msg) and the
         list C(problems) (C(path), C(message), C(fix)), and nothing else runs.

@@ -22,7 +22,7 @@ def leaf_batches(plan):
     groups = max(leaf["group"] for leaf in leafs.values())
     rails = max(leaf["rail"] for leaf in leafs.values()) + 1
     width = max(groups, rails)
-    diagonals = [[] for _ in range(width)]
+    diagonals = [[] for _diagonal in range(width)]
     for name, leaf in leafs.items():
         diagonals[(leaf["rail"] - (leaf["group"] - 1)) % width].append((leaf["slot"], name))
     return [[name for _slot, name in sorted(diagonal)] for diagonal in diagonals if diagonal]

@@ -54,7 +54,7 @@ for role in qos irq; do
   echo "== $role: second run changes nothing"
   rc=$(play "$role-again" "$HERE/$role.yml")
   [ "$rc" = 0 ] || fail "$role second run rc=$rc"
-  recap_changed "$role-again" | grep -v 'changed=0' && fail "$role not idempotent" || true
+  if recap_changed "$role-again" | grep -v 'changed=0'; then fail "$role not idempotent"; fi
 done
 "$PY" "$HERE/assert_applied.py" "$FX" || fail "applied state"
 echo "host_rdma role tests: PASS (logs and reports in $OUT)"

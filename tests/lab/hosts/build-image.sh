@@ -3,7 +3,6 @@
 # the target) + iproute2 + ping, imported into podman as localhost/aifabric-lab-host:<hash>.
 # The tag is a hash of this file, so editing the recipe rebuilds and an unchanged recipe is a no-op.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 suite=${LAB_SUITE:-bookworm}
 mirror=${LAB_MIRROR:-http://deb.debian.org/debian}
 packages=python3,iproute2,iputils-ping,procps

@@ -58,8 +58,7 @@ def _key_paths(node, prefix=""):
     for key, child in items:
         path = "%s%s" % (prefix, key)
         yield path
-        for sub in _key_paths(child, path + "."):
-            yield sub
+        yield from _key_paths(child, path + ".")
 
 
 # Keys absent from the base fabrics but part of the schema: edits may add them.

@@ -1,0 +1,296 @@
+"""Benchmarks of the paths users run (issue 14): planning through ansible-playbook, per-device
+controller cost, a 64+-switch no-op site.yml on simulators, and a modelled site.yml no-op wall time.
+
+Run: make bench-plan   (or: .venv/bin/python tools/bench_plan_path.py [--quick] [--skip-fleet])
+
+Figures are CPU seconds of the whole process tree (user+sys of the measured command and its
+children) and the peak RSS of its largest process, measured by a small wrapper around each command,
+so a busy machine inflates wall time but hardly these. Each figure is the median of --runs runs;
+paired figures (Ansible vs library) are interleaved A B A B.
+
+Targets (exit 1 when one is missed):
+  1. plan role through ansible-playbook <= 2x the library (build_plan + writing the same files) in
+     CPU, and <= 1.5x its peak RSS, at 32K and 131K GPUs (--quick: 4K and 32K);
+  2. playbooks/plan.yml with artifacts at 32K GPUs < 30 s CPU;
+  3. per-host and per-switch controller cost (audit.yml on fake local targets, switches on a closed
+     port) at 16K GPUs <= 1.2x the cost at 0.5K;
+  4. modelled no-op site.yml (forks 16, 16-core controller) at 4,096 GPUs < 5 min, at 32K < 30 min.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BIN = os.path.dirname(sys.executable)
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+
+from bench_probes import gpu_fabric  # noqa: E402  (rail512 scaled out; shared with the GOM benchmark)
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.rollout import rollout, switch_batches  # noqa: E402
+
+# Prints the CPU seconds and peak RSS (KiB) of the command it runs (its whole process tree).
+MEASURE = r"""
+import json, resource, subprocess, sys, time
+t = time.time()
+log = open(sys.argv[1], "w")
+proc = subprocess.run(sys.argv[2:], stdout=log, stderr=log)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": proc.returncode, "cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024.0, "wall": time.time() - t}))
+"""
+
+LIBRARY = r"""
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import intent_digest, write_plan
+fabric = json.load(open(sys.argv[1]))["fabric"]
+write_plan(build_plan(fabric), sys.argv[2], input_digest=intent_digest(fabric))
+"""
+
+PLAN_ROLE = """---
+- name: Plan only
+  hosts: localhost
+  gather_facts: false
+  roles:
+    - role: aifabric.roce.plan
+"""
+
+TARGET_SIZES = ("32K", "131K")
+GPUS = {"0.5K": 64, "4K": 512, "16K": 2048, "32K": 4096, "131K": 16384}   # servers of 8 GPUs
+FAILED = []
+
+
+def fabric_for(label):
+    return gpu_fabric(GPUS[label], "bench%s" % label.replace(".", "_").lower())
+
+
+def env():
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
+                PATH=BIN + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
+
+
+def measure(cmd, log):
+    out = subprocess.run([sys.executable, "-c", MEASURE, log] + cmd, env=env(), cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def write_json(path, data):
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+    return path
+
+
+def check(ok, text):
+    print("  %s %s" % ("PASS" if ok else "MISS", text))
+    if not ok:
+        FAILED.append(text)
+
+
+def median(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
+# 1 -------------------------------------------------------------------------------------------
+def bench_plan_role(work, labels, runs):
+    print("== 1. plan role through ansible-playbook vs the library (build_plan + write plan.json and slices)")
+    book = os.path.join(work, "plan-role.yml")
+    with open(book, "w") as handle:
+        handle.write(PLAN_ROLE)
+    out = {}
+    for label in labels:
+        intent = write_json(os.path.join(work, "intent-%s.json" % label), {"fabric": fabric_for(label)})
+        lib, ans = [], []
+        for run in range(runs):
+            dest = os.path.join(work, "lib-%s-%d" % (label, run))
+            lib.append(measure([sys.executable, "-c", LIBRARY, intent, dest, os.path.join(ROOT, ".collections")],
+                               os.path.join(work, "lib.log")))
+            dest = os.path.join(work, "role-%s-%d" % (label, run))
+            row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e",
+                           "plan_dir=" + dest, book], os.path.join(work, "role-%s.log" % label))
+            if row["rc"] != 0:
+                raise SystemExit("plan role failed, see %s" % os.path.join(work, "role-%s.log" % label))
+            ans.append(row)
+            shutil.rmtree(os.path.join(work, "lib-%s-%d" % (label, run)), ignore_errors=True)
+            shutil.rmtree(dest, ignore_errors=True)
+        cpu_ratio = median(ans, "cpu") / median(lib, "cpu")
+        rss_ratio = median(ans, "rss_mb") / median(lib, "rss_mb")
+        print("  %-5s library %.2f CPU s / %.0f MB; plan role %.2f CPU s / %.0f MB (wall %.1f s); ratio CPU %.2fx, RSS %.2fx"
+              % (label, median(lib, "cpu"), median(lib, "rss_mb"), median(ans, "cpu"), median(ans, "rss_mb"),
+                 median(ans, "wall"), cpu_ratio, rss_ratio))
+        if label in TARGET_SIZES:  # smaller fabrics are dominated by ansible-playbook's fixed start-up (~1 s)
+            check(cpu_ratio <= 2.0, "plan role CPU <= 2x library at %s (%.2fx)" % (label, cpu_ratio))
+            check(rss_ratio <= 1.5, "plan role peak RSS <= 1.5x library at %s (%.2fx)" % (label, rss_ratio))
+        out[label] = {"library_cpu": median(lib, "cpu"), "role_cpu": median(ans, "cpu"), "role_wall": median(ans, "wall")}
+    return out
+
+
+# 2 -------------------------------------------------------------------------------------------
+def bench_plan_yml(work, label="32K"):
+    print("== 2. playbooks/plan.yml with artifacts at %s GPUs" % label)
+    intent = write_json(os.path.join(work, "intent-%s.json" % label), {"fabric": fabric_for(label)})
+    dest = os.path.join(work, "planyml-%s" % label)
+    row = measure([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, "-e", "@" + intent, "-e", "build_dir=" + dest,
+                   os.path.join(ROOT, "playbooks", "plan.yml")], os.path.join(work, "planyml.log"))
+    if row["rc"] != 0:
+        raise SystemExit("plan.yml failed, see %s" % os.path.join(work, "planyml.log"))
+    files = sum(len(names) for _dir, _sub, names in os.walk(dest))
+    print("  %s: %.1f CPU s, %.1f s wall, peak %.0f MB, %d files" % (label, row["cpu"], row["wall"], row["rss_mb"], files))
+    check(row["cpu"] < 30, "plan.yml at %s < 30 s CPU (%.1f s)" % (label, row["cpu"]))
+    shutil.rmtree(dest, ignore_errors=True)
+
+
+# 3 -------------------------------------------------------------------------------------------
+def audit_inventory(path, plan, hosts, switches, known_hosts):
+    gpu = sorted(plan["hosts"], key=lambda n: plan["hosts"][n]["slot"])[:hosts]
+    sw = sorted(plan["leafs"], key=lambda n: plan["leafs"][n]["slot"])[:switches]
+    doc = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+                   "children": {"gpu_hosts": {"hosts": dict((n, {}) for n in gpu)},
+                                "switches": {"hosts": dict((n, {}) for n in sw),
+                                             # a closed port: connection refused at once, no SSH work
+                                             "vars": {"ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_user": "admin",
+                                                      "ansible_password": "admin", "switch_known_hosts": known_hosts}},
+                                "leafs": {"hosts": dict((n, {}) for n in sw)}}}}
+    return write_json(path, doc)
+
+
+def bench_per_device(work, labels, small, large, runs):
+    print("== 3. per-device controller cost: audit.yml on %d vs %d fake local targets (difference / %d)"
+          % (small, large, large - small))
+    known = os.path.join(work, "known_hosts")
+    open(known, "w").close()
+    out = {}
+    for label in labels:
+        fabric = fabric_for(label)
+        plan = build_plan(fabric)
+        intent = write_json(os.path.join(work, "intent-%s.json" % label), {"fabric": fabric})
+        costs = {}
+        for kind in ("host", "switch"):
+            rows = {}
+            for count in (small, large):
+                inv = audit_inventory(os.path.join(work, "inv-%s-%s-%d.json" % (label, kind, count)), plan,
+                                      count if kind == "host" else 0, count if kind == "switch" else 0, known)
+                cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inv, "-f", "16", "-e", "@" + intent,
+                       "-e", "plan_dir=" + os.path.join(work, "audit-plan-%s" % label),
+                       "-e", "audit_report_dir=" + os.path.join(work, "audit-report"),
+                       "-e", "host_preflight_report_dir=" + os.path.join(work, "audit-preflight"),
+                       os.path.join(ROOT, "playbooks", "audit.yml")]
+                rows[count] = [measure(cmd, os.path.join(work, "audit-%s-%s.log" % (label, kind))) for _run in range(runs)]
+            per = (median(rows[large], "cpu") - median(rows[small], "cpu")) / (large - small)
+            costs[kind] = per
+        print("  %-5s per host %.3f CPU s, per switch %.3f CPU s" % (label, costs["host"], costs["switch"]))
+        out[label] = costs
+    first, last = labels[0], labels[-1]
+    for kind in ("host", "switch"):
+        ratio = out[last][kind] / out[first][kind]
+        check(ratio <= 1.2, "per-%s cost at %s <= 1.2x the cost at %s (%.2fx)" % (kind, last, first, ratio))
+    return out
+
+
+# 4 -------------------------------------------------------------------------------------------
+def bench_fleet(work, label="4K", forks=16):
+    """No-op site.yml --tags switches on one simulator per switch of the plan (64 leafs + 16 spines at 4K)."""
+    from bench_switch import free_ports, start_sims, stop_sims
+
+    fabric = fabric_for(label)
+    for role in ("leafs", "spines"):
+        fabric[role]["platform"] = "eos"    # the simulator the lab exercises most; one NOS keeps the figure clean
+        fabric[role].pop("platform_overrides", None)
+    plan = build_plan(fabric)
+    names = sorted(plan["leafs"]) + sorted(plan["spines"])
+    ports = free_ports(len(names), 33000)
+    root = os.path.join(work, "fleet")
+    os.makedirs(root)
+    devs = dict((n, ("eos", plan["leafs"].get(n) or plan["spines"][n], ports[i])) for i, n in enumerate(names))
+    procs = start_sims(root, devs)
+    try:
+        inv = write_json(os.path.join(work, "fleet.json"), {
+            "switches": {"hosts": dict((n, {"ansible_port": devs[n][2]}) for n in names),
+                         "vars": {"ansible_host": "127.0.0.1", "ansible_user": "admin", "ansible_password": "admin",
+                                  "ansible_connection": "local", "switch_known_hosts": os.path.join(root, "known_hosts")}}})
+        intent = write_json(os.path.join(work, "fleet-intent.json"), {"fabric": fabric})
+        cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inv, "-f", str(forks), "-e", "@" + intent,
+               "-e", "plan_dir=" + os.path.join(work, "fleet-plan"), "--tags", "switches",
+               os.path.join(ROOT, "playbooks", "site.yml")]
+        first = measure(cmd, os.path.join(work, "fleet-converge.log"))
+        if first["rc"] != 0:
+            raise SystemExit("fleet converge failed, see %s" % os.path.join(work, "fleet-converge.log"))
+        noop = measure(cmd, os.path.join(work, "fleet-noop.log"))
+        canary = measure(cmd + ["--limit", names[0]], os.path.join(work, "fleet-one.log"))
+    finally:
+        stop_sims(procs)
+    batches = rollout(switch_batches(plan), names)["serial"]
+    print("  %s: %d switches in %d batches (sizes %s), forks %d" % (label, len(names), len(batches), batches, forks))
+    print("  converge %.1f s wall; no-op %.1f s wall, %.1f CPU s (%.2f CPU s per switch); one switch alone %.1f s wall"
+          % (first["wall"], noop["wall"], noop["cpu"], noop["cpu"] / len(names), canary["wall"]))
+    return {"noop_wall": noop["wall"], "noop_cpu_per_switch": noop["cpu"] / len(names), "one_switch_wall": canary["wall"]}
+
+
+# 5 -------------------------------------------------------------------------------------------
+def model(plan_costs, device_costs, fleet, forks=16, cores=16):
+    """No-op site.yml wall on a 16-core controller with forks 16, from the measured costs.
+
+    plan: the plan role's wall; switches: every safe batch takes ceil(size / forks) rounds of one
+    switch's wall (run alone: SSH login, read, diff); hosts: the host stages are CPU-bound on the
+    controller (per-host cost measured through audit.yml: the same roles in check mode) spread over
+    min(forks, cores), plus one round of one host per serial batch (4 batches of 25 % per host play,
+    3 host plays). Validation (probes per host) is costed like one more host role.
+    """
+    print("== 5. modelled no-op site.yml wall (forks %d, %d cores)" % (forks, cores))
+    out = {}
+    for label, minutes in (("4K", 5.0), ("32K", 30.0)):
+        plan = build_plan(fabric_for(label))
+        batches = rollout(switch_batches(plan), sorted(list(plan["leafs"]) + list(plan["spines"])))["serial"]
+        one_switch = fleet["one_switch_wall"]
+        switches = sum(-(-size // forks) for size in batches) * one_switch
+        per_host = max(device_costs[k]["host"] for k in device_costs)
+        hosts_cpu = len(plan["hosts"]) * per_host * 1.25          # +25 % for validate.yml's probes
+        hosts = hosts_cpu / min(forks, cores) + 3 * 4 * per_host
+        plan_wall = plan_costs.get(label, {}).get("role_wall") or plan_costs[max(plan_costs)]["role_wall"]
+        total = plan_wall + switches + hosts
+        print("  %-4s %d hosts, %d switches in %d batches: plan %.0f s + switches %.0f s + hosts %.0f s = %.1f min"
+              % (label, len(plan["hosts"]), len(plan["leafs"]) + len(plan["spines"]), len(batches), plan_wall, switches,
+                 hosts, total / 60))
+        check(total / 60 < minutes, "modelled no-op site.yml at %s < %d min (%.1f min)" % (label, minutes, total / 60))
+        out[label] = total
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (4K and 32K for the plan role), one run each")
+    parser.add_argument("--skip-fleet", action="store_true", help="no simulator fleet (the model then uses --one-switch)")
+    parser.add_argument("--one-switch", type=float, default=2.0, help="one switch's no-op wall (s) when the fleet is skipped")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    runs = 1 if args.quick else args.runs
+    work = tempfile.mkdtemp(prefix="aifabric-bench-plan-")
+    try:
+        plan_costs = bench_plan_role(work, ["4K", "32K"] if args.quick else ["4K", "32K", "131K"], runs)
+        bench_plan_yml(work)
+        device_costs = bench_per_device(work, ["0.5K", "4K", "16K"], 4, 12, runs)
+        fleet = {"one_switch_wall": args.one_switch} if args.skip_fleet else bench_fleet(work)
+        model(plan_costs, device_costs, fleet)
+    finally:
+        if FAILED:
+            print("logs kept in %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    if FAILED:
+        print("MISSED: " + "; ".join(FAILED))
+        return 1
+    print("all targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
