@@ -10,7 +10,6 @@ and the module's claim against it:
 The mutation checks prove the matrix fails when the rollback does nothing, and when it does nothing
 but claims success.
 """
-import json
 import threading
 
 import lab

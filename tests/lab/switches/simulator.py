@@ -408,7 +408,7 @@ class EosSession(CliSession):
         m = re.match(r"no configure session (\S+)$", line)
         if m:
             if m.group(1) not in self.dev.sessions:
-                return "% Session %s not found" % m.group(1)
+                return "%% Session %s not found" % m.group(1)
             self.dev.sessions.pop(m.group(1))
             self.dev.persist()
             return ""
