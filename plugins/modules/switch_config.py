@@ -19,7 +19,7 @@ description:
     timer, NX-OS checkpoint and rollback, NVUE revision, on klish the reverse of the managed lines only),
     reads the whole running config back and verifies it equals the before-image plus the intended change,
     saves, and on any failure undoes the change and reads the whole running config back again.
-    O(rolled_back) is true only when that read-back proves the before-image; otherwise the message says
+    RV(rolled_back) is true only when that read-back proves the before-image; otherwise the message says
     exactly what differs. The message names the step, the command and the device's own answer.
   - A rollback never removes an interface; it takes back only the managed lines under it.
   - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
