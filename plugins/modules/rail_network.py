@@ -68,9 +68,24 @@ options:
     elements: str
     default: []
   rollback:
-    description: Restore the previous rail state when applying or the after-checks fail.
+    description:
+      - Restore the previous rail state (runtime and persistence files) when anything after the first
+        C(ip -batch) fails (later batches, sysctl writes, read-back, after-checks, persistence).
     type: bool
     default: true
+  mgmt_interface:
+    description:
+      - The host's management interface as Ansible's facts see it (C(ansible_facts.default_ipv4.interface)).
+        Protected like the interfaces detected from C(SSH_CONNECTION) and the main default route.
+    type: str
+  allow_mgmt_change:
+    description:
+      - Allow the plan to touch the detected management interface and skip the controller reachability check.
+        By default the management interface (from C(SSH_CONNECTION) on the host, O(mgmt_interface) and the
+        main table's default route) is refused as a rail NIC and the controller (the C(SSH_CONNECTION) client)
+        is added to O(mgmt_check_targets).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -136,10 +151,22 @@ owned:
   type: dict
   sample: {"devs": ["rail0"], "tables": [100], "rule_priorities": [1000]}
 rolled_back:
-  description: Whether a failed apply was rolled back.
+  description: Whether a failed apply was rolled back and the read-back shows the previous state.
   returned: always
   type: bool
   sample: false
+management:
+  description: The management path detected on this host and whether it was protected.
+  returned: always
+  type: dict
+  sample: {"interfaces": ["eth0"], "controller": "192.168.250.10", "address": "192.168.250.14",
+           "sources": ["SSH_CONNECTION (192.168.250.14 on eth0)", "main default route (dev eth0)"], "protected": true}
+restore_errors:
+  description: After a failed apply, errors met while restoring (runtime batch, files).
+  returned: when rolled back
+  type: list
+  elements: str
+  sample: []
 not_restored:
   description: After a rollback, items that could not be restored.
   returned: when rolled back
@@ -170,7 +197,8 @@ class SystemHost(object):
         if rc != 0:
             if args and args[0] == "route" and "get" in args:
                 return []
-            self.module.fail_json(msg="ip -j %s failed: %s" % (" ".join(args), err.strip()))
+            # raised, not fail_json: after the first batch the engine must still restore the host
+            raise HostNetError("ip -j %s failed: %s" % (" ".join(args), err.strip()))
         return json.loads(out or "[]")
 
     def ip_batch(self, lines, force=False):
@@ -253,6 +281,8 @@ def main():
             owned_rule_priorities=dict(type="list", elements="int", default=[]),
             mgmt_check_targets=dict(type="list", elements="str", default=[]),
             rollback=dict(type="bool", default=True),
+            mgmt_interface=dict(type="str"),
+            allow_mgmt_change=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -261,13 +291,17 @@ def main():
         result = run(SystemHost(module), params["intent"], check_mode=module.check_mode,
                      persistence=params["persistence"], manage_sysctls=params["sysctls"],
                      owned_tables=params["owned_tables"], owned_priorities=params["owned_rule_priorities"],
-                     mgmt_targets=params["mgmt_check_targets"], rollback=params["rollback"])
+                     mgmt_targets=params["mgmt_check_targets"], rollback=params["rollback"],
+                     ssh_connection=os.environ.get("SSH_CONNECTION"), mgmt_interface=params["mgmt_interface"],
+                     allow_mgmt_change=params["allow_mgmt_change"])
     except ApplyError as exc:
         result = exc.result
         result.pop("diff", None)
         module.fail_json(msg=str(exc), **result)
     except (HostNetError, ValueError) as exc:
         module.fail_json(msg=str(exc), changed=False)
+    except Exception as exc:  # noqa: BLE001 - before any change (reads): a clean message, no traceback
+        module.fail_json(msg="rail_network failed before changing anything: %s: %s" % (type(exc).__name__, exc), changed=False)
     if not module._diff:
         result.pop("diff", None)
     module.exit_json(**result)

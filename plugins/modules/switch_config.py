@@ -15,9 +15,16 @@ description:
   - Reads the running config once, renders the intent with the NOS driver for O(platform), and computes
     the remediation (hier_config for CLI NOSes, a structured compare of C(nv set) commands for NVUE).
   - In check mode returns the diff without entering config mode.
-  - Otherwise applies inside the NOS's transaction (EOS configuration session, NX-OS checkpoint,
-    NVUE revision, computed reverse commands on klish), re-reads and verifies the managed sections,
-    saves, and on any failure rolls back and fails with the commands attempted and the device's error.
+  - Otherwise applies inside the NOS's own transaction (EOS configuration session with a confirmed commit
+    timer, NX-OS checkpoint and rollback, NVUE revision, on klish the reverse of the managed lines only),
+    reads the whole running config back and verifies it equals the before-image plus the intended change,
+    saves, and on any failure undoes the change and reads the whole running config back again.
+    RV(rolled_back) is true only when that read-back proves the before-image; otherwise the message says
+    exactly what differs. The message names the step, the command and the device's own answer.
+  - A rollback never removes an interface; it takes back only the managed lines under it.
+  - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
+    config changed since it was read, when another operator has a pending EOS configuration session or
+    NVUE revision, or when O(expected_config_digest) does not match. Nothing is sent then.
 author: aifabric.roce developers (@aifabric)
 options:
   platform:
@@ -44,9 +51,31 @@ options:
     type: bool
     default: true
   commit_timer:
-    description: EOS only. Commit the session with C(commit timer) of this many seconds and confirm after verification.
+    description:
+      - EOS only. Minimum C(commit timer) in seconds. The session is always committed with a timer and confirmed
+        after verification; the timer used is at least twice O(read_timeout) plus 30 s, so it outlasts the verification.
     type: int
     default: 0
+  expected_config_digest:
+    description:
+      - The RV(config_digest) of a reviewed check run. The apply refuses, changing nothing, when the device's running
+        config no longer has this digest.
+    type: str
+  read_timeout:
+    description: Seconds to wait for the device's answer to one command or one config read.
+    type: int
+    default: 120
+  reconnect_timeout:
+    description: Seconds to keep trying to reconnect for the undo after the session was lost.
+    type: int
+    default: 30
+  lock_dir:
+    description: Directory of the controller's per-device lock files (default C(<tmp>/aifabric-switch-locks)).
+    type: path
+  lock_timeout:
+    description: Seconds to wait for another run on the same switch to finish before refusing.
+    type: int
+    default: 300
   host:
     description: Switch address (usually C(ansible_host)).
     type: str
@@ -61,6 +90,11 @@ options:
     required: true
   password:
     description: SSH password (usually C(ansible_password)).
+    type: str
+  secret:
+    description:
+      - Enable secret (netmiko C(secret)). When set, the session enters privileged exec with C(enable)
+        before anything else (for users that land in unprivileged exec, e.g. EOS or NX-OS C(>)).
     type: str
   device_type:
     description: netmiko device_type; defaults to the driver's.
@@ -139,10 +173,35 @@ diff:
   description: Before/after managed config (with C(--diff)).
   returned: when diff mode is on
   type: dict
+device_error:
+  description: On failure, the device's own answer (or what the session last showed, for a timeout).
+  returned: failure
+  type: str
+config_digest:
+  description:
+    - Digest of the whole running config as read (managed view and everything outside it). Pass it as
+      O(expected_config_digest) to bind an apply to the reviewed check run.
+  returned: always
+  type: str
+  sample: "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 rolled_back:
-  description: On failure, whether the previous managed config was restored.
+  description:
+    - On failure, true only when the whole running config read back after the undo equals the before-image;
+      false when it differs or could not be read; null when the run refused before sending anything.
   returned: failure
   type: bool
+failed_step:
+  description: On failure, the step that failed (preflight, begin, stage, commit, verify, confirm, save).
+  returned: failure
+  type: str
+failed_command:
+  description: On failure, the command whose answer failed the step.
+  returned: failure
+  type: str
+differs:
+  description: On failure, what still differs from the before-image after the undo (null when restored).
+  returned: failure
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -156,7 +215,7 @@ except ImportError:
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 
@@ -168,6 +227,11 @@ def main():
         sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr"], default=["qos", "mtu", "pbr"]),
         save=dict(type="bool", default=True),
         commit_timer=dict(type="int", default=0),
+        expected_config_digest=dict(type="str"),
+        read_timeout=dict(type="int", default=120),
+        reconnect_timeout=dict(type="int", default=30),
+        lock_dir=dict(type="path"),
+        lock_timeout=dict(type="int", default=300),
     )
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -176,23 +240,31 @@ def main():
     if not HAS_HIER_CONFIG:
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
-    applier = Applier(driver, netmiko_factory(module.params, driver), module.params["intent"], module.params["qos"],
-                      module.params["sections"], commit_timer=module.params["commit_timer"])
+    p = module.params
+    applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
+                      read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
+                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:
         try:
             before, after, cmds = applier.plan()
         except Exception as exc:  # noqa: BLE001 - connection/auth/host key problems
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
-        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after))
+        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after),
+                      config_digest=applier.config_digest)
+        if p["expected_config_digest"] and p["expected_config_digest"] != applier.config_digest:
+            module.fail_json(msg="the running config of %s changed since the reviewed check run (digest %s, expected %s); "
+                                 "nothing was changed: review the new diff" % (p["host"], applier.config_digest, p["expected_config_digest"]),
+                             rolled_back=None, failed_step="preflight", **result)
         if module._diff:
             result["diff"] = dict(before=before, after=after)
         if cmds and not module.check_mode:
             result["config_mode"] = True
             try:
-                applier.apply(before, after, cmds, save=module.params["save"])
+                applier.apply(before, after, cmds, save=p["save"], expected_digest=p["expected_config_digest"])
             except ApplyError as exc:
-                result.update(attempted=exc.attempted, rolled_back=exc.rolled_back, device_error=exc.device_error)
+                result.update(attempted=exc.attempted, rolled_back=exc.rolled_back, device_error=exc.device_error,
+                              failed_step=exc.step, failed_command=exc.command, differs=exc.differs)
                 module.fail_json(msg=str(exc), **result)
             result["attempted"] = applier.attempted
     finally:

@@ -53,6 +53,9 @@ options:
   password:
     description: SSH password (usually C(ansible_password)).
     type: str
+  secret:
+    description: Enable secret (netmiko C(secret)); when set, the session runs C(enable) first.
+    type: str
   device_type:
     description: netmiko device_type; defaults to the driver's.
     type: str

@@ -57,6 +57,39 @@ def mgmt_snapshot(host, targets, route_json):
     return {"default": main_default_routes(route_json), "paths": paths}
 
 
+def detect_management(host, ssh_connection=None, facts_interface=None, route_json=None):
+    """The management path this run must not cut, found from the connection itself:
+    ``SSH_CONNECTION`` on the host (``client_ip client_port server_ip server_port``) gives the controller
+    address and the host address it reached; the interface holding that address is the management
+    interface. Ansible's ``default_ipv4.interface`` fact and the main table's default route add theirs."""
+    found = {"controller": None, "address": None, "interfaces": [], "sources": []}
+    parts = (ssh_connection or "").split()
+    if len(parts) == 4:
+        found["controller"], found["address"] = parts[0], parts[2]
+        for link in host.ip_json(["addr", "show"]):
+            if any(a.get("local") == parts[2] for a in link.get("addr_info") or []):
+                found["interfaces"].append(link["ifname"])
+                found["sources"].append("SSH_CONNECTION (%s on %s)" % (parts[2], link["ifname"]))
+    if facts_interface:
+        found["interfaces"].append(facts_interface)
+        found["sources"].append("ansible fact default_ipv4.interface (%s)" % facts_interface)
+    for key in main_default_routes(route_json or []):
+        found["interfaces"].append(key[4])
+        found["sources"].append("main default route (dev %s)" % key[4])
+    found["interfaces"] = sorted(set(i for i in found["interfaces"] if i))
+    return found
+
+
+def management_problems(mgmt, devs):
+    problems = []
+    for dev in mgmt["interfaces"]:
+        if dev in devs:
+            problems.append("the plan names %s as a rail NIC, but it is this host's management interface (detected from %s): "
+                            "fix servers.nics, or set allow_mgmt_change if this is really intended" % (dev, "; ".join(
+                                s for s in mgmt["sources"] if dev in s)))
+    return problems
+
+
 def safety_checks(intent, desired, scope, current, snapshot):
     """Problems that must stop the run before anything is applied (each a sentence with the fix)."""
     problems = []
@@ -165,13 +198,21 @@ def restore(host, before, scope):
 
 
 def run(host, intent, check_mode=False, persistence="auto", manage_sysctls=True, owned_tables=None,
-        owned_priorities=None, mgmt_targets=(), rollback=True):
+        owned_priorities=None, mgmt_targets=(), rollback=True, ssh_connection=None, mgmt_interface=None,
+        allow_mgmt_change=False):
     """Converge the host's rail network to the intent.  Returns the module result (dict)."""
     desired = desired_model(intent, manage_sysctls)
     scope = owned_scope(intent, owned_tables, owned_priorities)
     before, route_json = read_state(host, scope, sorted(desired["sysctls"]))
+    mgmt = detect_management(host, ssh_connection, mgmt_interface, route_json)
+    targets = list(mgmt_targets)
+    if mgmt["controller"] and mgmt["controller"] not in targets and not allow_mgmt_change:
+        targets.append(mgmt["controller"])   # the controller must stay reachable the same way
+    mgmt_targets = targets
     snapshot = mgmt_snapshot(host, list(mgmt_targets), route_json)
     problems = safety_checks(intent, desired, scope, before, snapshot)
+    if not allow_mgmt_change:
+        problems += management_problems(mgmt, set(scope["devs"]))
     if problems:
         raise HostNetError("refusing to change the rail network: " + "; ".join(problems))
 
@@ -188,6 +229,8 @@ def run(host, intent, check_mode=False, persistence="auto", manage_sysctls=True,
         "batch": batch_lines(items, before),
         "owned": {"devs": scope["devs"], "tables": scope["tables"], "rule_priorities": scope["priorities"]},
         "rolled_back": False,
+        "management": {"interfaces": mgmt["interfaces"], "controller": mgmt["controller"], "address": mgmt["address"],
+                       "sources": mgmt["sources"], "protected": not allow_mgmt_change},
         "diff": [{"before_header": "rail network (runtime)", "after_header": "rail network (plan)",
                   "before": model_text(before), "after": model_text(desired)}]
         + [{"before_header": i["path"], "after_header": i["path"], "before": i["before"], "after": i["after"]}
@@ -206,20 +249,56 @@ def run(host, intent, check_mode=False, persistence="auto", manage_sysctls=True,
             lost = mgmt_problems(snapshot, mgmt_snapshot(host, list(mgmt_targets), after_json))
             if lost:
                 raise HostNetError("management path check failed after the change: " + "; ".join(lost))
-        except HostNetError as exc:
-            if rollback:
-                result.update(restore(host, before, scope))
-                result["rolled_back"] = True
-            raise ApplyError(str(exc) + (" (restored the previous state)" if rollback else " (rollback disabled)"), result)
+        except Exception as exc:  # noqa: BLE001 - any failure after the batch (sysctl, ip -j, read-back) restores
+            _fail_and_restore(host, before, scope, rollback, result, "runtime change", exc, [])
 
-    for item in file_items:
-        if item["action"] == "write":
-            host.write(item["path"], item["after"], item["mode"])
-        elif item["action"] == "link":
-            host.symlink(item["path"], item["target"])
-        else:
-            host.remove(item["path"])
-    written = [i["path"] for i in file_items if i["action"] != "remove"]
-    if written:
-        host.reload_backend(persistence, written)
+    done = []
+    try:
+        for item in file_items:
+            if item["action"] == "write":
+                host.write(item["path"], item["after"], item["mode"])
+            elif item["action"] == "link":
+                host.symlink(item["path"], item["target"])
+            else:
+                host.remove(item["path"])
+            done.append(item)
+        written = [i["path"] for i in file_items if i["action"] != "remove"]
+        if written:
+            host.reload_backend(persistence, written)
+    except Exception as exc:  # noqa: BLE001
+        _fail_and_restore(host, before, scope, rollback and bool(items), result, "persistence", exc, done if rollback else [])
     return result
+
+
+def _undo_files(host, done):
+    """Put back the files this run wrote or removed (previous content, or no file); returns errors."""
+    errors = []
+    for item in reversed(done):
+        try:
+            if item["action"] == "link" or not item.get("before"):
+                host.remove(item["path"])
+            else:
+                host.write(item["path"], item["before"], item.get("mode") or 0o644)
+        except Exception as exc:  # noqa: BLE001
+            errors.append("%s: %s" % (item["path"], exc))
+    return errors
+
+
+def _fail_and_restore(host, before, scope, rollback, result, stage, exc, done):
+    reason = str(exc) if isinstance(exc, HostNetError) else "%s failed: %s: %s" % (stage, type(exc).__name__, exc)
+    file_errors = _undo_files(host, done)
+    if rollback:
+        try:
+            result.update(restore(host, before, scope))
+            result["rolled_back"] = not result.get("not_restored") and not result.get("restore_errors") and not file_errors
+        except Exception as rexc:  # noqa: BLE001
+            result.update(rolled_back=False, restore_errors=["restore failed: %s: %s" % (type(rexc).__name__, rexc)])
+    if file_errors:
+        result["restore_errors"] = result.get("restore_errors", []) + file_errors
+    if not rollback:
+        tail = " (rollback disabled)"
+    elif result.get("rolled_back"):
+        tail = " (restored the previous state, read back)"
+    else:
+        tail = " (NOT fully restored: %s)" % "; ".join(result.get("not_restored", []) + result.get("restore_errors", []))
+    raise ApplyError(reason + tail, result)

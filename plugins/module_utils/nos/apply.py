@@ -1,167 +1,330 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Apply a driver's remediation inside the NOS's transaction, verify, save; roll back on failure.
+"""Apply a driver's remediation inside the NOS's own transaction, verify the whole running config, save;
+on any failure undo and *prove* the undo by reading the whole running config back.
 
-No Ansible and no netmiko import here: the caller passes ``connect()``, a factory returning a
-netmiko-like connection (send_command, send_config_set, save_config, disconnect).
+One flow for every NOS: the driver's ``transaction`` class (nos/transactions.py) knows the NOS's
+mechanism; nothing here names a NOS. No Ansible and no netmiko import: the caller passes ``connect()``,
+a factory returning a netmiko-like connection.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import tempfile
 import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Image, differences, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, StepError, check_safe
 
 
 class ApplyError(Exception):
-    def __init__(self, msg, attempted, device_error, rolled_back, state=None):
+    """``rolled_back``: True only when the read-back proved the before-image; False when it proved a
+    difference or could not read; None when nothing was sent (refused)."""
+
+    def __init__(self, msg, attempted, device_error, rolled_back, state=None, step=None, command=None, differs=None):
         Exception.__init__(self, msg)
         self.attempted = attempted
         self.device_error = device_error
         self.rolled_back = rolled_back
         self.state = state
+        self.step, self.command, self.differs = step, command, differs
 
 
-class Applier(object):
-    def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None):
-        self.driver, self.connect, self.intent, self.qos = driver, connect, intent, qos
-        self.sections = tuple(sections)
-        self.commit_timer = int(commit_timer or 0)
-        self.tag = "aif-%s" % (name_suffix or int(time.time() * 1000) % 100000000)
+class DeviceLock(object):
+    """Per-device lock on the controller (flock on a file per host:port): two runs never interleave."""
+
+    def __init__(self, key, directory=None, timeout=300):
+        directory = directory or os.path.join(tempfile.gettempdir(), "aifabric-switch-locks")
+        os.makedirs(directory, exist_ok=True)
+        self.path = os.path.join(directory, re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".lock")
+        self.timeout, self.fh = timeout, None
+
+    def __enter__(self):
+        import fcntl
+        self.fh = open(self.path, "a+")
+        end = time.time() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except (IOError, OSError) as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() >= end:
+                    self.fh.seek(0)
+                    holder = self.fh.read().strip() or "unknown"
+                    self.fh.close()
+                    raise RefusedError("another run holds the controller lock %s (%s) for more than %ss"
+                                       % (self.path, holder, self.timeout))
+                time.sleep(0.2)
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write("pid %d since %s" % (os.getpid(), time.strftime("%H:%M:%S")))
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+        return False
+
+
+class DeviceIO(object):
+    """Commands to one device; every failure becomes a StepError with the step, the command and the
+    device's own text (or what netmiko's session log last saw, for a timeout)."""
+
+    def __init__(self, driver, connect, read_timeout=120, reconnect_timeout=30):
+        self.driver, self.connect = driver, connect
+        self.read_timeout, self.reconnect_timeout = read_timeout, reconnect_timeout
         self.conn = None
         self.attempted = []
 
-    # ------------------------------------------------------------------ helpers
-    def _conn(self, fresh=False):
-        if fresh and self.conn is not None:
-            try:
-                self.conn.disconnect()
-            except Exception:  # noqa: BLE001 - the old session may already be gone
-                pass
-            self.conn = None
+    def get(self):
         if self.conn is None:
             self.conn = self.connect()
         return self.conn
-
-    def read(self, fresh=False):
-        conn = self._conn(fresh)
-        return self.driver.parse(conn.send_command(self.driver.show_running), self.intent, self.sections)
 
     def close(self):
         if self.conn is not None:
             try:
                 self.conn.disconnect()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the session may already be gone
                 pass
             self.conn = None
 
-    def _send(self, cmds, **kw):
-        self.attempted.extend(cmds)
-        return self._conn().send_config_set(cmds, error_pattern=self.driver.error_pattern, **kw)
+    def fresh(self, step):
+        """A new session in exec mode (the old one may be dead, in config mode, or mid-answer)."""
+        self.close()
+        end = time.time() + self.reconnect_timeout
+        while True:
+            try:
+                return self.get()
+            except Exception as exc:  # noqa: BLE001
+                if time.time() >= end:
+                    raise StepError(step, "connect", str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                                    "could not reconnect within %ss" % self.reconnect_timeout)
+                time.sleep(1)
+
+    def _fail(self, step, cmd, exc, note=None):
+        said = _log_tail(self.conn) or str(exc)
+        self.close()   # never reuse a session whose state is unknown
+        return StepError(step, cmd, said, note or "%s" % (type(exc).__name__,))
+
+    def _check(self, step, cmd, out, ok=None, tolerate=None):
+        pat = self.driver.error_pattern
+        if pat and re.search(pat, out, re.M) and not (tolerate and re.search(tolerate, out)):
+            raise StepError(step, cmd, out, "the device rejected it")
+        if ok and not re.search(ok, out, re.M):
+            raise StepError(step, cmd, out, "expected an answer matching %r" % ok)
+        return out
+
+    def run(self, step, cmd, ok=None, read_timeout=None, in_config=False, tolerate=None, fresh_on_error=False):
+        if not cmd.startswith("show ") and not cmd.startswith("nv config show") and "diff" not in cmd:
+            self.attempted.append(cmd)
+        try:
+            conn = self.get()
+            # a command that leaves config mode changes the prompt: wait for any prompt end, not the old one
+            kw = dict(expect_string=r"[>#\$]\s*$") if in_config else {}
+            out = conn.send_command(cmd, read_timeout=read_timeout or self.read_timeout, **kw)
+        except Exception as exc:  # noqa: BLE001
+            if fresh_on_error:
+                self.fresh(step)
+                return self.run(step, cmd, ok, read_timeout, in_config, tolerate)
+            raise self._fail(step, cmd, exc, _why(exc, read_timeout or self.read_timeout))
+        return self._check(step, cmd, out, ok, tolerate)
+
+    def configure(self, step, cmds, enter=None, leave=True):
+        """Enter config mode (``enter`` command, the platform's default when None, none when False) and type
+        each line, checking each answer: a rejected line stops the push there and names itself."""
+        cmd = enter or "configure terminal"
+        try:
+            conn = self.get()
+            if enter is not False:   # False: a shell-like CLI (NVUE) with no config mode
+                conn.config_mode(enter) if enter else conn.config_mode()
+                self.attempted.append(cmd)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(step, cmd, exc, "cannot enter config mode (%s)" % type(exc).__name__)
+        for cmd in cmds:
+            self.attempted.append(cmd)
+            try:
+                out = conn.send_config_set([cmd], enter_config_mode=False, exit_config_mode=False,
+                                           read_timeout=self.read_timeout)
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(step, cmd, exc, _why(exc, self.read_timeout))
+            try:
+                self._check(step, cmd, out)
+            except StepError:
+                self.close()
+                raise
+        if leave:
+            try:
+                conn.exit_config_mode()
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(step, "end", exc)
+
+    def save(self, step):
+        cmd = getattr(self.driver, "save_command", None) or "save"
+        self.attempted.append(cmd)
+        try:
+            out = self.get().save_config()
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(step, cmd, exc, _why(exc, self.read_timeout))
+        return self._check(step, cmd, out)
+
+
+def _why(exc, timeout):
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return "no answer within %ss (%s)" % (timeout, name)
+    if isinstance(exc, (EOFError, OSError)) or "closed" in str(exc).lower() or "socket" in str(exc).lower():
+        return "the session was lost (%s)" % name
+    return "%s: %s" % (name, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+
+
+def _log_tail(conn, chars=400):
+    log = getattr(conn, "_aif_log", None)
+    if log is None:
+        return ""
+    try:
+        text = log.getvalue().decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001
+        return ""
+    return text[-chars:].strip()
+
+
+class Applier(object):
+    def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None,
+                 read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300):
+        self.driver, self.intent, self.qos = driver, intent, qos
+        self.sections = tuple(sections)
+        self.commit_timer = int(commit_timer or 0)
+        self.tag = "aif-%s" % (name_suffix or "%d-%d" % (os.getpid() % 100000, int(time.time() * 1000) % 100000000))
+        self.io = DeviceIO(driver, connect, read_timeout, reconnect_timeout)
+        self.lock_key, self.lock_dir, self.lock_timeout = lock_key, lock_dir, lock_timeout
+        self.before_image = None
+        self.notes = []
+
+    # ------------------------------------------------------------------ compatibility helpers
+    @property
+    def attempted(self):
+        return self.io.attempted
+
+    def _conn(self, fresh=False):
+        return self.io.fresh("connect") if fresh else self.io.get()
+
+    def close(self):
+        self.io.close()
+
+    def read_image(self, step="read"):
+        out = self.io.run(step, self.driver.show_running)
+        try:
+            return image(self.driver, out, self.intent, self.sections)
+        except ValueError as exc:
+            raise StepError(step, self.driver.show_running, out, str(exc))
+
+    def read(self, fresh=False):
+        if fresh:
+            self.io.fresh("read")
+        return self.read_image().managed
+
+    @property
+    def config_digest(self):
+        return self.before_image.digest() if self.before_image is not None else None
 
     # ------------------------------------------------------------------ plan
     def plan(self):
-        before = self.read()
+        self.before_image = self.read_image("read")
+        before = self.before_image.managed
         after = self.driver.render(self.intent, self.qos, self.sections)
         return before, after, self.driver.diff(before, after)
 
     # ------------------------------------------------------------------ apply
-    def apply(self, before, after, cmds, save=True):
-        tx = self.driver.transaction
+    def _lock(self):
+        return DeviceLock(self.lock_key or "device-%s" % self.tag, self.lock_dir, self.lock_timeout)
+
+    def apply(self, before, after, cmds, save=True, expected_digest=None):
         try:
-            if tx == "checkpoint":
-                self._conn().send_command("checkpoint %s" % self.tag)
-            if tx == "revision":
-                self._conn().send_command("nv config detach")
-            self._push(cmds)
-            got = self.read()
-            if got != after:
-                raise ApplyError("verification failed: managed config differs from intent after apply",
-                                 self.attempted, _first_diff(got, after), False)
-            if tx == "session" and self.commit_timer:
-                self._conn().send_command("configure session %s commit" % self.tag)
+            with self._lock():
+                return self._apply_locked(before, after, cmds, save, expected_digest)
+        except RefusedError as exc:
+            raise ApplyError("refused, nothing was changed: %s" % exc, list(self.attempted), str(exc), None, step="preflight")
+
+    def _apply_locked(self, before, after, cmds, save, expected_digest):
+        budget = 2 * self.io.read_timeout + 30
+        txn = self.driver.transaction(self.driver, self.io, self.tag, self.commit_timer, budget)
+        # compare-and-swap: the device must still be what this run read (and what a reviewer saw)
+        base = self.read_image("preflight")
+        if expected_digest and base.digest() != expected_digest:
+            raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
+                               % (base.digest(), expected_digest))
+        if self.before_image is not None and base != self.before_image:
+            raise RefusedError("the running config changed since this run read it: %s" % differences(base, self.before_image))
+        if base.managed != before:
+            raise RefusedError("the managed config changed since this run read it")
+        check_safe(cmds)
+        txn.preflight()
+
+        def verify(step):
+            got = self.read_image(step)
+            want = Image(after, base.outside)
+            if got != want:
+                raise StepError(step, self.driver.show_running, "",
+                                "the running config read back is not the before-image plus the intended change: %s"
+                                % differences(got, want))
+
+        saving = False
+        try:
+            txn.begin()
+            txn.stage(cmds)
+            txn.commit(verify)
             if save:
-                self.save()
-        except Exception as exc:  # noqa: BLE001 - any failure leads to rollback
-            device_error = getattr(exc, "device_error", None) or str(exc)
-            ok, state = self.rollback(before)
-            raise ApplyError("apply failed on %s (%s); rollback %s" % (
-                self.driver.name, device_error.strip().splitlines()[-1] if device_error.strip() else type(exc).__name__,
-                "restored the previous config" if ok else "DID NOT restore the previous config"),
-                list(self.attempted), device_error, ok, state)
+                saving = True
+                txn.save()
+        except Exception as exc:  # noqa: BLE001 - every failure goes through undo + proof
+            err = exc if isinstance(exc, StepError) else StepError("apply", None, str(exc), type(exc).__name__)
+            self._undo_and_raise(txn, base, err, resave=saving)
         finally:
-            if tx == "checkpoint":
-                try:
-                    self._conn().send_command("no checkpoint %s" % self.tag)
-                except Exception:  # noqa: BLE001
-                    pass
+            txn.cleanup()
+        self.notes = txn.notes
         return True
 
-    def _push(self, cmds):
-        tx = self.driver.transaction
-        if tx == "session":
-            commit = "commit timer %s" % _hms(self.commit_timer) if self.commit_timer else "commit"
-            self._send(list(cmds) + [commit], config_mode_command="configure session %s" % self.tag, exit_config_mode=False)
-        elif tx == "revision":
-            self._send(list(cmds), enter_config_mode=False, exit_config_mode=False)
-            pending = self._conn().send_command("nv config diff -o commands")
-            if not pending.strip():
-                raise ApplyError("NVUE pending revision is empty after staging", self.attempted, pending, False)
-            self.attempted.append("nv config apply -y")
-            out = self._conn().send_command("nv config apply -y", read_timeout=120)
-            if "applied" not in out:
-                raise ApplyError("nv config apply failed", self.attempted, out, False)
-        else:
-            self._send(list(cmds))
-
-    def save(self):
-        if self.driver.transaction == "revision":
-            self._conn().send_command("nv config save")
-        else:
-            self._conn().save_config()
-
-    # ------------------------------------------------------------------ rollback
-    def rollback(self, before):
-        """Bring the managed sections back to ``before``; returns (ok, managed state seen)."""
-        tx = self.driver.transaction
-        state = None
-        try:
+    def _undo_and_raise(self, txn, base, err, resave):
+        undo_error, what, state, differs, restored = None, None, None, None, False
+        for attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
             try:
-                conn = self._conn()
-                conn.find_prompt()
-            except Exception:  # noqa: BLE001 - session lost: open a new one
-                conn = self._conn(fresh=True)
-            if tx == "session":
-                try:
-                    conn.send_command("abort") if conn.check_config_mode() else None
-                except Exception:  # noqa: BLE001
-                    pass
-            if tx == "checkpoint":
-                conn.send_command("rollback running-config checkpoint %s" % self.tag, read_timeout=120)
-            if tx == "revision":
-                conn.send_command("nv config detach")
-            state = self.read()
-            if state != before:
-                # session committed / revision applied / klish partial: apply the computed reverse
-                back = self.driver.diff(state, before)
-                if tx == "session":
-                    conn.send_config_set(back + ["commit"], config_mode_command="configure session %s-rb" % self.tag,
-                                         exit_config_mode=False, error_pattern=self.driver.error_pattern)
-                elif tx == "revision":
-                    conn.send_config_set(back, enter_config_mode=False, exit_config_mode=False, error_pattern=self.driver.error_pattern)
-                    conn.send_command("nv config apply -y", read_timeout=120)
-                else:
-                    conn.send_config_set(back, error_pattern=self.driver.error_pattern)
-                state = self.read()
-            return state == before, state
-        except Exception:  # noqa: BLE001
-            return False, state
-
-
-def _hms(seconds):
-    return "%02d:%02d:%02d" % (seconds // 3600, seconds % 3600 // 60, seconds % 60)
-
-
-def _first_diff(got, want):
-    g, w = set(got.splitlines()), set(want.splitlines())
-    return "missing: %s; unexpected: %s" % (sorted(w - g)[:5], sorted(g - w)[:5])
+                what = txn.abort(lambda: self.read_image("abort").managed, base.managed)
+                undo_error = None
+                break
+            except Exception as exc:  # noqa: BLE001
+                undo_error = exc
+        try:
+            if undo_error is not None:
+                self.io.fresh("prove")
+            got = self.read_image("prove")
+            state = got.managed
+            differs = differences(got, base) if got != base else None
+            txn.cleanup()
+            left = txn.leftovers()
+            restored = differs is None and not left
+            if left:
+                differs = ((differs + "; ") if differs else "") + "left on the device: " + ", ".join(left)
+            if restored and resave:
+                txn.save()   # startup may already hold the change: save the restored config over it
+        except Exception as exc:  # noqa: BLE001
+            differs = "could not read the config back to prove it: %s" % exc
+        if undo_error is not None:
+            undo = "undo failed (%s)" % undo_error
+        else:
+            undo = "undo: %s" % what
+        if restored:
+            claim = "restored: the whole running config read back equals the before-image"
+        elif differs and differs.startswith("could not"):
+            claim = "NOT proven restored: %s" % differs
+        else:
+            claim = "NOT restored: %s" % differs
+        msg = "apply failed on %s at %s; %s; %s" % (self.driver.name, err, undo, claim)
+        raise ApplyError(msg, list(self.attempted), err.output or str(err), restored, state,
+                         step=err.step, command=err.command, differs=differs)

@@ -55,7 +55,7 @@ class Driver(object):
     show_running = "show running-config"
     # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
     error_pattern = None
-    transaction = None       # 'session', 'checkpoint', 'revision', 'reverse'
+    transaction = None       # the NOS's Transaction class (nos/transactions.py)
 
     def mtu(self, intent):
         """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""

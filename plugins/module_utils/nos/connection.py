@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 
 CONNECTION_ARGS = dict(
@@ -11,6 +12,7 @@ CONNECTION_ARGS = dict(
     port=dict(type="int", default=22),
     username=dict(type="str", required=True),
     password=dict(type="str", no_log=True),
+    secret=dict(type="str", no_log=True),
     device_type=dict(type="str"),
     host_key_checking=dict(type="bool", default=True),
     known_hosts=dict(type="path"),
@@ -36,14 +38,28 @@ def netmiko_factory(params, driver):
     else:
         kwargs.update(system_host_keys=True)
 
+    if params.get("secret"):
+        kwargs["secret"] = params["secret"]
+
     def connect():
-        conn = ConnectHandler(**kwargs)
+        # an in-memory session log (netmiko masks the password and secret in it): when a read times out,
+        # what the device last said is the only evidence of why
+        log = io.BytesIO()
+        conn = ConnectHandler(session_log=log, **kwargs)
+        conn._aif_log = log
         _fail_fast_on_close(conn)
+        if params.get("secret"):
+            conn.enable()  # unprivileged exec (EOS/NX-OS `>`) -> privileged, with netmiko's enable handling
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
             _asternos_prompt_reads(conn)
         return conn
     return connect
+
+
+def lock_key(params):
+    """Key of the controller's per-device lock: the switch's address and SSH port."""
+    return "%s_%s" % (params["host"], params["port"])
 
 
 def _fail_fast_on_close(conn):

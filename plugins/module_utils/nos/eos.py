@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, parse_tree
@@ -63,7 +64,7 @@ class EosDriver(CliDriver):
     device_type = device_type_for(name)
     indent = 3
     hier_platform = "ARISTA_EOS"
-    transaction = "session"
+    transaction = transactions.EosSessionTxn
     error_pattern = r"% ?(Invalid input|Incomplete command|Ambiguous command|Unavailable command|Error)"
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show priority-flow-control counters"

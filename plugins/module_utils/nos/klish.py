@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
@@ -62,7 +63,7 @@ class KlishDriver(CliDriver):
     show_running = "show running-configuration"
     indent = 1
     hier_platform = "GENERIC"
-    transaction = "reverse"
+    transaction = transactions.KlishReverseTxn
     error_pattern = r"%\s*Error"
     save_command = "write memory"
     owned_sections = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of, safe_name
 
@@ -99,7 +100,7 @@ def nh_name(address):
 class NvueDriver(Driver):
     name = "nvue"
     device_type = device_type_for(name)
-    transaction = "revision"
+    transaction = transactions.NvueRevisionTxn
     show_running = "nv config show -o commands"
     error_pattern = r"^Error:|Invalid Command|command not found"
     save_command = "nv config save"

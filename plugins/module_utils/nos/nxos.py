@@ -9,6 +9,7 @@ Command sources: docs/switch-commands-sources.md#cisco-nx-os.
 from __future__ import annotations
 
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
@@ -19,7 +20,7 @@ class NxosDriver(CliDriver):
     device_type = device_type_for(name)
     indent = 2
     hier_platform = "CISCO_NXOS"
-    transaction = "checkpoint"
+    transaction = transactions.NxosCheckpointTxn
     error_pattern = r"% ?(Invalid command|Incomplete command|Ambiguous command|Invalid number|Invalid range)|ERROR:"
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show interface priority-flow-control"

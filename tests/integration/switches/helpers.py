@@ -1,8 +1,9 @@
+import json
 import os
 
 import lab
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 
@@ -11,12 +12,33 @@ def params(switch_lab, name):
                 host_key_checking=True, known_hosts=os.path.join(switch_lab["root"], "known_hosts"), timeout=10)
 
 
-def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None):
+def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None, **kw):
     dev = switch_lab["devices"][name]
     drv = get_driver(platform or dev["platform"])
-    return Applier(drv, netmiko_factory(params(switch_lab, name), drv), dev["intent"], switch_lab["plan"]["qos"], sections)
+    p = params(switch_lab, name)
+    kw.setdefault("read_timeout", 20)
+    kw.setdefault("reconnect_timeout", 5)
+    kw.setdefault("lock_dir", os.path.join(switch_lab["root"], "locks"))
+    return Applier(drv, netmiko_factory(p, drv), dev["intent"], switch_lab["plan"]["qos"], sections,
+                   lock_key=lock_key(p), **kw)
 
 
 def reset(switch_lab, name):
     dev = switch_lab["devices"][name]
     lab.reset(name, dev["platform"], dev["intent"], switch_lab["root"])
+
+
+def canon(value):
+    """Order-free form of a simulator config (trees or NVUE path lists)."""
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], list):
+        return [value[0], canon(value[1])]   # a tree node: [line, children]
+    if isinstance(value, list):
+        return sorted((canon(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    return value
+
+
+def full_state(name, root):
+    st = lab.read_state(name, root)
+    return {"running": json.dumps(canon(st["running"])), "startup": json.dumps(canon(st["startup"])),
+            "checkpoints": sorted(st.get("checkpoints") or {}), "pending": st.get("pending"),
+            "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}

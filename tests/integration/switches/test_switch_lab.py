@@ -1,9 +1,10 @@
 """Switch lab: converge, idempotence, drift, fault matrix, against the SSH simulators via netmiko."""
 import lab
 import pytest
-from helpers import applier, reset
+from helpers import applier, full_state, reset
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Image, differences
 
 ONE_PER_NOS = ["leaf0", "leaf1", "leaf2", "leaf3"]   # asternos, eos, nvue, nxos
 
@@ -82,11 +83,15 @@ def test_rejected_command_rolls_back_with_device_error(switch_lab):
 
 @pytest.mark.parametrize("name", ONE_PER_NOS)
 def test_fault_matrix_drop_at_every_k(switch_lab, name):
-    """A session drop after the k-th config command leaves the device in before or intended state."""
+    """A session drop after the k-th config command leaves the device in before or intended state: the
+    managed view *and* the whole running config, with no checkpoint, pending revision or session left."""
     reset(switch_lab, name)
     probe = applier(switch_lab, name, sections=("mtu",))
     before, after, cmds = probe.plan()
     probe.close()
+    full_before = full_state(name, switch_lab["root"])
+    # the intended whole config: the before-image outside the managed view, the intent inside it
+    intended = Image(after, probe.before_image.outside)
     n = len(cmds) + 2  # every config line, plus the commit/apply step
     outcomes = set()
     for k in range(1, n + 1):
@@ -104,8 +109,15 @@ def test_fault_matrix_drop_at_every_k(switch_lab, name):
         a.close()
         check = applier(switch_lab, name, sections=("mtu",))
         seen = check.plan()[0]
+        whole = check.before_image
         check.close()
         assert seen in (before, after), "k=%d left a partial config" % k
         assert seen == (after if outcome == "after" else before), k
+        # the whole device, not only the managed view: nothing else touched, nothing left behind
+        assert whole == (intended if outcome == "after" else probe.before_image), (k, differences(whole, intended))
+        st = full_state(name, switch_lab["root"])
+        assert (st["checkpoints"], st["pending"], st["sessions"]) == ([], None, {}), (k, st)
+        if outcome == "before":
+            assert st == full_before, k
         outcomes.add(outcome)
     assert "before" in outcomes

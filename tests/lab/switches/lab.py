@@ -69,8 +69,10 @@ def reset(name, platform, intent, root=None):
     os.makedirs(d, exist_ok=True)
     running = seed(name, platform, intent)
     with open(os.path.join(d, "state.json"), "w") as fh:
-        json.dump({"running": running, "startup": running, "checkpoints": {}, "pending": None, "revision": 1}, fh)
+        json.dump({"running": running, "startup": running, "checkpoints": {}, "pending": None, "revision": 1, "sessions": {}}, fh)
     set_faults(name, {}, root)
+    if os.path.exists(os.path.join(d, "down_until")):
+        os.remove(os.path.join(d, "down_until"))
 
 
 def set_faults(name, faults, root=None):

@@ -11,6 +11,16 @@ Fault injection, read at each new SSH session from <state-dir>/faults.json:
     {"drop_after": k}      close the session right after the k-th config command (one shot)
     {"reject": "regex"}    answer matching config commands with the NOS's error text
     {"delay": 0.05}        sleep before every answer
+    {"reject_skip": n}     with "reject": let the first n matching commands through (reject mid-batch)
+    {"drop_on": {"re": "^commit", "when": "before"|"after"}}
+                           close the session when a matching line arrives, before or after executing it
+    {"down_for": 5}        after any drop, refuse new SSH sessions for that many seconds (no reconnect)
+    {"slow": {"re": "^show running", "secs": 12, "skip": 1}}
+                           sleep before answering the (skip+1)-th matching line (once)
+    {"prompt_on": "regex"} answer a matching line with an unexpected `Proceed? [y/N]` and take the next
+                           line as the answer (the command is not executed)
+    {"timer_secs": 1}      EOS: a commit timer fires after this many seconds whatever was asked
+Every key but "reject", "reject_skip", "delay" and "timer_secs" is consumed by the session that reads it.
 """
 
 import argparse
@@ -94,6 +104,7 @@ class Device(object):
         self.pending = st.get("pending")      # nvue pending revision (survives sessions, like NVUE)
         self.revision = st.get("revision", 1)
         self.config_entries = st.get("config_entries", 0)
+        self.sessions = st.get("sessions", {})   # EOS configuration sessions: name -> state
 
     def entered(self):
         self.config_entries += 1
@@ -102,7 +113,7 @@ class Device(object):
     def persist(self):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
               "pending": self.pending, "revision": self.revision,
-              "config_entries": self.config_entries}
+              "config_entries": self.config_entries, "sessions": self.sessions}
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
@@ -115,12 +126,22 @@ class Device(object):
                 f = json.load(fh)
         except (IOError, ValueError):
             return {}
-        if "drop_after" in f:  # one shot: consumed by the session that reads it
-            rest = dict(f)
-            rest.pop("drop_after")
+        keep = ("reject", "reject_skip", "delay", "timer_secs")
+        if any(k not in keep for k in f):  # one shot: consumed by the session that reads it
             with open(path, "w") as fh:
-                json.dump(rest, fh)
+                json.dump({k: v for k, v in f.items() if k in keep}, fh)
         return f
+
+    def down(self):
+        try:
+            with open(os.path.join(self.state_dir, "down_until")) as fh:
+                return time.time() < float(fh.read())
+        except (IOError, ValueError):
+            return False
+
+    def go_down(self, secs):
+        with open(os.path.join(self.state_dir, "down_until"), "w") as fh:
+            fh.write(str(time.time() + float(secs)))
 
 
 # ----------------------------------------------------------------------------- CLI sessions
@@ -132,19 +153,55 @@ class Session(object):
         self.f = dev.faults()
         self.config_count = 0
         self.closed = False
+        self.rejects_seen = 0
+        self.slow_seen = 0
+        self.eat_next = False
+        self.quiet = False
 
     def write(self, text):
         if self.f.get("delay"):
             time.sleep(float(self.f["delay"]))
         self.chan.sendall(text.replace("\n", "\r\n").encode())
 
+    def drop(self):
+        if self.f.get("down_for"):
+            self.dev.go_down(self.f["down_for"])
+        raise Dropped()
+
     def count_config(self):
         self.config_count += 1
         if self.f.get("drop_after") and self.config_count >= int(self.f["drop_after"]):
-            raise Dropped()
+            self.drop()
 
     def rejected(self, line):
-        return bool(self.f.get("reject")) and re.search(self.f["reject"], line)
+        if not (self.f.get("reject") and re.search(self.f["reject"], line)):
+            return False
+        self.rejects_seen += 1
+        return self.rejects_seen > int(self.f.get("reject_skip", 0))
+
+    def slow_down(self, line):
+        slow = self.f.get("slow")
+        if slow and re.search(slow["re"], line):
+            self.slow_seen += 1
+            if self.slow_seen == int(slow.get("skip", 0)) + 1:
+                time.sleep(float(slow["secs"]))
+
+    def dispatch(self, line):
+        """Faults that act on whole lines, then the NOS's own handler."""
+        if self.eat_next:   # the unexpected confirmation takes this line as its answer
+            self.eat_next = False
+            return ""
+        drop = self.f.get("drop_on")
+        if drop and re.search(drop["re"], line) and drop.get("when", "before") == "before":
+            self.drop()
+        if self.f.get("prompt_on") and re.search(self.f["prompt_on"], line):
+            self.f = dict(self.f, prompt_on=None)
+            self.eat_next, self.quiet = True, True
+            return "Proceed? [y/N] "
+        out = self.handle(line)
+        if drop and re.search(drop["re"], line):
+            self.drop()
+        return out
 
     def run(self):
         self.write(self.banner())
@@ -166,10 +223,15 @@ class Session(object):
                         echo = ""
                     self.write("\n")
                     line, buf = buf, ""
+                    self.slow_down(line.strip())   # outside the device lock: other sessions go on
                     with self.dev.lock:
-                        out = self.handle(line.strip())
+                        out = self.dispatch(line.strip())
                     if out is None:
                         return
+                    if self.quiet:   # a question waits on the same line, without a prompt
+                        self.quiet = False
+                        self.write(out)
+                        continue
                     if out:
                         self.write(out if out.endswith("\n") else out + "\n")
                     self.write(self.prompt())
@@ -330,15 +392,28 @@ class EosSession(CliSession):
             return "Width set to %s columns." % line.split()[-1]
         if line == "terminal length 0":
             return "Pagination disabled."
-        m = re.match(r"configure session (\S+)( commit)?$", line)
-        if m and m.group(2):
+        m = re.match(r"configure session (\S+)( commit| abort)?$", line)
+        if m and m.group(2) == " commit":
             return self.confirm_timer(m.group(1))
+        if m and m.group(2) == " abort":
+            return self.abort_session(m.group(1))
         if m:
             self.dev.entered()
             self.mode, self.stack = "config", []
             self.session = (m.group(1), copy.deepcopy(self.dev.running))
+            self.dev.sessions[m.group(1)] = "pending"
+            self.dev.persist()
             self.target = self.session[1]
             return ""
+        m = re.match(r"no configure session (\S+)$", line)
+        if m:
+            if m.group(1) not in self.dev.sessions:
+                return "%% Session %s not found" % m.group(1)
+            self.dev.sessions.pop(m.group(1))
+            self.dev.persist()
+            return ""
+        if line == "show configuration sessions":
+            return self.show_sessions()
         if line in ("copy running-config startup-config", "write memory", "write"):
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()
@@ -359,8 +434,35 @@ class EosSession(CliSession):
         if self.dev.timer and self.dev.timer[0] == name:
             self.dev.timer[1].cancel()
             self.dev.timer = None
+            self.dev.sessions.pop(name, None)
+            self.dev.persist()
             return ""
         return "%% Session %s not found or timer not pending" % name
+
+    def abort_session(self, name):
+        """`configure session NAME abort` in exec: a commit timer still running is rolled back now."""
+        if self.dev.timer and self.dev.timer[0] == name:
+            self.dev.timer[1].cancel()
+            self.dev.running[:] = self.dev.timer[2]
+            self.dev.timer = None
+            self.dev.sessions.pop(name, None)
+            self.dev.persist()
+            return ""
+        if name in self.dev.sessions:
+            self.dev.sessions.pop(name)
+            self.dev.persist()
+            return ""
+        return "%% Session %s not found or timer not pending" % name
+
+    def show_sessions(self):
+        # layout after Arista's `show configuration sessions` examples (Name / State / User / Terminal);
+        # column widths are not taken from a capture
+        out = ["Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
+               "  Name          State                  User     Terminal", "  ------------- ---------------------- -------- --------"]
+        for name, state in sorted(self.dev.sessions.items()):
+            mark = "*" if self.session and self.session[0] == name else " "
+            out.append("%s %-13s %-22s %-8s %s" % (mark, name, state, "admin", "vty5"))
+        return "\n".join(out)
 
     def config_extra(self, line):
         if not self.session:
@@ -370,6 +472,8 @@ class EosSession(CliSession):
             b = tree_lines(self.session[1], 3)
             return "\n".join(difflib.unified_diff(a, b, "system:/running-config", "session:/%s-session-config" % self.session[0], lineterm=""))
         if line == "abort":
+            self.dev.sessions.pop(self.session[0], None)
+            self.dev.persist()
             self.session = None
             self.leave_config()
             return ""
@@ -379,6 +483,9 @@ class EosSession(CliSession):
             self.dev.running[:] = self.session[1]
             if m.group(1):
                 self.arm_timer(self.session[0], prev, int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4)))
+                self.dev.sessions[self.session[0]] = "pendingCommitTimer"
+            else:
+                self.dev.sessions.pop(self.session[0], None)
             self.dev.persist()
             self.session = None
             self.leave_config()
@@ -390,12 +497,15 @@ class EosSession(CliSession):
         """commit timer: roll back unless `configure session NAME commit` confirms in time."""
         def rollback():
             with self.dev.lock:
+                if not self.dev.timer or self.dev.timer[1] is not t:
+                    return
                 self.dev.running[:] = prev
                 self.dev.timer = None
+                self.dev.sessions.pop(name, None)
                 self.dev.persist()
-        t = threading.Timer(secs, rollback)
+        t = threading.Timer(float(self.f.get("timer_secs", secs)), rollback)
         t.daemon = True
-        self.dev.timer = (name, t)
+        self.dev.timer = (name, t, prev)
         t.start()
 
     def leave_config(self):
@@ -488,6 +598,12 @@ class NxosSession(CliSession):
             self.dev.checkpoints[m.group(1)] = copy.deepcopy(self.dev.running)
             self.dev.persist()
             return "Done"
+        if line == "show checkpoint summary":
+            out = ["User Checkpoint Summary", "-" * 80]
+            for i, name in enumerate(sorted(self.dev.checkpoints), 1):
+                out += ["%d) %s:" % (i, name), "Created by admin", "Created at Mon, 00:00:00 01 Jan 2026", "Size is 1,000 bytes",
+                        "Description: None", ""]
+            return "\n".join(out)
         m = re.match(r"no checkpoint (\S+)$", line)
         if m:
             self.dev.checkpoints.pop(m.group(1), None)
@@ -693,6 +809,9 @@ class Server(paramiko.ServerInterface):
 
 
 def serve_client(dev, sock, host_key):
+    if dev.down():   # "no reconnect": the switch is unreachable, the connection is refused at once
+        sock.close()
+        return
     t = paramiko.Transport(sock)
     t.add_server_key(host_key)
     srv = Server()

@@ -143,3 +143,74 @@ def test_lost_default_route_is_rolled_back_and_fails():
 
 def fixture_state(name):
     return {kind: fixture(name, kind) for kind in ("addr", "route", "rule")}
+
+
+# --- issue 12 item 6: management detected from the connection; any failure after the batch restores
+
+
+def no_default_route_state():
+    state = fixture_state("fresh")
+    state["route"] = [r for r in state["route"] if r.get("dst") != "default"]
+    return state
+
+
+def test_management_nic_under_another_name_is_refused_from_ssh_connection():
+    """The audit's case: the plan names the real management NIC as a rail NIC while saying the management
+    NIC is another one, and the default route is elsewhere: only the SSH connection gives it away."""
+    intent = lab_intent("gpu04")
+    intent["mgmt_interface"] = "eno9"
+    intent["nics"][0]["netdev"] = "eth0"
+    host = FakeHost(no_default_route_state())
+    ssh = "192.168.250.10 50514 192.168.250.14 22"
+    with pytest.raises(HostNetError, match=r"eth0 as a rail NIC, but it is this host's management interface .*SSH_CONNECTION"):
+        engine.run(host, intent, persistence="systemd", ssh_connection=ssh)
+    assert host.batches == [] and host.writes == []
+    # explicitly overridden: the protection is lifted (check mode: nothing written either way)
+    result = engine.run(host, intent, check_mode=True, persistence="systemd", ssh_connection=ssh, allow_mgmt_change=True)
+    assert result["management"]["protected"] is False and "eth0" in result["management"]["interfaces"]
+
+
+def test_controller_from_ssh_connection_becomes_a_checked_target():
+    host = FakeHost("drifted", after=[converged_state()])
+    result = engine.run(host, lab_intent("gpu04"), check_mode=True, persistence="systemd", manage_sysctls=False,
+                        ssh_connection="192.168.250.10 50514 192.168.250.14 22", mgmt_interface="eth0")
+    assert result["management"]["controller"] == "192.168.250.10"
+    assert result["management"]["interfaces"] == ["eth0"] and result["management"]["protected"]
+
+
+class FailingHost(FakeHost):
+    """FakeHost that fails one operation after the first ip batch."""
+
+    def __init__(self, *a, fail=None, **kw):
+        FakeHost.__init__(self, *a, **kw)
+        self.fail = fail
+
+    def write(self, path, content, mode):
+        if self.batches and len(self.batches) == 1 and self.fail and self.fail(path):
+            self.fail = None
+            raise PermissionError(13, "Permission denied", path)
+        FakeHost.write(self, path, content, mode)
+
+    def ip_json(self, args):
+        if self.fail == "ip" and self.batches and len(self.batches) == 1 and args[:1] == ["rule"]:
+            self.fail = None
+            raise HostNetError("ip -j rule show failed: RTNETLINK answers: Operation not permitted")
+        return FakeHost.ip_json(self, args)
+
+
+@pytest.mark.parametrize("fail, stage", [
+    (lambda p: p.startswith("/proc/sys/"), "runtime change failed: PermissionError"),
+    ("ip", "ip -j rule show failed"),
+    (lambda p: p == persist.BATCH_FILE, "persistence failed: PermissionError"),
+])
+def test_any_failure_after_the_batch_restores_and_reports_cleanly(fail, stage):
+    intent = lab_intent("gpu04")
+    host = FailingHost("drifted", after=[converged_state(), fixture_state("drifted")], fail=fail)
+    with pytest.raises(engine.ApplyError, match=stage) as err:
+        engine.run(host, intent, persistence="systemd", manage_sysctls=fail != "ip")
+    result = err.value.result
+    assert result["rolled_back"] is True, (str(err.value), result.get("not_restored"), result.get("restore_errors"))
+    assert "restored the previous state" in str(err.value)
+    restore_lines, force = host.batches[-1]
+    assert force and "link set dev rail3 mtu 1500" in restore_lines
+    assert persist.BATCH_FILE not in host.files, "a persistence file survived the failed run"

@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The whole running config as two comparable parts: the managed view (driver.parse) and everything
+outside it (every other line, with its parents, as a sorted list of paths).
+
+Verification after a change checks ``outside`` unchanged and ``managed`` == intended; a rollback is
+"restored" only when both parts equal the before-image. An interface header always stays in
+``outside``: a reverse that removed a whole port would show there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
+
+
+class Image(object):
+    def __init__(self, managed, outside):
+        self.managed, self.outside = managed, outside
+
+    def digest(self):
+        blob = json.dumps([self.managed, self.outside], sort_keys=True).encode("utf-8")
+        return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+    def __eq__(self, other):
+        return isinstance(other, Image) and (self.managed, self.outside) == (other.managed, other.outside)
+
+    def __ne__(self, other):
+        return not self == other
+
+
+def image(driver, running, intent, sections):
+    """Full running text -> Image. Raises ValueError when the text is not a config at all (an error page
+    parsed as an empty config would otherwise look like a clean device)."""
+    if re.search(driver.error_pattern or r"(?!x)x", running, re.M) or not running.strip():
+        raise ValueError("the device did not return a config: %s" % " | ".join(running.strip().splitlines()[-3:]))
+    managed = driver.parse(running, intent, sections)
+    norm = getattr(driver.transaction, "normalize", None)
+    text = norm(running) if norm else running
+    if hasattr(driver, "interface_re"):
+        outside = _cli_outside(driver, text, intent, sections)
+    else:
+        outside = _nvue_outside(driver, text, intent, sections)
+    return Image(managed, outside)
+
+
+def _cli_outside(driver, text, intent, sections):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
+    ports = set(driver.port(p) for p in ports_of(intent))
+    out = []
+
+    def walk(nodes, prefix):
+        for line, kids in nodes:
+            out.append(prefix + line)
+            walk(kids, prefix + line + " > ")
+    for line, children in parse_tree(text):
+        m = re.match(driver.interface_re, line)
+        if m:
+            out.append(line)   # the interface itself is never ours to remove
+            mine = m.group(1) in ports
+            walk([c for c in children if not (mine and driver._child_managed(c[0], sections))], line + " > ")
+        elif not driver._owned(line, sections):
+            walk([(line, children)], "")
+    return sorted(out)
+
+
+def _nvue_outside(driver, text, intent, sections):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import expand_path
+    ports = set(driver.port(p) for p in ports_of(intent))
+    out = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("nv set "):
+            continue
+        for path in expand_path(line[7:]):
+            # NVUE adds `interface swpN type swp` when a port is first configured: the port itself, not a change
+            if not driver._managed(path, ports, sections) and not re.match(r"interface (%s) type swp$" % "|".join(
+                    re.escape(p) for p in ports), path):
+                out.add(path)
+    return sorted(out)
+
+
+def differences(got, want, limit=8):
+    """Human summary of what differs between two Images (managed and outside)."""
+    parts = []
+    for label, g, w in (("managed", set(got.managed.splitlines()), set(want.managed.splitlines())),
+                        ("outside the managed view", set(got.outside), set(want.outside))):
+        missing, extra = sorted(w - g), sorted(g - w)
+        if missing:
+            parts.append("%s missing %d: %s" % (label, len(missing), "; ".join(x.strip() for x in missing[:limit])))
+        if extra:
+            parts.append("%s unexpected %d: %s" % (label, len(extra), "; ".join(x.strip() for x in extra[:limit])))
+    return ", ".join(parts) or "no difference"

@@ -1,0 +1,265 @@
+"""Fault matrix on every NOS (issue 12 item 7): each fault against a full apply (qos, mtu, pbr, save).
+
+Every case asserts the *whole* device state the simulator keeps (running and startup config in full,
+NX-OS checkpoints, the NVUE pending revision, EOS configuration sessions), not only the managed view,
+and the module's claim against it:
+  * 0 partial configs: running is exactly the before-image or exactly the intended one;
+  * 0 false claims: success => intended and saved; "restored" => before-image, nothing left behind;
+    refused => nothing sent;
+  * every recoverable fault ends restored (rolled_back True).
+The mutation checks prove the matrix fails when the rollback does nothing, and when it does nothing
+but claims success.
+"""
+import threading
+
+import lab
+import pytest
+from helpers import applier, full_state, reset
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import apply as apply_mod
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError, DeviceLock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key
+
+NOS = {"leaf0": "asternos", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
+READ_TIMEOUT = 4
+RECONNECT = 3
+SAVE_RE = {"asternos": r"^y$", "eos": r"^copy running-config", "nxos": r"^copy running-config", "nvue": r"^nv config save"}
+MTU_RE = r"^mtu |link mtu "
+SHOW_RE = r"^show running-config|^nv config show"
+
+
+def faults_for(name, n_cmds):
+    nos = NOS[name]
+    commit = {"eos": {"drop_on": {"re": r"^commit timer", "when": "after"}},
+              "nvue": {"drop_on": {"re": r"^nv config apply", "when": "after"}}}.get(
+        nos, {"drop_on": {"re": r"^end$", "when": "before"}})   # NX-OS/klish: every line is in, config mode not yet left
+    cases = {
+        "reject_mid_batch": {"reject": MTU_RE, "reject_skip": 2},
+        "drop_at_commit": commit,
+        "drop_at_save": {"drop_on": {"re": SAVE_RE[nos], "when": "after"}},
+        # reads: plan, preflight, then verification: the verification read outlasts the read timeout
+        "slow_read": {"slow": {"re": SHOW_RE, "secs": READ_TIMEOUT + 2, "skip": 2}},
+        "unexpected_prompt": {"prompt_on": MTU_RE},
+        "no_reconnect": {"drop_after": max(2, n_cmds // 2), "down_for": RECONNECT + 1},
+    }
+    if nos == "eos":
+        # the device's timer fires after 1 s whatever was asked, and the verification read takes 2 s
+        cases["commit_timer_expiry"] = {"timer_secs": 1, "slow": {"re": SHOW_RE, "secs": 2, "skip": 2}}
+    return cases
+
+
+_GOLDEN = {}
+
+
+def golden(switch_lab, name):
+    """(before, after) full device states of a clean run, once per device."""
+    if name not in _GOLDEN:
+        reset(switch_lab, name)
+        before = full_state(name, switch_lab["root"])
+        a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
+        b, af, cmds = a.plan()
+        a.apply(b, af, cmds)
+        a.close()
+        _GOLDEN[name] = (before, full_state(name, switch_lab["root"]), len(cmds))
+    return _GOLDEN[name]
+
+
+def run_case(switch_lab, name, fault):
+    """Run one faulted apply; return (claim, violations)."""
+    root = switch_lab["root"]
+    before, after, n_cmds = golden(switch_lab, name)
+    reset(switch_lab, name)
+    lab.set_faults(name, faults_for(name, n_cmds)[fault], root)
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT, reconnect_timeout=RECONNECT)
+    claim, err = "success", None
+    try:
+        b, af, cmds = a.plan()
+        a.apply(b, af, cmds)
+    except ApplyError as exc:
+        err = exc
+        claim = {True: "restored", False: "not restored", None: "refused"}[exc.rolled_back]
+    finally:
+        a.close()
+    lab.set_faults(name, {}, root)
+    seen = full_state(name, root)
+    bad = []
+    if seen["running"] not in (before["running"], after["running"]):
+        bad.append("partial config")
+    if claim == "success" and seen != after:
+        bad.append("false success: device is not the intended, saved config")
+    if claim == "restored" and seen != before:
+        bad.append("false restored: %s" % ", ".join(k for k in seen if seen[k] != before[k]))
+    if claim == "not restored":
+        bad.append("not restored after a recoverable fault: %s" % err)
+    if claim == "refused":
+        bad.append("refused without cause: %s" % err)
+    if err is not None and not (err.step and str(err).startswith("apply failed on %s at step " % NOS[name])):
+        bad.append("message does not name the step: %s" % err)
+    return claim, err, bad
+
+
+CASES = [(name, fault) for name in sorted(NOS) for fault in faults_for(name, 10)]
+
+
+@pytest.mark.parametrize("name,fault", CASES, ids=["%s-%s" % (NOS[n], f) for n, f in CASES])
+def test_fault(switch_lab, name, fault):
+    claim, err, bad = run_case(switch_lab, name, fault)
+    print("MATRIX %s %s claim=%s violations=%d %s" % (NOS[name], fault, claim, len(bad), (str(err) if err else "")[:300]))
+    assert not bad, bad
+    assert claim in ("success", "restored"), claim
+    if fault == "reject_mid_batch":
+        assert "rejected" in str(err) and ("Invalid" in err.device_error or "Error" in err.device_error), err
+
+
+@pytest.mark.parametrize("name", sorted(NOS), ids=[NOS[n] for n in sorted(NOS)])
+def test_outage_longer_than_reconnect_is_reported_honestly(switch_lab, name):
+    """The device stays unreachable past the reconnect window: the module must not claim anything it
+    could not read back; once reachable, a re-run converges."""
+    root = switch_lab["root"]
+    before, after, n_cmds = golden(switch_lab, name)
+    reset(switch_lab, name)
+    # down longer than both undo attempts and the proof read (3 reconnect windows)
+    lab.set_faults(name, {"drop_after": max(2, n_cmds // 2), "down_for": 4 * RECONNECT}, root)
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT, reconnect_timeout=RECONNECT)
+    b, af, cmds = a.plan()
+    with pytest.raises(ApplyError) as exc:
+        a.apply(b, af, cmds)
+    a.close()
+    assert exc.value.rolled_back is False and "NOT proven restored" in str(exc.value), str(exc.value)
+    import time
+    time.sleep(RECONNECT + 1)
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT, reconnect_timeout=RECONNECT + 5)
+    b, af, cmds = a.plan()
+    if cmds:
+        try:
+            a.apply(b, af, cmds)
+        except ApplyError as err:   # a left-over NOS session/revision makes the re-run refuse: say so
+            assert err.rolled_back is None and "pending" in str(err), str(err)
+            return
+    a.close()
+    assert full_state(name, root)["running"] == after["running"]
+
+
+def test_concurrent_runs_do_not_lose_updates(switch_lab):
+    """Two runs on one switch: the controller lock serialises them and the second refuses because the
+    device changed since it read it (no last-writer-wins, no false success)."""
+    for name in sorted(NOS):
+        reset(switch_lab, name)
+        a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
+        b = applier(switch_lab, name, sections=("mtu",), read_timeout=READ_TIMEOUT)
+        pa, pb = a.plan(), b.plan()
+        results = {}
+
+        def run(key, app, planned):
+            try:
+                app.apply(*planned)
+                results[key] = "success"
+            except ApplyError as exc:
+                results[key] = exc
+        threads = [threading.Thread(target=run, args=("A", a, pa)), threading.Thread(target=run, args=("B", b, pb))]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        a.close()
+        b.close()
+        outcomes = sorted("success" if r == "success" else "refused" if r.rolled_back is None else "other" for r in results.values())
+        assert outcomes == ["refused", "success"], (NOS[name], results)
+        refused = [r for r in results.values() if r != "success"][0]
+        assert "changed since" in str(refused), str(refused)
+        st = full_state(name, switch_lab["root"])
+        assert st["running"] == st["startup"]
+
+
+def test_controller_lock_held_refuses(switch_lab):
+    name = "leaf3"
+    reset(switch_lab, name)
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT, lock_timeout=0.5)
+    before = full_state(name, switch_lab["root"])
+    planned = a.plan()
+    from helpers import params
+    with DeviceLock(lock_key(params(switch_lab, name)), a.lock_dir, 1):
+        with pytest.raises(ApplyError) as exc:
+            a.apply(*planned)
+    a.close()
+    assert exc.value.rolled_back is None and "controller lock" in str(exc.value)
+    assert full_state(name, switch_lab["root"]) == before
+
+
+def test_expected_digest_guards_the_reviewed_diff(switch_lab):
+    name = "leaf1"
+    reset(switch_lab, name)
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
+    a.plan()
+    reviewed = a.config_digest
+    a.close()
+    # someone changes the switch between the reviewed check run and the apply
+    other = applier(switch_lab, name)
+    other._conn().send_config_set(["interface Ethernet3", "description changed by hand"])
+    other.close()
+    before = full_state(name, switch_lab["root"])
+    a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
+    planned = a.plan()
+    with pytest.raises(ApplyError) as exc:
+        a.apply(*planned, expected_digest=reviewed)
+    a.close()
+    assert exc.value.rolled_back is None and "reviewed" in str(exc.value)
+    assert full_state(name, switch_lab["root"]) == before
+
+
+def test_foreign_pending_change_is_refused_and_kept(switch_lab):
+    """NVUE: an operator's staged, unapplied revision; EOS: another operator's open configuration session."""
+    for name, stage in (("leaf2", ["nv set system hostname operator-was-here"]), ("leaf1", None)):
+        reset(switch_lab, name)
+        a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
+        planned = a.plan()
+        op = applier(switch_lab, name)
+        conn = op._conn()
+        if stage:
+            for cmd in stage:
+                conn.send_command(cmd)
+        else:
+            conn.config_mode("configure session operator1")
+            conn.send_config_set(["hostname operator"], enter_config_mode=False, exit_config_mode=False)
+        op.close()   # the operator walks away: the session / revision stays pending
+        seen = full_state(name, switch_lab["root"])
+        with pytest.raises(ApplyError) as exc:
+            a.apply(*planned)
+        a.close()
+        assert exc.value.rolled_back is None and "pending" in str(exc.value), str(exc.value)
+        assert full_state(name, switch_lab["root"]) == seen, "the operator's pending change was touched"
+
+
+# ----------------------------------------------------------------------------- mutation checks
+MUTATION_CASES = [(name, fault) for name in sorted(NOS) for fault in ("reject_mid_batch", "drop_at_save")]
+
+
+def test_mutation_noop_rollback_fails_the_matrix(switch_lab, monkeypatch):
+    """Rollback replaced by a no-op: the matrix must fail on every NOS."""
+    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn):
+        monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
+    failed = {}
+    for name, fault in MUTATION_CASES:
+        claim, err, bad = run_case(switch_lab, name, fault)
+        if bad or claim not in ("success", "restored"):
+            failed.setdefault(NOS[name], []).append(fault)
+    print("MUTATION noop-rollback caught:", failed)
+    assert sorted(failed) == sorted(NOS.values()), failed
+
+
+def test_mutation_lying_rollback_is_caught_by_device_state(switch_lab, monkeypatch):
+    """Rollback does nothing *and* the module claims "restored" without proof (the audited bug): the
+    matrix's own device-state checks must catch it on every NOS."""
+    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn):
+        monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
+
+    def lying(self, txn, base, err, resave):
+        raise ApplyError("apply failed on %s at %s; rollback restored the previous config" % (self.driver.name, err),
+                         list(self.attempted), err.output, True, step=err.step)
+    monkeypatch.setattr(apply_mod.Applier, "_undo_and_raise", lying)
+    caught = {}
+    for name, fault in MUTATION_CASES:
+        claim, err, bad = run_case(switch_lab, name, fault)
+        if any(b.startswith(("false", "partial")) for b in bad):
+            caught.setdefault(NOS[name], []).append(fault)
+    print("MUTATION lying-rollback caught:", caught)
+    assert sorted(caught) == sorted(NOS.values()), caught
