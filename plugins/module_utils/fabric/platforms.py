@@ -15,6 +15,7 @@ PLATFORM_DEVICE_TYPES = {
     "eos": "arista_eos",                 # Arista EOS
     "nvue": "cumulus_linux",             # NVIDIA Cumulus Linux 5.x, configured with NVUE `nv`
     "nxos": "cisco_nxos",                # Cisco NX-OS
+    "frr": "linux",                      # FRR 8.4 on a Linux whitebox: a shell running vtysh
 }
 
 

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The routed twin: a plan's leafs and spines as network namespaces running FRR, wired as the
+plan's cabling, with its GPU hosts as light namespaces on their leaf ports.
+
+    twin.py up   [--plan plan.json | --inventory inventories/lab] [--state build/twin] [--configure]
+    twin.py down [--state build/twin]
+
+Per router: namespace ``aif-<name>``, FRR 8.4 ``zebra``/``bgpd``/``pbrd`` started with
+``-N aif-<name>`` (config /etc/frr/aif-<name>/frr.conf), IPv4 forwarding on, L4 ECMP hashing
+(``fib_multipath_hash_policy=1``: the UDP source port of RoCEv2 enters the hash), and interfaces
+named as the plan's ports. Each router's management path is an SSH endpoint on 127.0.0.1 (one
+asyncssh server process for all routers, tests/lab/twin/sshd.py) whose sessions are a real bash
+inside the router's namespace with ``vtysh`` bound to that router: the controller reaches it
+with netmiko device_type ``linux``, the same path switch_config takes to a whitebox switch.
+
+The twin configures links and bridges (what the OS does on a whitebox switch), never FRR: the
+FRR config comes from the ``frr`` driver, pushed with ``--configure`` (or switch_config).
+Hosts get their plan addresses, routes and rules (what the host roles do on a real host).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FRR_DAEMONS = ("zebra", "bgpd", "pbrd")
+PREFIX = "aif-"
+BASE_PORT = 23000
+PASSWORD = "twin"   # lab-only credential of the twin's management SSH
+
+
+def run(*args, check=True):
+    out = subprocess.run(args, capture_output=True, text=True)
+    if check and out.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(args), out.stderr.strip() or out.stdout.strip()))
+    return out.stdout
+
+
+def nsrun(ns, *args, check=True):
+    return run("ip", "netns", "exec", ns, *args, check=check)
+
+
+def ns_of(name):
+    return PREFIX + name
+
+
+def load_plan(args):
+    if args.plan:
+        with open(args.plan) as handle:
+            return json.load(handle)
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    import yaml
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    with open(os.path.join(args.inventory, "group_vars", "all", "fabric.yml")) as handle:
+        intent = yaml.safe_load(handle)["fabric"]
+    # The twin's routers run FRR whatever the inventory's NOS: same plan, `frr` driver.
+    intent["leafs"].update(platform="frr", device_type=None, platform_overrides={})
+    intent["spines"].update(platform="frr", device_type=None)
+    return build_plan(intent)
+
+
+def routers(plan):
+    return list(plan["leafs"].items()) + list(plan["spines"].items())
+
+
+def veth(ns_a, name_a, ns_b, name_b, mtu):
+    tmp_a, tmp_b = "tw%da" % os.getpid(), "tw%db" % os.getpid()
+    run("ip", "link", "add", tmp_a, "mtu", str(mtu), "type", "veth", "peer", "name", tmp_b, "mtu", str(mtu))
+    run("ip", "link", "set", tmp_a, "netns", ns_a, "name", name_a)
+    run("ip", "link", "set", tmp_b, "netns", ns_b, "name", name_b)
+    nsrun(ns_a, "ip", "link", "set", name_a, "up")
+    nsrun(ns_b, "ip", "link", "set", name_b, "up")
+
+
+ROUTER_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+                  "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                  "net.ipv4.conf.all.ignore_routes_with_linkdown=1")
+
+
+def bootstrap_conf(name):
+    # Debian's default profile (/etc/frr/frr.conf ships `frr defaults traditional`); the rest of
+    # the config is the frr driver's.
+    return "frr version 8.4.4\nfrr defaults traditional\nhostname %s\nno ipv6 forwarding\nservice integrated-vtysh-config\n!\n" % name
+
+
+def start_frr(ns, name, state):
+    etc, var = "/etc/frr/%s" % ns, "/var/run/frr/%s" % ns
+    for path in (etc, var):
+        os.makedirs(path, exist_ok=True)
+        shutil.chown(path, "frr", "frr")
+    conf = os.path.join(etc, "frr.conf")
+    with open(conf, "w") as handle:
+        handle.write(bootstrap_conf(name))
+    shutil.chown(conf, "frr", "frr")
+    with open(os.path.join(etc, "vtysh.conf"), "w") as handle:
+        handle.write("service integrated-vtysh-config\n")
+    for daemon in FRR_DAEMONS:
+        nsrun(ns, "/usr/lib/frr/%s" % daemon, "-d", "-N", ns, "-f", conf)
+    # vtysh of this router, for the management shell's PATH
+    bindir = os.path.join(state, "bin", ns)
+    os.makedirs(bindir, exist_ok=True)
+    with open(os.path.join(bindir, "vtysh"), "w") as handle:
+        handle.write("#!/bin/sh\nexec /usr/bin/vtysh -N %s \"$@\"\n" % ns)
+    os.chmod(os.path.join(bindir, "vtysh"), 0o755)
+
+
+def up(args):
+    t0 = time.monotonic()
+    plan = load_plan(args)
+    state = os.path.abspath(args.state)
+    if os.path.exists(os.path.join(state, "twin.json")):
+        down(args)
+    os.makedirs(state, exist_ok=True)
+    with open(os.path.join(state, "plan.json"), "w") as handle:
+        json.dump(plan, handle, indent=1, sort_keys=True)
+    record = {"routers": {}, "hosts": [], "namespaces": []}
+    with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
+        json.dump(record, handle)
+    names = [name for name, _ in routers(plan)] + list(plan["hosts"])
+    for name in names:
+        run("ip", "netns", "add", ns_of(name))
+        record["namespaces"].append(ns_of(name))
+        nsrun(ns_of(name), "ip", "link", "set", "lo", "up")
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    for name, _ in routers(plan):
+        for sysctl in ROUTER_SYSCTLS:
+            nsrun(ns_of(name), "sysctl", "-qw", sysctl)
+    # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
+    for name, leaf in plan["leafs"].items():
+        for uplink in leaf["uplinks"]:
+            veth(ns_of(name), uplink["port"], ns_of(uplink["spine"]), uplink["spine_port"], leaf["mtu"])
+    # host <-> leaf links; scheme A: the leaf's host ports are members of the SVI's bridge
+    for name, host in plan["hosts"].items():
+        ns = ns_of(name)
+        for nic in host["nics"]:
+            leaf = plan["leafs"][nic["leaf"]]
+            veth(ns, nic["netdev"], ns_of(nic["leaf"]), nic["leaf_port"], leaf["mtu"])
+            nsrun(ns, "ip", "link", "set", nic["netdev"], "mtu", str(nic["mtu"]))
+            nsrun(ns, "ip", "addr", "add", "%s/%d" % (nic["address"], nic["prefixlen"]), "dev", nic["netdev"])
+        for key, value in sorted(host["sysctls"].items()):
+            nsrun(ns, "sysctl", "-qw", "%s=%s" % (key, value))
+        for route in host["routes"]:
+            cmd = ["ip", "route", "replace", route["dst"], "dev", route["dev"], "table", str(route["table"])]
+            if route.get("via"):
+                cmd += ["via", route["via"]]
+            if route.get("src"):
+                cmd += ["src", route["src"], "scope", route.get("scope", "link")]
+            nsrun(ns, *cmd)
+        for rule in host["rules"]:
+            nsrun(ns, "ip", "rule", "add", "priority", str(rule["priority"]), "from", rule["from"], "table", str(rule["table"]))
+        record["hosts"].append(name)
+    for name, leaf in plan["leafs"].items():
+        for iface in leaf.get("host_interfaces") or []:
+            if iface["kind"] == "svi":
+                bridge = "vlan%d" % iface["vlan"]
+                nsrun(ns_of(name), "ip", "link", "add", bridge, "mtu", str(leaf["mtu"]), "type", "bridge")
+                for port in iface["members"]:
+                    nsrun(ns_of(name), "ip", "link", "set", port, "master", bridge)
+                nsrun(ns_of(name), "ip", "link", "set", bridge, "up")
+    for index, (name, _record) in enumerate(routers(plan)):
+        ns = ns_of(name)
+        start_frr(ns, name, state)
+        record["routers"][name] = {"namespace": ns, "port": args.base_port + index}
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    start_sshd(plan, record, state)
+    write_inventory(plan, record, state)
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    record["up_seconds"] = round(time.monotonic() - t0, 2)
+    if args.configure:
+        t1 = time.monotonic()
+        configure(plan, record, state)
+        record["configure_seconds"] = round(time.monotonic() - t1, 2)
+    record["memory_kib"] = memory_kib(record)
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle, indent=1)
+    print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib") if k in record}))
+
+
+def start_sshd(plan, record, state):
+    key = os.path.join(state, "ssh_host_key")
+    log = open(os.path.join(state, "sshd.log"), "a")
+    proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sshd.py"),
+                             "--state", state, "--key", key, "--password", PASSWORD],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    record["sshd_pid"] = proc.pid
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.path.join(state, "known_hosts")):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("twin sshd did not start; see %s" % log.name)
+        time.sleep(0.1)
+
+
+def write_inventory(plan, record, state):
+    lines = ["# Generated by tests/lab/twin/twin.py: the twin's routers, reached like switches.",
+             "all:", "  children:", "    twin_routers:", "      hosts:"]
+    for name, info in record["routers"].items():
+        lines.append("        %s: {ansible_host: 127.0.0.1, ansible_port: %d, ansible_user: admin, "
+                     "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD,
+                                                                         os.path.join(state, "known_hosts")))
+    with open(os.path.join(state, "inventory.yml"), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def connection_params(record, name, state):
+    return dict(host="127.0.0.1", port=record["routers"][name]["port"], username="admin", password=PASSWORD,
+                device_type=None, host_key_checking=True, known_hosts=os.path.join(state, "known_hosts"), timeout=30)
+
+
+def configure(plan, record, state):
+    """Push every router's plan intent with the frr driver over SSH (switch_config's path)."""
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver, FrrTransaction
+    driver = FrrDriver()
+    for name, intent in routers(plan):
+        intent = dict(intent, name=name)
+        tx = FrrTransaction(driver, netmiko_factory(connection_params(record, name, state), driver), intent, plan["qos"],
+                            sections=("underlay", "pbr"))
+        try:
+            before, after, cmds = tx.plan()
+            if cmds:
+                tx.apply(before, after, cmds)
+        finally:
+            tx.close()
+
+
+def memory_kib(record):
+    """Resident memory of the twin's FRR daemons and its SSH server (sum of VmRSS)."""
+    total = 0
+    pids = run("pgrep", "-f", "-- -N %s" % PREFIX, check=False).split()
+    if record.get("sshd_pid"):
+        pids.append(str(record["sshd_pid"]))
+    for pid in pids:
+        try:
+            with open("/proc/%s/status" % pid) as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def down(args):
+    state = os.path.abspath(args.state)
+    path = os.path.join(state, "twin.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as handle:
+        record = json.load(handle)
+    if record.get("sshd_pid"):
+        try:
+            os.kill(record["sshd_pid"], 15)
+        except OSError:
+            pass
+    for ns in record.get("namespaces", []):
+        # FRR daemons of this router: their pid files name them exactly
+        for daemon in FRR_DAEMONS:
+            pidfile = "/var/run/frr/%s/%s.pid" % (ns, daemon)
+            try:
+                with open(pidfile) as handle:
+                    os.kill(int(handle.read().strip()), 15)
+            except (OSError, ValueError):
+                pass
+    time.sleep(0.5)
+    for ns in record.get("namespaces", []):
+        run("ip", "netns", "del", ns, check=False)
+        shutil.rmtree("/etc/frr/%s" % ns, ignore_errors=True)
+        shutil.rmtree("/var/run/frr/%s" % ns, ignore_errors=True)
+    os.remove(path)
+    for name in ("known_hosts", "inventory.yml"):
+        if os.path.exists(os.path.join(state, name)):
+            os.remove(os.path.join(state, name))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=["up", "down"])
+    parser.add_argument("--plan", help="plan.json to build the twin from")
+    parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
+                        help="inventory whose fabric intent is planned (routers as platform frr)")
+    parser.add_argument("--state", default=os.path.join(ROOT, "build", "twin"))
+    parser.add_argument("--base-port", type=int, default=BASE_PORT + int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0")))
+    parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        parser.error("the twin needs root (network namespaces)")
+    if args.action == "up":
+        up(args)
+    else:
+        down(args)
+
+
+if __name__ == "__main__":
+    main()
