@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: switch_config
-short_description: Render, diff and atomically apply a switch's RoCE QoS, MTU and port-binding config
+short_description: Render, diff and atomically apply a switch's RoCE QoS, MTU, underlay and port-binding config
 version_added: "1.0.0"
 description:
   - Runs on the controller and reaches the switch with netmiko.
@@ -16,7 +16,8 @@ description:
     the remediation (hier_config for CLI NOSes, a structured compare of C(nv set) commands for NVUE).
   - In check mode returns the diff without entering config mode.
   - Otherwise applies inside the NOS's transaction (EOS configuration session, NX-OS checkpoint,
-    NVUE revision, computed reverse commands on klish), re-reads and verifies the managed sections,
+    NVUE revision, computed reverse commands on klish; on C(frr) a C(vtysh -C -f) dry run, then C(vtysh -f) and the computed
+    reverse on failure), re-reads and verifies the managed sections,
     saves, and on any failure rolls back and fails with the commands attempted and the device's error.
 author: aifabric.roce developers (@aifabric)
 options:
@@ -24,7 +25,7 @@ options:
     description: Switch platform name from the plan record.
     type: str
     required: true
-    choices: [asternos, eos, nvue, nxos, sonic]
+    choices: [asternos, eos, frr, nvue, nxos, sonic]
   intent:
     description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])).
     type: dict
@@ -34,10 +35,13 @@ options:
     type: dict
     required: true
   sections:
-    description: Managed sections to render and reconcile.
+    description:
+      - Managed sections to render and reconcile.
+      - C(underlay) (interface addresses and eBGP from the plan's C(bgp)) is rendered by the C(frr) driver only;
+        C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str
-    choices: [qos, mtu, pbr]
+    choices: [qos, mtu, pbr, underlay]
     default: [qos, mtu, pbr]
   save:
     description: Save the running config to startup after a verified change.
@@ -157,6 +161,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import App
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrTransaction
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 
@@ -165,7 +170,7 @@ def main():
         platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
         intent=dict(type="dict", required=True),
         qos=dict(type="dict", required=True),
-        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr"], default=["qos", "mtu", "pbr"]),
+        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr", "underlay"], default=["qos", "mtu", "pbr"]),
         save=dict(type="bool", default=True),
         commit_timer=dict(type="int", default=0),
     )
@@ -176,7 +181,12 @@ def main():
     if not HAS_HIER_CONFIG:
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
-    applier = Applier(driver, netmiko_factory(module.params, driver), module.params["intent"], module.params["qos"],
+    if "underlay" in module.params["sections"] and driver.transaction != "frr":
+        module.fail_json(msg="section underlay is rendered by the frr driver only so far, not by %s; "
+                             "remove underlay from sections" % driver.name)
+    # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
+    applier_class = FrrTransaction if driver.transaction == "frr" else Applier
+    applier = applier_class(driver, netmiko_factory(module.params, driver), module.params["intent"], module.params["qos"],
                       module.params["sections"], commit_timer=module.params["commit_timer"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:

@@ -35,13 +35,13 @@ class Server(asyncssh.SSHServer):
         return password == self.password
 
 
-def shell_factory(ns, bindir):
+def shell_factory(ns, bindir, prompt):
     async def handle(process):
         master, slave = pty.openpty()
         cols, rows = (process.term_size or (200, 50))[:2]
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows or 50, cols or 200, 0, 0))
         env = {"PATH": "%s:/usr/sbin:/usr/bin:/sbin:/bin" % bindir, "TERM": "dumb", "HOME": "/root",
-               "PS1": "%s# " % ns[len("aif-"):], "LANG": "C"}
+               "PS1": "%s# " % prompt, "LANG": "C"}
         child = await asyncio.create_subprocess_exec(
             "ip", "netns", "exec", ns, "bash", "--noprofile", "--norc", "--noediting", "-i",
             stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
@@ -92,7 +92,7 @@ async def main(args):
     for name, info in record["routers"].items():
         bindir = os.path.join(args.state, "bin", info["namespace"])
         await asyncssh.create_server(lambda: Server(args.password), "127.0.0.1", info["port"], server_host_keys=[key],
-                                     process_factory=shell_factory(info["namespace"], bindir), encoding="utf-8",
+                                     process_factory=shell_factory(info["namespace"], bindir, name), encoding="utf-8",
                                      line_editor=False)
     public = key.export_public_key("openssh").decode().strip()
     with open(os.path.join(args.state, "known_hosts.tmp"), "w") as handle:

@@ -51,6 +51,12 @@ def ns_of(name):
     return PREFIX + name
 
 
+def set_prefix(prefix):
+    """Namespace prefix: a test twin (``aift-``) never meets the one `make twin-up` built."""
+    global PREFIX
+    PREFIX = prefix
+
+
 def load_plan(args):
     if args.plan:
         with open(args.plan) as handle:
@@ -120,7 +126,7 @@ def up(args):
     os.makedirs(state, exist_ok=True)
     with open(os.path.join(state, "plan.json"), "w") as handle:
         json.dump(plan, handle, indent=1, sort_keys=True)
-    record = {"routers": {}, "hosts": [], "namespaces": []}
+    record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
     names = [name for name, _ in routers(plan)] + list(plan["hosts"])
@@ -234,15 +240,26 @@ def configure(plan, record, state):
             tx.close()
 
 
+def frr_pids(record):
+    """Pids of the twin's FRR daemons, from their pid files (exact: no name matching)."""
+    pids = []
+    for info in record.get("routers", {}).values():
+        for daemon in FRR_DAEMONS:
+            try:
+                with open("/var/run/frr/%s/%s.pid" % (info["namespace"], daemon)) as handle:
+                    pids.append(int(handle.read().strip()))
+            except (OSError, ValueError):
+                pass
+    return pids
+
+
 def memory_kib(record):
-    """Resident memory of the twin's FRR daemons and its SSH server (sum of VmRSS)."""
+    """Resident memory of the twin's FRR daemons and its SSH server (sum of VmRSS), in KiB."""
     total = 0
-    pids = run("pgrep", "-f", "-- -N %s" % PREFIX, check=False).split()
-    if record.get("sshd_pid"):
-        pids.append(str(record["sshd_pid"]))
+    pids = frr_pids(record) + ([record["sshd_pid"]] if record.get("sshd_pid") else [])
     for pid in pids:
         try:
-            with open("/proc/%s/status" % pid) as handle:
+            with open("/proc/%d/status" % pid) as handle:
                 for line in handle:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
@@ -292,7 +309,9 @@ def main(argv=None):
     parser.add_argument("--state", default=os.path.join(ROOT, "build", "twin"))
     parser.add_argument("--base-port", type=int, default=BASE_PORT + int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0")))
     parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
+    parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
     args = parser.parse_args(argv)
+    set_prefix(args.ns_prefix)
     if os.geteuid() != 0:
         parser.error("the twin needs root (network namespaces)")
     if args.action == "up":
