@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the project needs (idempotent; skips what is present).
 set -euo pipefail
-packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns)
+packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns frr)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

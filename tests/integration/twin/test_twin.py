@@ -15,8 +15,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TWIN = os.path.join(ROOT, "tests", "lab", "twin")
 PROBE = os.path.join(TWIN, "probe.py")
-PREFIX = "aift-"
 PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
+PREFIX = "aift%d-" % PORT_OFFSET     # one twin per test port offset: parallel runs do not meet
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, TWIN)
 
@@ -44,19 +44,40 @@ def twin(tmp_path_factory):
     state = str(tmp_path_factory.mktemp("twin"))
     cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", PREFIX,
            "--base-port", str(24000 + PORT_OFFSET)]
-    out = subprocess.run(cmd[:2] + ["up", "--configure"] + cmd[2:], capture_output=True, text=True)
+    out = subprocess.run(cmd[:2] + ["up"] + cmd[2:], capture_output=True, text=True)
     try:
         assert out.returncode == 0, out.stderr[-3000:]
-        with open(os.path.join(state, "plan.json")) as handle:
+        with open(os.path.join(state, "plan", "plan.json")) as handle:
             plan = json.load(handle)
         with open(os.path.join(state, "twin.json")) as handle:
             record = json.load(handle)
-        print("\ntwin up %.1f s, configure %.1f s, memory %d KiB" % (
-            record["up_seconds"], record["configure_seconds"], record["memory_kib"]))
+        # configured the production way: role aifabric.roce.switch -> switch_config -> frr driver over SSH
+        started = time.monotonic()
+        recap = converge(state)
+        assert set(recap) == set(plan["leafs"]) | set(plan["spines"])
+        assert all(r["changed"] == 1 and r["failed"] == 0 for r in recap.values()), recap
+        print("\ntwin up %.1f s, site role converge %.1f s, memory %d KiB" % (
+            record["up_seconds"], time.monotonic() - started, record["memory_kib"]))
         yield {"plan": plan, "state": state, "record": record}
     finally:
         subprocess.run(cmd[:2] + ["down"] + cmd[2:], capture_output=True, text=True)
         shutil.rmtree(state, ignore_errors=True)
+
+
+def converge(state, *extra):
+    """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+                          os.path.join(state, "inventory.yml"), os.path.join(os.path.dirname(__file__), "converge.yml")]
+                         + list(extra), capture_output=True, text=True, env=env)
+    recap = {}
+    for line in out.stdout.splitlines():
+        parts = line.split(":", 1)
+        if len(parts) == 2 and "ok=" in parts[1] and "changed=" in parts[1]:
+            recap[parts[0].strip()] = dict((k, int(v)) for k, v in (f.split("=") for f in parts[1].split()))
+    assert recap, out.stdout[-3000:] + out.stderr[-3000:]
+    return recap
 
 
 def wait_sessions(plan, timeout=30):
@@ -200,6 +221,11 @@ def test_idempotent_and_an_injected_change_is_found_and_repaired(twin):
         assert tx.plan()[2] == []
     finally:
         tx.close()
+
+
+def test_role_is_idempotent_in_check_mode(twin):
+    recap = converge(twin["state"], "--check")
+    assert all(r["changed"] == 0 and r["failed"] == 0 for r in recap.values()), recap
 
 
 def test_a_refused_change_leaves_the_router_as_it_was(twin):
