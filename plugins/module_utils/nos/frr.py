@@ -8,9 +8,10 @@ Managed config, in FRR's own ``show running-config`` form (integrated config, pr
 ``frr defaults traditional``):
   underlay  ``interface`` addresses (loopback, fabric /31s, the leaf's host SVI or routed host
             ports), ``router bgp`` (RFC 7938 eBGP from the plan's ``bgp``)
-  pbr       ``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N`` (per host source: local
-            destinations ``set vrf unchanged`` = main table, the rest ``set nexthop-group`` of
-            the bound spine), ``pbr-policy`` on the host-facing L3 interface
+  pbr       ``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N`` (first the leaf's local
+            destinations ``set vrf unchanged`` = the main table, then per host source
+            ``set nexthop-group`` of the bound spine), ``pbr-policy`` on the host-facing L3
+            interface (the SVI in scheme A, each routed host port in scheme B)
   qos, mtu  nothing: FRR has no QoS, and port MTU is the Linux/ASIC layer's, not FRR's
 Command sources: docs/switch-commands-sources.md#frr-84.
 
@@ -32,8 +33,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driv
 
 FRR_SECTIONS = ("underlay", "pbr")
 PBR_MAP = PREFIX + "PBR"
-# seq per binding: local-destination rules first, then the pin; pbr-map seq is 1-700 in FRR 8.4
-SEQ_STEP = 10
+# pbr-map seq is 1-700 in FRR 8.4: local-destination rules take 1-99, host pins 100-700
+FIRST_BINDING_SEQ = 100
 MAX_SEQ = 700
 BLOCK_ORDER = ("interface", "nexthop-group", "router bgp", "pbr-map")
 
@@ -93,18 +94,18 @@ class FrrDriver(Driver):
             ingress = self.pbr_ingress(intent)
             for hop in sorted(set(b["next_hop"] for b in bindings), key=_ip_key):
                 blocks[("nexthop-group", nh_name(hop))] = ["nexthop %s" % hop]
-            seq = 0
+            # Local destinations first, for every source (traffic between hosts of this leaf never
+            # leaves it), then one pin per host source. Two seq ranges keep each stable when the
+            # other grows; FRR 8.4 takes seq 1-700.
             local = local_destinations(intent)
-            for binding in bindings:
-                for dest in local:
-                    seq += SEQ_STEP
-                    blocks[("pbr-map", "%s seq %d" % (PBR_MAP, seq))] = [
-                        "match src-ip %s" % binding["source"], "match dst-ip %s" % dest, "set vrf unchanged"]
-                seq += SEQ_STEP
+            if len(local) >= FIRST_BINDING_SEQ or len(bindings) > MAX_SEQ - FIRST_BINDING_SEQ + 1:
+                raise ValueError("%d local prefixes and %d bindings do not fit FRR's pbr-map seq range 1-%d"
+                                 % (len(local), len(bindings), MAX_SEQ))
+            for seq, dest in enumerate(local, 1):
+                blocks[("pbr-map", "%s seq %d" % (PBR_MAP, seq))] = ["match dst-ip %s" % dest, "set vrf unchanged"]
+            for seq, binding in enumerate(bindings, FIRST_BINDING_SEQ):
                 blocks[("pbr-map", "%s seq %d" % (PBR_MAP, seq))] = [
                     "match src-ip %s" % binding["source"], "set nexthop-group %s" % nh_name(binding["next_hop"])]
-            if seq > MAX_SEQ:
-                raise ValueError("%d pbr-map rules exceed FRR's seq range 1-%d" % (seq // SEQ_STEP, MAX_SEQ))
             for port in ingress:
                 blocks.setdefault(("interface", port), []).append("pbr-policy %s" % PBR_MAP)
         return self._text(blocks)

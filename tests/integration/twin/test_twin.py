@@ -212,11 +212,11 @@ def test_idempotent_and_an_injected_change_is_found_and_repaired(twin):
         neighbor = twin["plan"]["leafs"][name]["bgp"]["neighbors"][0]
         sh(ns(name), "vtysh", "-N", ns(name), "-c", "configure terminal", "-c",
            "router bgp %d" % twin["plan"]["leafs"][name]["bgp"]["asn"], "-c", "no neighbor %s" % neighbor["address"],
-           "-c", "exit", "-c", "no pbr-map AIF-PBR seq 20")
+           "-c", "exit", "-c", "no pbr-map AIF-PBR seq 100")
         tx.close()
         before, after, cmds = tx.plan()
         assert "neighbor %s remote-as %d" % (neighbor["address"], neighbor["remote_as"]) in cmds
-        assert "pbr-map AIF-PBR seq 20" in cmds
+        assert "pbr-map AIF-PBR seq 100" in cmds
         tx.apply(before, after, cmds, save=False)
         assert tx.plan()[2] == []
     finally:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,7 +71,22 @@ def load_plan(args):
     # The twin's routers run FRR whatever the inventory's NOS: same plan, `frr` driver.
     intent["leafs"].update(platform="frr", device_type=None, platform_overrides={})
     intent["spines"].update(platform="frr", device_type=None)
+    if args.port_name:
+        for model in intent["switch_models"].values():
+            model["port_name"] = args.port_name
     return build_plan(intent)
+
+
+IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")   # Linux: at most 15 bytes (IFNAMSIZ), no '/', no space
+
+
+def check_port_names(plan):
+    bad = sorted(set(port for _name, record in routers(plan)
+                     for port in [d["port"] for d in record["downlinks"]] + [u["port"] for u in record.get("uplinks", [])]
+                     if not IFNAME.match(port)))
+    if bad:
+        raise SystemExit("port names %s are not Linux interface names (a router of the twin is a Linux box): "
+                         "rerun with --port-name, e.g. --port-name 'swp{port}s{lane}'" % ", ".join(bad[:5]))
 
 
 def write_plan_dir(plan, plan_dir):
@@ -84,13 +100,63 @@ def routers(plan):
     return list(plan["leafs"].items()) + list(plan["spines"].items())
 
 
-def veth(ns_a, name_a, ns_b, name_b, mtu):
-    tmp_a, tmp_b = "tw%da" % os.getpid(), "tw%db" % os.getpid()
-    run("ip", "link", "add", tmp_a, "mtu", str(mtu), "type", "veth", "peer", "name", tmp_b, "mtu", str(mtu))
-    run("ip", "link", "set", tmp_a, "netns", ns_a, "name", name_a)
-    run("ip", "link", "set", tmp_b, "netns", ns_b, "name", name_b)
-    nsrun(ns_a, "ip", "link", "set", name_a, "up")
-    nsrun(ns_b, "ip", "link", "set", name_b, "up")
+def batch(ns, commands):
+    """Run iproute2 commands in one `ip [-n ns] -batch -` process; stops at the first failure."""
+    if not commands:
+        return
+    out = subprocess.run(["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"], input="\n".join(commands) + "\n",
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError("ip -batch%s: %s" % (" in %s" % ns if ns else "", out.stderr.strip()))
+
+
+def wiring(plan):
+    """iproute2 commands: veth pairs created straight into their namespaces with the plan's port
+    names (root namespace), and per namespace what comes up on them (links, bridges, host
+    addresses, routes, rules)."""
+    links, per_ns = [], {}
+
+    def add(ns, command):
+        per_ns.setdefault(ns, []).append(command)
+
+    for name in [n for n, _ in routers(plan)] + list(plan["hosts"]):
+        add(ns_of(name), "link set lo up")
+    # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
+    for name, leaf in plan["leafs"].items():
+        for uplink in leaf["uplinks"]:
+            links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
+                uplink["port"], ns_of(name), leaf["mtu"], uplink["spine_port"], ns_of(uplink["spine"]), leaf["mtu"]))
+            add(ns_of(name), "link set %s up" % uplink["port"])
+            add(ns_of(uplink["spine"]), "link set %s up" % uplink["spine_port"])
+    # host <-> leaf links (host side at the host MTU), then the host's plan: addresses, routes, rules
+    for name, host in plan["hosts"].items():
+        ns = ns_of(name)
+        for nic in host["nics"]:
+            leaf = plan["leafs"][nic["leaf"]]
+            links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
+                nic["netdev"], ns, nic["mtu"], nic["leaf_port"], ns_of(nic["leaf"]), leaf["mtu"]))
+            add(ns, "link set %s up" % nic["netdev"])
+            add(ns, "addr add %s/%d dev %s" % (nic["address"], nic["prefixlen"], nic["netdev"]))
+            add(ns_of(nic["leaf"]), "link set %s up" % nic["leaf_port"])
+        for route in host["routes"]:
+            cmd = "route replace %s dev %s table %s" % (route["dst"], route["dev"], route["table"])
+            if route.get("via"):
+                cmd += " via %s" % route["via"]
+            if route.get("src"):
+                cmd += " src %s scope %s" % (route["src"], route.get("scope", "link"))
+            add(ns, cmd)
+        for rule in host["rules"]:
+            add(ns, "rule add priority %d from %s table %s" % (rule["priority"], rule["from"], rule["table"]))
+    # scheme A: the leaf's host ports are members of a bridge that will hold the SVI's gateway
+    for name, leaf in plan["leafs"].items():
+        for iface in leaf.get("host_interfaces") or []:
+            if iface["kind"] == "svi":
+                bridge = "vlan%d" % iface["vlan"]
+                add(ns_of(name), "link add %s mtu %d type bridge" % (bridge, leaf["mtu"]))
+                for port in iface["members"]:
+                    add(ns_of(name), "link set %s master %s" % (port, bridge))
+                add(ns_of(name), "link set %s up" % bridge)
+    return links, per_ns
 
 
 ROUTER_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
@@ -128,6 +194,7 @@ def start_frr(ns, name, state):
 def up(args):
     t0 = time.monotonic()
     plan = load_plan(args)
+    check_port_names(plan)
     state = os.path.abspath(args.state)
     if os.path.exists(os.path.join(state, "twin.json")):
         down(args)
@@ -141,46 +208,21 @@ def up(args):
     for name in names:
         if ns_of(name) in existing:    # left by a run that was killed: our prefix, so ours to clear
             remove_namespace(ns_of(name))
-        run("ip", "netns", "add", ns_of(name))
-        record["namespaces"].append(ns_of(name))
-        nsrun(ns_of(name), "ip", "link", "set", "lo", "up")
+    # `ip -batch`: one process per namespace instead of one per command (rail512: ~5000 commands)
+    batch(None, ["netns add %s" % ns_of(name) for name in names])
+    record["namespaces"] = [ns_of(name) for name in names]
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
+    links, per_ns = wiring(plan)
+    batch(None, links)
+    for name in names:
+        batch(ns_of(name), per_ns.get(ns_of(name), []))
     for name, _ in routers(plan):
-        for sysctl in ROUTER_SYSCTLS:
-            nsrun(ns_of(name), "sysctl", "-qw", sysctl)
-    # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
-    for name, leaf in plan["leafs"].items():
-        for uplink in leaf["uplinks"]:
-            veth(ns_of(name), uplink["port"], ns_of(uplink["spine"]), uplink["spine_port"], leaf["mtu"])
-    # host <-> leaf links; scheme A: the leaf's host ports are members of the SVI's bridge
+        nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
     for name, host in plan["hosts"].items():
-        ns = ns_of(name)
-        for nic in host["nics"]:
-            leaf = plan["leafs"][nic["leaf"]]
-            veth(ns, nic["netdev"], ns_of(nic["leaf"]), nic["leaf_port"], leaf["mtu"])
-            nsrun(ns, "ip", "link", "set", nic["netdev"], "mtu", str(nic["mtu"]))
-            nsrun(ns, "ip", "addr", "add", "%s/%d" % (nic["address"], nic["prefixlen"]), "dev", nic["netdev"])
-        for key, value in sorted(host["sysctls"].items()):
-            nsrun(ns, "sysctl", "-qw", "%s=%s" % (key, value))
-        for route in host["routes"]:
-            cmd = ["ip", "route", "replace", route["dst"], "dev", route["dev"], "table", str(route["table"])]
-            if route.get("via"):
-                cmd += ["via", route["via"]]
-            if route.get("src"):
-                cmd += ["src", route["src"], "scope", route.get("scope", "link")]
-            nsrun(ns, *cmd)
-        for rule in host["rules"]:
-            nsrun(ns, "ip", "rule", "add", "priority", str(rule["priority"]), "from", rule["from"], "table", str(rule["table"]))
+        if host["sysctls"]:
+            nsrun(ns_of(name), "sysctl", "-qw", *["%s=%s" % kv for kv in sorted(host["sysctls"].items())])
         record["hosts"].append(name)
-    for name, leaf in plan["leafs"].items():
-        for iface in leaf.get("host_interfaces") or []:
-            if iface["kind"] == "svi":
-                bridge = "vlan%d" % iface["vlan"]
-                nsrun(ns_of(name), "ip", "link", "add", bridge, "mtu", str(leaf["mtu"]), "type", "bridge")
-                for port in iface["members"]:
-                    nsrun(ns_of(name), "ip", "link", "set", port, "master", bridge)
-                nsrun(ns_of(name), "ip", "link", "set", bridge, "up")
     for index, (name, _record) in enumerate(routers(plan)):
         ns = ns_of(name)
         start_frr(ns, name, state)
@@ -325,6 +367,8 @@ def main(argv=None):
     parser.add_argument("--state", default=os.path.join(ROOT, "build", "twin"))
     parser.add_argument("--base-port", type=int, default=BASE_PORT + int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0")))
     parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
+    parser.add_argument("--port-name", help="port_name pattern for every switch model (inventory source only), "
+                        "when the inventory's port names are not Linux interface names")
     parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
     args = parser.parse_args(argv)
     set_prefix(args.ns_prefix)

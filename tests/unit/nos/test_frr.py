@@ -34,10 +34,10 @@ def test_leaf_render_carries_underlay_and_ingress_pbr():
     # scheme A: the policy sits on the SVI (L3 ingress), never on the L2 member ports
     assert "interface vlan100\n ip address 10.100.0.6/29\n pbr-policy AIF-PBR\nexit\n" in text
     assert "interface Ethernet1\n" not in text
-    # a local destination rule precedes each pin and keeps the main table
-    assert ("pbr-map AIF-PBR seq 10\n match src-ip 10.100.0.1/32\n match dst-ip 10.100.0.0/29\n"
-            " set vrf unchanged\nexit\npbr-map AIF-PBR seq 20\n match src-ip 10.100.0.1/32\n"
-            " set nexthop-group AIF-NH-10-254-0-0\nexit\n") in text
+    # the local destination rule precedes every pin and keeps the main table
+    assert ("pbr-map AIF-PBR seq 1\n match dst-ip 10.100.0.0/29\n set vrf unchanged\nexit\n"
+            "pbr-map AIF-PBR seq 100\n match src-ip 10.100.0.1/32\n set nexthop-group AIF-NH-10-254-0-0\nexit\n") in text
+    assert text.count("set vrf unchanged") == 1 and text.count("set nexthop-group") == 4
 
 
 def test_unmanaged_config_is_ignored_and_stale_objects_are_removed():
