@@ -317,7 +317,7 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                              "so adding a group renumbers nothing.", default=4200001000, minimum=1, maximum=4294967294,
                              example=65100, rule="Private (RFC 6996); base + highest slot stays private.",
                              drives="Leaf `router bgp` ASN."),
-        "maximum_paths": Key("int", "ECMP paths BGP installs per prefix.", default=64, minimum=1, maximum=256,
+        "maximum_paths": Key("int", "ECMP paths BGP installs per prefix.", default=64, minimum=1, maximum=128,
                              example=64, drives="`maximum-paths`."),
         "multipath_relax": Key("bool", "Treat equal-length AS paths through different ASNs as ECMP "
                                "(needed when spines of different planes or leafs differ in ASN).", default=True,

@@ -239,9 +239,10 @@ def up(args):
         configure(plan, record, state)
         record["configure_seconds"] = round(time.monotonic() - t1, 2)
     record["memory_kib"] = memory_kib(record)
+    record["memory_rss_kib"] = memory_kib(record, "Rss")
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle, indent=1)
-    print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib") if k in record}))
+    print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib", "memory_rss_kib") if k in record}))
 
 
 def start_sshd(plan, record, state):
@@ -306,15 +307,16 @@ def frr_pids(record):
     return pids
 
 
-def memory_kib(record):
-    """Resident memory of the twin's FRR daemons and its SSH server (sum of VmRSS), in KiB."""
+def memory_kib(record, field="Pss"):
+    """Memory of the twin's FRR daemons and its SSH server, in KiB: the sum of ``Pss`` (shared pages
+    split between the processes sharing them) or ``Rss`` (shared pages counted in every process)."""
     total = 0
     pids = frr_pids(record) + ([record["sshd_pid"]] if record.get("sshd_pid") else [])
     for pid in pids:
         try:
-            with open("/proc/%d/status" % pid) as handle:
+            with open("/proc/%d/smaps_rollup" % pid) as handle:
                 for line in handle:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith(field + ":"):
                         total += int(line.split()[1])
         except OSError:
             pass
