@@ -187,7 +187,7 @@ def main():
     # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
     applier_class = FrrTransaction if driver.transaction == "frr" else Applier
     applier = applier_class(driver, netmiko_factory(module.params, driver), module.params["intent"], module.params["qos"],
-                      module.params["sections"], commit_timer=module.params["commit_timer"])
+                            module.params["sections"], commit_timer=module.params["commit_timer"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:
         try:

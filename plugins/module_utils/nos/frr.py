@@ -80,7 +80,7 @@ class FrrDriver(Driver):
         return out + self.host_l3_interfaces(intent)
 
     def managed_interfaces(self, intent):
-        return set(name for name, _ in self.interface_addresses(intent))
+        return set(pair[0] for pair in self.interface_addresses(intent))
 
     # --- render ------------------------------------------------------------------------
     def render(self, intent, qos, sections=FRR_SECTIONS):
@@ -113,7 +113,7 @@ class FrrDriver(Driver):
     def pbr_ingress(self, intent):
         """Where the policy binds: the L3 interface host packets enter. Scheme A: the SVI (its
         bridge members are L2), scheme B: each routed host port."""
-        names = [name for name, _ in self.host_l3_interfaces(intent)]
+        names = [pair[0] for pair in self.host_l3_interfaces(intent)]
         if names:
             return names
         return sorted(set(b["ingress"] for b in intent.get("bindings") or []))
@@ -140,7 +140,7 @@ class FrrDriver(Driver):
             m = re.match(r"^(\D*)(\d*)(.*)$", name)
             return (0, m.group(1), int(m.group(2) or -1), m.group(3))
         if kind == "pbr-map":
-            head, _, seq = name.rpartition(" seq ")
+            head, seq = name.rsplit(" seq ", 1)
             return (3, head, int(seq), "")
         return (BLOCK_ORDER.index(kind), name, 0, "")
 

@@ -39,7 +39,7 @@ PASSWORD = "twin"   # lab-only credential of the twin's management SSH
 
 
 def run(*args, check=True):
-    out = subprocess.run(args, capture_output=True, text=True)
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
     if check and out.returncode:
         raise RuntimeError("%s: %s" % (" ".join(args), out.stderr.strip() or out.stdout.strip()))
     return out.stdout
@@ -105,7 +105,7 @@ def batch(ns, commands):
     if not commands:
         return
     out = subprocess.run(["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"], input="\n".join(commands) + "\n",
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     if out.returncode:
         raise RuntimeError("ip -batch%s: %s" % (" in %s" % ns if ns else "", out.stderr.strip()))
 
@@ -119,7 +119,7 @@ def wiring(plan):
     def add(ns, command):
         per_ns.setdefault(ns, []).append(command)
 
-    for name in [n for n, _ in routers(plan)] + list(plan["hosts"]):
+    for name in [pair[0] for pair in routers(plan)] + list(plan["hosts"]):
         add(ns_of(name), "link set lo up")
     # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
     for name, leaf in plan["leafs"].items():
@@ -203,7 +203,7 @@ def up(args):
     record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
-    names = [name for name, _ in routers(plan)] + list(plan["hosts"])
+    names = [pair[0] for pair in routers(plan)] + list(plan["hosts"])
     existing = set(line.split()[0] for line in run("ip", "netns", "list").splitlines() if line.strip())
     for name in names:
         if ns_of(name) in existing:    # left by a run that was killed: our prefix, so ours to clear
@@ -217,7 +217,7 @@ def up(args):
     batch(None, links)
     for name in names:
         batch(ns_of(name), per_ns.get(ns_of(name), []))
-    for name, _ in routers(plan):
+    for name in plan["leafs"].keys() | plan["spines"].keys():
         nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
     for name, host in plan["hosts"].items():
         if host["sysctls"]:
@@ -264,9 +264,9 @@ def write_inventory(plan, record, state):
              "all:", "  vars:", "    twin_plan_dir: %s" % os.path.join(state, "plan"),
              "  children:", "    twin_routers:", "      hosts:"]
     for name, info in record["routers"].items():
+        known_hosts = os.path.join(state, "known_hosts")
         lines.append("        %s: {ansible_host: 127.0.0.1, ansible_port: %d, ansible_user: admin, "
-                     "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD,
-                                                                         os.path.join(state, "known_hosts")))
+                     "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD, known_hosts))
     with open(os.path.join(state, "inventory.yml"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
 
@@ -323,17 +323,28 @@ def memory_kib(record, field="Pss"):
     return total
 
 
+def alive(pid):
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def remove_namespace(ns):
     """Stop the FRR daemons of ``ns`` (by their pid files) and delete the namespace and its dirs."""
+    pids = []
     for daemon in FRR_DAEMONS:
         try:
             with open("/var/run/frr/%s/%s.pid" % (ns, daemon)) as handle:
-                os.kill(int(handle.read().strip()), 15)
+                pid = int(handle.read().strip())
+            os.kill(pid, 15)
+            pids.append(pid)
         except (OSError, ValueError):
             pass
-    for _ in range(50):   # daemons gone before their namespace and dirs go
-        if not any(os.path.exists("/var/run/frr/%s/%s.pid" % (ns, d)) for d in FRR_DAEMONS):
-            break
+    deadline = time.monotonic() + 5   # daemons gone before their namespace and dirs go
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     run("ip", "netns", "del", ns, check=False)
     shutil.rmtree("/etc/frr/%s" % ns, ignore_errors=True)
@@ -361,7 +372,7 @@ def down(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("action", choices=["up", "down"])
     parser.add_argument("--plan", help="plan.json to build the twin from")
     parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
