@@ -242,3 +242,43 @@ def test_a_refused_change_leaves_the_router_as_it_was(twin):
         assert tx.plan()[0] == before
     finally:
         tx.close()
+
+
+def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
+    """Addressing scheme p2p: a routed /31 per host port, the policy on each port (the lab fabric,
+    scheme switched), configured with the frr driver directly."""
+    import yaml
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as handle:
+        fabric = yaml.safe_load(handle)
+    fabric["fabric"]["addressing"]["scheme"] = "p2p"
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars" / "all").mkdir(parents=True)
+    (inventory / "group_vars" / "all" / "fabric.yml").write_text(yaml.safe_dump(fabric))
+    state = str(tmp_path / "state")
+    prefix = "aifp%d-" % PORT_OFFSET
+    cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", prefix,
+           "--base-port", str(24100 + PORT_OFFSET)]
+    try:
+        out = subprocess.run(cmd[:2] + ["up", "--configure", "--inventory", str(inventory)] + cmd[2:],
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr[-3000:]
+        with open(os.path.join(state, "plan", "plan.json")) as handle:
+            plan = json.load(handle)
+        monkeypatch.setattr(sys.modules[__name__], "PREFIX", prefix)   # the helpers look up this twin
+        seen = wait_sessions(plan)
+        assert all(st == "Established" for peers in seen.values() for st in peers.values()), seen
+        name, leaf = next(iter(plan["leafs"].items()))
+        assert [i["kind"] for i in leaf["host_interfaces"]] == ["routed"] * len(leaf["downlinks"])
+        remote_host = plan["leafs"][list(plan["leafs"])[-1]]["downlinks"][-1]["host_address"]
+        for binding in leaf["bindings"]:
+            src = binding["source"].split("/")[0]
+            path = route_get(name, remote_host, src, binding["ingress"])
+            assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, path
+        host, record = next(iter(plan["hosts"].items()))
+        nic = record["nics"][0]
+        targets = [n["address"] for h, r in plan["hosts"].items() if h != host for n in r["nics"]]
+        got = json.loads(sh(ns(host), "python3", PROBE, "mesh", "--src", nic["address"], "--size",
+                            str(nic["mtu"] - 28), "--to", *targets))
+        assert [dst for dst, rtt in got.items() if rtt is None] == []
+    finally:
+        subprocess.run(cmd[:2] + ["down"] + cmd[2:], capture_output=True, text=True, check=False)
