@@ -7,7 +7,8 @@ runs ``vtysh``.
 Managed config, in FRR's own ``show running-config`` form (integrated config, profile
 ``frr defaults traditional``):
   underlay  ``interface`` addresses (loopback, fabric /31s, the leaf's host SVI or routed host
-            ports), ``router bgp`` (RFC 7938 eBGP from the plan's ``bgp``)
+            ports; other interfaces, e.g. management, are never read or touched), the
+            default-VRF ``router bgp`` (RFC 7938 eBGP from the plan's ``bgp``), owned whole
   pbr       ``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N`` (first the leaf's local
             destinations ``set vrf unchanged`` = the main table, then per host source
             ``set nexthop-group`` of the bound spine), ``pbr-policy`` on the host-facing L3
@@ -187,7 +188,8 @@ class FrrDriver(Driver):
                         or ("pbr" in sections and ln.startswith("pbr-policy " + PREFIX))]
                 if keep:
                     out[(kind, name)] = keep
-            elif kind == "router bgp" and "underlay" in sections:
+            elif kind == "router bgp" and "underlay" in sections and name.isdigit():
+                # the default-VRF instance is the plan's, whole; `router bgp ASN vrf NAME` is not ours
                 out[(kind, name)] = lines
             elif kind in ("nexthop-group", "pbr-map") and "pbr" in sections and name.startswith(PREFIX):
                 out[(kind, name)] = lines

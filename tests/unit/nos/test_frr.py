@@ -44,10 +44,11 @@ def test_unmanaged_config_is_ignored_and_stale_objects_are_removed():
     driver = FrrDriver()
     running = _load("leaf0-running-config.txt") + (
         "interface eth0\n ip address 192.0.2.10/24\nexit\n"            # management: never ours
+        "router bgp 65001 vrf mgmt\n bgp router-id 192.0.2.10\nexit\n"    # another VRF's instance: not ours
         "pbr-map OTHER seq 5\n match src-ip 192.0.2.0/24\n set vrf unchanged\nexit\n"
         "pbr-map AIF-PBR seq 700\n match src-ip 10.100.0.7/32\n set nexthop-group AIF-NH-10-254-0-0\nexit\n")
     current = driver.parse(running, INTENTS["leaf0"])
-    assert "eth0" not in current and "OTHER" not in current
+    assert "eth0" not in current and "OTHER" not in current and "vrf mgmt" not in current
     assert driver.diff(current, driver.render(INTENTS["leaf0"], INTENTS["qos"])) == ["no pbr-map AIF-PBR seq 700"]
 
 
