@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the project needs (idempotent; skips what is present).
 set -euo pipefail
-# chromium: the drift report screenshot test (headless); shellcheck: ansible-test sanity's shellcheck test.
-packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns chromium shellcheck)
+# chromium: the drift report screenshot test (headless); shellcheck: ansible-test sanity's shellcheck test;
+# frr: the routed twin (tests/lab/twin).
+packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns chromium shellcheck frr)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

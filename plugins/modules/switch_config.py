@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: switch_config
-short_description: Render, diff and atomically apply a switch's RoCE QoS, MTU and port-binding config
+short_description: Render, diff and atomically apply a switch's RoCE QoS, MTU, underlay and port-binding config
 version_added: "1.0.0"
 description:
   - Runs on the controller and reaches the switch with netmiko.
@@ -25,13 +25,15 @@ description:
   - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
     config changed since it was read, when another operator has a pending EOS configuration session or
     NVUE revision, or when O(expected_config_digest) does not match. Nothing is sent then.
+  - On C(frr) (no NOS transaction) the driver's own: a C(vtysh -C -f) dry run, then C(vtysh -f), a read-back check
+    and the computed reverse on failure.
 author: aifabric.roce developers (@aifabric)
 options:
   platform:
     description: Switch platform name from the plan record.
     type: str
     required: true
-    choices: [asternos, eos, nvue, nxos, sonic]
+    choices: [asternos, eos, frr, nvue, nxos, sonic]
   intent:
     description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])).
     type: dict
@@ -41,10 +43,13 @@ options:
     type: dict
     required: true
   sections:
-    description: Managed sections to render and reconcile.
+    description:
+      - Managed sections to render and reconcile.
+      - C(underlay) (interface addresses and eBGP from the plan's C(bgp)) is rendered by the C(frr) driver only;
+        C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str
-    choices: [qos, mtu, pbr]
+    choices: [qos, mtu, pbr, underlay]
     default: [qos, mtu, pbr]
   save:
     description: Save the running config to startup after a verified change.
@@ -216,6 +221,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import App
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrTransaction
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 
@@ -224,7 +230,7 @@ def main():
         platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
         intent=dict(type="dict", required=True),
         qos=dict(type="dict", required=True),
-        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr"], default=["qos", "mtu", "pbr"]),
+        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr", "underlay"], default=["qos", "mtu", "pbr"]),
         save=dict(type="bool", default=True),
         commit_timer=dict(type="int", default=0),
         expected_config_digest=dict(type="str"),
@@ -241,9 +247,17 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
-    applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
-                      read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
-                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
+    if "underlay" in p["sections"] and driver.name != "frr":
+        module.fail_json(msg="section underlay is rendered by the frr driver only so far, not by %s; "
+                             "remove underlay from sections" % driver.name)
+    if driver.name == "frr":
+        # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
+        applier = FrrTransaction(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"],
+                                 commit_timer=p["commit_timer"])
+    else:
+        applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
+                          read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
+                          lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:
         try:

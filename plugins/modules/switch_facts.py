@@ -23,7 +23,7 @@ options:
     description: Switch platform name from the plan record.
     type: str
     required: true
-    choices: [asternos, eos, nvue, nxos, sonic]
+    choices: [asternos, eos, frr, nvue, nxos, sonic]
   intent:
     description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])); selects the ports.
     type: dict

@@ -21,6 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.routes import host_route_map, nccl_env, rail_sysctls
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import normalize
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.sizing import fabric_sizing
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import underlay
 
 PLAN_SCHEMA_VERSION = 1
 
@@ -181,6 +182,7 @@ def _build_plan(fabric_intent):
     _assign_hosts(lay, intent, plan, leaf_by_key)
     _assign_fabric_links(lay, intent, plan, leaf_by_key)
     _assign_bindings(lay, intent, plan, leaf_by_key)
+    underlay.assign(intent, plan)
     plan["sizing"] = fabric_sizing(lay, intent)
     return plan
 

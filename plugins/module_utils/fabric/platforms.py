@@ -210,6 +210,31 @@ PLATFORMS = {
              for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "lossless_buffers", "pbr")]
             + [("ets", _fact(UNVERIFIED, "not rendered (as Dell klish)", rendered=False))]),
     },
+    "frr": {
+        "vendor": "FRRouting", "os": "FRR 8.4 on Linux (whitebox, community SONiC bgpd, the routed twin)",
+        "device_type": "linux",
+        "port_naming": {
+            "function": _nvue_port,
+            "rule": "Linux netdev names as the box's kernel shows them; the table assumes the Cumulus/SONiC-VS "
+                    "`swp<port>` / `swp<port>s<sub-1>` style (names must fit IFNAMSIZ, 15 characters)",
+            "example": "swp1s1",
+            "status": UNVERIFIED,
+            "source": "a whitebox's netdev names depend on its platform driver; the routed twin (tests/lab/twin) "
+                      "creates exactly these names",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED,
+                "source": "Linux: the NIC driver's max_mtu; 9216 assumed (the twin's veths accept it)"},
+        "transaction": {"mechanism": "vtysh -C -f dry run, vtysh -f, read-back check, computed reverse", "status": VERIFIED,
+                        "source": "FRR 8.4 user guide, VTY shell (vtysh `-C`/`--dryrun`, `-f`); behaviour checked on "
+                                  "FRR 8.4.4 from Debian in the twin"},
+        "read_command": "vtysh -c 'show running-config'",
+        "features": dict(
+            [(name, _fact(VERIFIED, "not rendered: FRR is the control plane; QoS belongs to the switch ASIC/NOS",
+                          rendered=False))
+             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers")]
+            + [("pbr", _fact(VERIFIED, "FRR 8.4 user guide, PBR (pbr-map, match src-ip/dst-ip, set nexthop-group, "
+                                       "set vrf unchanged); nexthop groups; checked on the routed twin"))]),
+    },
 }
 
 FEATURES = ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")

@@ -315,6 +315,26 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
         "spine_loopback_pool": Key("cidr", "Pool of /32 spine loopbacks.", example="10.255.1.0/24",
                                    drives="Router ids / loopbacks."),
     }, required=True),
+    "underlay": Section("Routed underlay between leafs and spines: eBGP per RFC 7938 (docs/underlay.md).", {
+        "spine_asn_base": Key("int", "ASN of spine plane 1; plane p uses base + p - 1 (all spines of a plane share it).",
+                              default=4200000000, minimum=1, maximum=4294967294, example=65000,
+                              rule="Private (RFC 6996), below `leaf_asn_base`.", drives="Spine `router bgp` ASN."),
+        "leaf_asn_base": Key("int", "ASN of leaf slot 0; a leaf uses base + slot (slot = group * max_rails + rail), "
+                             "so adding a group renumbers nothing.", default=4200001000, minimum=1, maximum=4294967294,
+                             example=65100, rule="Private (RFC 6996); base + highest slot stays private.",
+                             drives="Leaf `router bgp` ASN."),
+        "maximum_paths": Key("int", "ECMP paths BGP installs per prefix.", default=64, minimum=1, maximum=128,
+                             example=64, drives="`maximum-paths`."),
+        "multipath_relax": Key("bool", "Treat equal-length AS paths through different ASNs as ECMP "
+                               "(needed when spines of different planes or leafs differ in ASN).", default=True,
+                               example=True, drives="`bgp bestpath as-path multipath-relax`."),
+        "keepalive_seconds": Key("int", "BGP keepalive interval.", default=3, minimum=1, maximum=3600, example=3,
+                                 drives="`timers bgp`."),
+        "hold_seconds": Key("int", "BGP hold time.", default=9, minimum=3, maximum=65535, example=9,
+                            rule="At least 3 x `keepalive_seconds`.", drives="`timers bgp`."),
+        "host_vlan": Key("int", "Scheme A: VLAN of the leaf's host ports; its SVI holds the rail gateway.",
+                         default=100, minimum=2, maximum=4094, example=100, drives="Leaf SVI and PBR ingress."),
+    }),
     "routing": Section("Host policy routing (IRM).", {
         "table_base": Key("int", "Routing table id of rail 0; rail r uses base + r.", default=100,
                           minimum=1, maximum=2 ** 31, example=100, drives="Per-NIC tables."),
@@ -369,6 +389,9 @@ def _check_type(key, value, path):
         if key.maximum is not None and value > key.maximum:
             return value, FabricProblem(path, "%d is above the maximum %d" % (value, key.maximum),
                                         "use a value <= %d" % key.maximum)
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            return value, FabricProblem(path, "expected true or false, got %s" % allow.shown(value), "write true or false")
     elif kind == "str":
         if not isinstance(value, str) or not value:
             return value, FabricProblem(path, "expected a non-empty string, got %s" % allow.shown(value),

@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.eos import EosDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import AsterNosDriver, KlishDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import NvueDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nxos import NxosDriver
 
-DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver)}
+DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver, FrrDriver)}
 
 
 def get_driver(platform):

@@ -52,6 +52,12 @@ def test_render_carries_intent_values(plan):
     for name, intent in devices(plan):
         drv = get_driver(intent["platform"])
         text = drv.render(intent, qos)
+        if intent["platform"] == "frr":
+            # FRR has no QoS and no port MTU (the Linux/ASIC layer's): it carries the underlay and PBR
+            assert ("router bgp %d" % intent["bgp"]["asn"]) in text and "9216" not in text, name
+            for b in intent.get("bindings") or []:
+                assert b["next_hop"] in text, name
+            continue
         # EOS: the switch MTU clamped to Arista's IP MTU ceiling 9214 (AVD default); others take 9216 as is
         assert ("mtu 9214" if intent["platform"] == "eos" else "9216") in text, name
         assert "9216" not in text or intent["platform"] != "eos", name
@@ -67,6 +73,9 @@ def test_sections_select_what_is_rendered(plan):
     for platform in DRIVERS:
         drv = get_driver(platform)
         mtu_only = drv.render(leaf, plan["qos"], sections=("mtu",))
+        if platform == "frr":
+            assert mtu_only == "" and "10.254.0.8" in drv.render(leaf, plan["qos"], sections=("pbr",))
+            continue
         assert "9214" in mtu_only if platform == "eos" else "9216" in mtu_only
         assert "10.254.0.8" not in mtu_only
         pbr_only = drv.render(leaf, plan["qos"], sections=("pbr",))

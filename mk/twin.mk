@@ -1,0 +1,27 @@
+# The routed twin (issue 11): leafs and spines as network namespaces running FRR 8.4, wired as the
+# plan's cabling, GPU hosts as light namespaces; configured by role aifabric.roce.switch (frr driver).
+#   make twin-up [TWIN_PLAN=path/plan.json] [TWIN_INVENTORY=inventories/lab]   make twin-down
+# Needs root and the Debian frr package (tools/setup-system.sh installs it). docs/twin.md.
+.PHONY: twin-up twin-down twin-converge test-twin
+
+TEST_TARGETS += test-twin
+
+TWIN_STATE ?= $(CURDIR)/$(BUILD)/twin
+TWIN_INVENTORY ?= $(CURDIR)/inventories/lab
+TWIN_PLAN ?=
+TWIN_SOURCE := $(if $(TWIN_PLAN),--plan $(TWIN_PLAN),--inventory $(TWIN_INVENTORY))
+
+twin-up: setup
+	$(PY) tests/lab/twin/twin.py up --state $(TWIN_STATE) $(TWIN_SOURCE)
+	$(BIN)/ansible-playbook -i $(TWIN_STATE)/inventory.yml tests/integration/twin/converge.yml
+
+# the production path: role aifabric.roce.switch -> switch_config -> frr driver over SSH
+twin-converge: setup
+	$(BIN)/ansible-playbook -i $(TWIN_STATE)/inventory.yml tests/integration/twin/converge.yml
+
+twin-down: setup
+	$(PY) tests/lab/twin/twin.py down --state $(TWIN_STATE)
+
+# builds its own twin (namespace prefix and ports from AIFABRIC_TEST_PORT_OFFSET), ~1.5 min
+test-twin: setup
+	$(PY) -m pytest -q -p no:logging tests/integration/twin

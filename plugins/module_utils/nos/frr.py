@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""FRR 8.4 driver: a Linux router whose control plane is FRR (whitebox Linux, community SONiC's
+bgpd, the routing suite under Cumulus), reached with netmiko device_type ``linux``: a shell that
+runs ``vtysh``.
+
+Managed config, in FRR's own ``show running-config`` form (integrated config, profile
+``frr defaults traditional``):
+  underlay  ``interface`` addresses (loopback, fabric /31s, the leaf's host SVI or routed host
+            ports; other interfaces, e.g. management, are never read or touched), the
+            default-VRF ``router bgp`` (RFC 7938 eBGP from the plan's ``bgp``), owned whole
+  pbr       ``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N`` (first the leaf's local
+            destinations ``set vrf unchanged`` = the main table, then per host source
+            ``set nexthop-group`` of the bound spine), ``pbr-policy`` on the host-facing L3
+            interface (the SVI in scheme A, each routed host port in scheme B)
+  qos, mtu  nothing: FRR has no QoS, and port MTU is the Linux/ASIC layer's, not FRR's
+Command sources: docs/switch-commands-sources.md#frr-84.
+
+FRR 8.4's vtysh has no candidate/commit for bgpd, pbrd and zebra interfaces, so the
+transaction is ours (``FrrTransaction``): check the change with ``vtysh -C -f`` (dry run),
+apply it with ``vtysh -f``, re-read and compare, and on any failure apply the computed reverse
+and verify it; save with ``write memory``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import re
+import time
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
+
+FRR_SECTIONS = ("underlay", "pbr")
+PBR_MAP = PREFIX + "PBR"
+# pbr-map seq is 1-700 in FRR 8.4: local-destination rules take 1-99, host pins 100-700
+FIRST_BINDING_SEQ = 100
+MAX_SEQ = 700
+BLOCK_ORDER = ("interface", "nexthop-group", "router bgp", "pbr-map")
+
+
+def nh_name(address):
+    return "%sNH-%s" % (PREFIX, address.replace(".", "-"))
+
+
+def svi_name(vlan):
+    return "vlan%d" % vlan
+
+
+def _ip_key(text):
+    return int(ipaddress.ip_network(text, strict=False).network_address), text
+
+
+class FrrDriver(Driver):
+    name = "frr"
+    device_type = "linux"
+    transaction = "frr"
+    show_running = "vtysh -c 'show running-config'"
+    save_command = "vtysh -c 'write memory'"
+    # vtysh prints "% Unknown command", "% Invalid input", "% Command incomplete", "% Ambiguous command",
+    # and with -f "line N: % ..." for a refused line
+    error_pattern = r"^% |line \d+: %|command not found"
+
+    # --- which interfaces are ours ---------------------------------------------------
+    @staticmethod
+    def host_l3_interfaces(intent):
+        out = []
+        for iface in intent.get("host_interfaces") or []:
+            out.append((svi_name(iface["vlan"]) if iface["kind"] == "svi" else iface["port"], iface["address"]))
+        return out
+
+    def interface_addresses(self, intent):
+        """(interface, address) the underlay puts on this router, in plan order."""
+        out = [("lo", "%s/32" % intent["loopback"])]
+        for uplink in intent.get("uplinks") or []:
+            out.append((uplink["port"], "%s/%d" % (uplink["address"], uplink["prefixlen"])))
+        for down in intent.get("downlinks") or []:
+            if "leaf" in down:   # spine downlink: a fabric /31
+                out.append((down["port"], "%s/%d" % (down["address"], down["prefixlen"])))
+        return out + self.host_l3_interfaces(intent)
+
+    def managed_interfaces(self, intent):
+        return set(pair[0] for pair in self.interface_addresses(intent))
+
+    # --- render ------------------------------------------------------------------------
+    def render(self, intent, qos, sections=FRR_SECTIONS):
+        blocks = {}
+        if "underlay" in sections and intent.get("bgp"):
+            for name, address in self.interface_addresses(intent):
+                blocks.setdefault(("interface", name), []).append("ip address %s" % address)
+            blocks[("router bgp", str(intent["bgp"]["asn"]))] = self._bgp_lines(intent["bgp"])
+        bindings = intent.get("bindings") or [] if "pbr" in sections else []
+        if bindings:
+            ingress = self.pbr_ingress(intent)
+            for hop in sorted(set(b["next_hop"] for b in bindings), key=_ip_key):
+                blocks[("nexthop-group", nh_name(hop))] = ["nexthop %s" % hop]
+            # Local destinations first, for every source (traffic between hosts of this leaf never
+            # leaves it), then one pin per host source. Two seq ranges keep each stable when the
+            # other grows; FRR 8.4 takes seq 1-700.
+            local = local_destinations(intent)
+            if len(local) >= FIRST_BINDING_SEQ or len(bindings) > MAX_SEQ - FIRST_BINDING_SEQ + 1:
+                raise ValueError("%d local prefixes and %d bindings do not fit FRR's pbr-map seq range 1-%d"
+                                 % (len(local), len(bindings), MAX_SEQ))
+            for seq, dest in enumerate(local, 1):
+                blocks[("pbr-map", "%s seq %d" % (PBR_MAP, seq))] = ["match dst-ip %s" % dest, "set vrf unchanged"]
+            for seq, binding in enumerate(bindings, FIRST_BINDING_SEQ):
+                blocks[("pbr-map", "%s seq %d" % (PBR_MAP, seq))] = [
+                    "match src-ip %s" % binding["source"], "set nexthop-group %s" % nh_name(binding["next_hop"])]
+            for port in ingress:
+                blocks.setdefault(("interface", port), []).append("pbr-policy %s" % PBR_MAP)
+        return self._text(blocks)
+
+    def pbr_ingress(self, intent):
+        """Where the policy binds: the L3 interface host packets enter. Scheme A: the SVI (its
+        bridge members are L2), scheme B: each routed host port."""
+        names = [pair[0] for pair in self.host_l3_interfaces(intent)]
+        if names:
+            return names
+        return sorted(set(b["ingress"] for b in intent.get("bindings") or []))
+
+    @staticmethod
+    def _bgp_lines(bgp):
+        lines = ["bgp router-id %s" % bgp["router_id"], "no bgp ebgp-requires-policy"]
+        if bgp["multipath_relax"]:
+            lines.append("bgp bestpath as-path multipath-relax")
+        lines.append("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]))
+        for n in bgp["neighbors"]:
+            lines.append("neighbor %s remote-as %d" % (n["address"], n["remote_as"]))
+        lines.append("address-family ipv4 unicast")
+        for net in sorted(bgp["networks"], key=_ip_key):
+            lines.append(" network %s" % net)
+        lines.append(" maximum-paths %d" % bgp["maximum_paths"])
+        lines.append("exit-address-family")
+        return lines
+
+    @staticmethod
+    def _sort_key(key):
+        kind, name = key
+        if kind == "interface":
+            m = re.match(r"^(\D*)(\d*)(.*)$", name)
+            return (0, m.group(1), int(m.group(2) or -1), m.group(3))
+        if kind == "pbr-map":
+            head, seq = name.rsplit(" seq ", 1)
+            return (3, head, int(seq), "")
+        return (BLOCK_ORDER.index(kind), name, 0, "")
+
+    def _text(self, blocks):
+        out = []
+        for key in sorted(blocks, key=self._sort_key):
+            if not blocks[key]:
+                continue
+            out.append("%s %s" % key)
+            out += [" " + line for line in blocks[key]]
+            out.append("exit")
+        return "".join(line + "\n" for line in out)
+
+    # --- parse -------------------------------------------------------------------------
+    @staticmethod
+    def blocks_of(text):
+        """FRR config text -> {(kind, name): [child lines without the first indent]} (top-level blocks
+        ended by ``exit``; `` !`` separators dropped)."""
+        blocks, current = {}, None
+        for raw in text.splitlines():
+            line = raw.rstrip()
+            if not line or line.strip() == "!":
+                continue
+            if not line.startswith(" "):
+                if line == "exit":
+                    current = None
+                    continue
+                kind = next((k for k in BLOCK_ORDER if line.startswith(k + " ")), None)
+                current = (kind, line[len(kind) + 1:]) if kind else None
+                if current:
+                    blocks[current] = []
+                continue
+            if current is not None:
+                blocks[current].append(line[1:])
+        return blocks
+
+    def parse(self, running, intent, sections=FRR_SECTIONS):
+        managed = self.managed_interfaces(intent)
+        out = {}
+        for (kind, name), lines in self.blocks_of(running).items():
+            if kind == "interface":
+                keep = [ln for ln in lines if
+                        ("underlay" in sections and ln.startswith("ip address ") and name in managed)
+                        or ("pbr" in sections and ln.startswith("pbr-policy " + PREFIX))]
+                if keep:
+                    out[(kind, name)] = keep
+            elif kind == "router bgp" and "underlay" in sections and name.isdigit():
+                # the default-VRF instance is the plan's, whole; `router bgp ASN vrf NAME` is not ours
+                out[(kind, name)] = lines
+            elif kind in ("nexthop-group", "pbr-map") and "pbr" in sections and name.startswith(PREFIX):
+                out[(kind, name)] = lines
+        return self._text(out)
+
+    # --- diff --------------------------------------------------------------------------
+    @staticmethod
+    def _negate(line):
+        return line[3:] if line.startswith("no ") else "no " + line
+
+    def diff(self, current, intended):
+        """vtysh config commands (one context per block, ``exit`` after each) from current to intended."""
+        cur, want = self.blocks_of(current), self.blocks_of(intended)
+        removals, additions = [], []
+        for key in sorted(cur, key=self._sort_key, reverse=True):
+            kind, name = key
+            if key not in want:
+                if kind == "interface":
+                    removals += ["interface %s" % name] + [self._negate(ln) for ln in cur[key]] + ["exit"]
+                else:
+                    removals.append("no %s %s" % key)
+                continue
+            gone = self._changes(cur[key], want[key])
+            if gone:
+                removals += ["%s %s" % key] + gone + ["exit"]
+        for key in sorted(want, key=self._sort_key):
+            new = self._changes(want[key], cur.get(key, []), add=True)
+            if new:
+                additions += ["%s %s" % key] + new + ["exit"]
+        return removals + additions
+
+    def _changes(self, have, other, add=False):
+        """Lines of ``have`` missing from ``other`` (negated unless ``add``), address-family children
+        inside their address-family context."""
+        out, context, context_open = [], None, False
+        other_set = set(other)
+        for line in have:
+            if line.startswith("address-family "):
+                context, context_open = line, False
+                continue
+            if line == "exit-address-family":
+                if context_open:
+                    out.append("exit-address-family")
+                context, context_open = None, False
+                continue
+            if line in other_set:
+                continue
+            if context and not context_open:
+                out.append(context)
+                context_open = True
+            out.append((line if add else self._negate(line.strip())).strip())
+        return out
+
+    def state(self, managed):
+        return {"blocks": ["%s %s" % key for key in self.blocks_of(managed)]}
+
+
+class FrrTransaction(object):
+    """switch_config's apply for FRR: same interface as apply.Applier (plan, apply, rollback, close)."""
+
+    def __init__(self, driver, connect, intent, qos, sections=FRR_SECTIONS, commit_timer=0, name_suffix=None):
+        self.driver, self.connect, self.intent, self.qos = driver, connect, intent, qos
+        # qos/mtu are accepted (switch_config passes them) and render nothing on FRR
+        self.sections = tuple(s for s in sections if s in FRR_SECTIONS) or FRR_SECTIONS
+        self.tag = "aif-%s" % (name_suffix or int(time.time() * 1000) % 100000000)
+        self.conn = None
+        self.attempted = []
+
+    def _conn(self):
+        if self.conn is None:
+            self.conn = self.connect()
+        return self.conn
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.disconnect()
+            except Exception:  # noqa: BLE001 - the session may already be gone
+                pass
+            self.conn = None
+
+    def read(self):
+        self.running_text = self._conn().send_command(self.driver.show_running)
+        return self.driver.parse(self.running_text, self.intent, self.sections)
+
+    @property
+    def config_digest(self):
+        """Digest of the whole running config read by plan() (switch_config's expected_config_digest)."""
+        text = getattr(self, "running_text", None)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
+
+    def plan(self):
+        before = self.read()
+        self.planned_digest = self.config_digest
+        after = self.driver.render(self.intent, self.qos, self.sections)
+        return before, after, self.driver.diff(before, after)
+
+    def _shell(self, command, verify_echo=True):
+        """Run one shell command on the router; returns (exit status, output). Long staging lines
+        wrap in the terminal's echo, so those skip netmiko's echo check (the status marker stays)."""
+        out = self._conn().send_command("%s; echo AIF-RC=$?" % command, read_timeout=120, cmd_verify=verify_echo)
+        m = re.search(r"AIF-RC=(\d+)\s*$", out)
+        return (int(m.group(1)) if m else -1), out[:m.start()] if m else out
+
+    def _vtysh_file(self, cmds, dry_run=False):
+        """Stage ``cmds`` as a file on the router (base64 in short lines: a tty line holds 4095
+        bytes) and feed it to ``vtysh -f`` (``-C``: check only). Raises ApplyError on a refusal."""
+        path = "/tmp/%s.conf" % self.tag
+        data = base64.b64encode(("\n".join(cmds) + "\n").encode()).decode()
+        self._shell("rm -f %s.b64" % path)
+        for start in range(0, len(data), 1000):
+            status, out = self._shell("printf '%%s' '%s' >> %s.b64" % (data[start:start + 1000], path), verify_echo=False)
+            if status:
+                raise ApplyError("cannot stage the change on the router", list(self.attempted), out, False)
+        status, out = self._shell("base64 -d %s.b64 > %s && rm -f %s.b64" % (path, path, path))
+        if status:
+            raise ApplyError("cannot stage the change on the router", list(self.attempted), out, False)
+        command = "vtysh %s-f %s" % ("-C " if dry_run else "", path)
+        if not dry_run:
+            self.attempted += cmds
+        status, out = self._shell(command)
+        self._shell("rm -f %s" % path)
+        if status or re.search(self.driver.error_pattern, out, re.M):
+            raise ApplyError("vtysh refused the change%s" % (" (dry run)" if dry_run else ""), list(self.attempted), out, False)
+        return out
+
+    def apply(self, before, after, cmds, save=True, expected_digest=None):
+        # The router changed since it was read (or since the reviewed check run): send nothing.
+        self.read()
+        if self.config_digest != (expected_digest or self.planned_digest):
+            raise ApplyError("the running config changed since it was read; nothing was changed: review the new diff",
+                             [], None, None, step="preflight")
+        # A refused line in the dry run means nothing was touched: fail without rollback.
+        self._vtysh_file(cmds, dry_run=True)
+        try:
+            self._vtysh_file(cmds)
+            got = self.read()
+            if got != after:
+                raise ApplyError("verification failed: managed config differs from intent after apply",
+                                 list(self.attempted), _first_diff(got, after), False)
+            if save:
+                self.save()
+        except Exception as exc:  # noqa: BLE001 - any failure leads to rollback
+            device_error = getattr(exc, "device_error", None) or str(exc)
+            ok, state = self.rollback(before)
+            raise ApplyError("apply failed on frr (%s); rollback %s" % (
+                device_error.strip().splitlines()[-1] if device_error.strip() else type(exc).__name__,
+                "restored the previous config" if ok else "DID NOT restore the previous config"),
+                list(self.attempted), device_error, ok, state)
+        return True
+
+    def save(self):
+        status, out = self._shell(self.driver.save_command)
+        if status:
+            raise ApplyError("write memory failed", list(self.attempted), out, False)
+
+    def rollback(self, before):
+        """Apply the reverse of what is now on the router and verify; returns (ok, state seen)."""
+        state = None
+        try:
+            state = self.read()
+            if state != before:
+                self._vtysh_file(self.driver.diff(state, before))
+                state = self.read()
+            return state == before, state
+        except Exception:  # noqa: BLE001
+            return False, state
+
+
+def _first_diff(got, want):
+    g, w = set(got.splitlines()), set(want.splitlines())
+    return "missing: %s; unexpected: %s" % (sorted(w - g)[:5], sorted(g - w)[:5])

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ICMP echo with DF set, from one source address, stdlib only (run inside a host namespace:
+the twin's machine has no ping binary).
+
+    probe.py mesh  --src A --size 8972 --to DST...           -> {"DST": rtt_ms or null}
+    probe.py watch --src A --dst B --seconds S --interval 0.01
+                                                        -> {"sent", "lost", "longest_gap_ms"}
+``--size`` is the ICMP payload: IP MTU 9000 = 20 (IP) + 8 (ICMP) + 8972.
+"""
+
+import argparse
+import json
+import os
+import select
+import socket
+import struct
+import time
+
+IP_MTU_DISCOVER, IP_PMTUDISC_DO = 10, 2   # linux/in.h: never fragment, DF set
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    total = (total >> 16) + (total & 0xFFFF)
+    total += total >> 16
+    return ~total & 0xFFFF
+
+
+def open_socket(src):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+    sock.bind((src, 0))
+    return sock
+
+
+def echo(sock, dst, ident, seq, size, timeout):
+    payload = bytes((seq + i) & 0xFF for i in range(size))
+    header = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+    packet = struct.pack("!BBHHH", 8, 0, checksum(header + payload), ident, seq) + payload
+    start = time.monotonic()
+    try:
+        sock.sendto(packet, (dst, 0))
+    except OSError:          # EMSGSIZE: the path MTU is below the packet (DF)
+        return None
+    deadline = start + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([sock], [], [], left)[0]:
+            return None
+        data, addr = sock.recvfrom(65535)
+        ihl = (data[0] & 0x0F) * 4
+        kind, _code, _sum, rid, rseq = struct.unpack("!BBHHH", data[ihl:ihl + 8])
+        if kind == 0 and rid == ident and rseq == seq and addr[0] == dst and len(data) - ihl - 8 == size:
+            return (time.monotonic() - start) * 1000.0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["mesh", "watch"])
+    parser.add_argument("--src", required=True)
+    parser.add_argument("--size", type=int, default=8972)
+    parser.add_argument("--timeout", type=float, default=1.0)
+    parser.add_argument("--dst")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--interval", type=float, default=0.01)
+    parser.add_argument("--to", dest="targets", nargs="*", default=[])
+    args = parser.parse_args()
+    sock = open_socket(args.src)
+    ident = os.getpid() & 0xFFFF
+    if args.mode == "mesh":
+        out = {}
+        for seq, dst in enumerate(args.targets):
+            rtt = echo(sock, dst, ident, seq & 0xFFFF, args.size, args.timeout)
+            if rtt is None:   # one retry: the first packet may wait for ARP
+                rtt = echo(sock, dst, ident, (seq + 30000) & 0xFFFF, args.size, args.timeout)
+            out[dst] = None if rtt is None else round(rtt, 3)
+        print(json.dumps(out))
+        return
+    sent = lost = 0
+    last_ok = time.monotonic()
+    gap = 0.0
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
+        sent += 1
+        rtt = echo(sock, args.dst, ident, sent & 0xFFFF, args.size, args.interval * 5)
+        now = time.monotonic()
+        if rtt is None:
+            lost += 1
+        else:
+            gap = max(gap, now - last_ok)
+            last_ok = now
+            time.sleep(max(0.0, args.interval - rtt / 1000.0))
+    gap = max(gap, time.monotonic() - last_ok)
+    print(json.dumps({"sent": sent, "lost": lost, "longest_gap_ms": round(gap * 1000.0, 1)}))
+
+
+if __name__ == "__main__":
+    main()

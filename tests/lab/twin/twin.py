@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The routed twin: a plan's leafs and spines as network namespaces running FRR, wired as the
+plan's cabling, with its GPU hosts as light namespaces on their leaf ports.
+
+    twin.py up   [--plan plan.json | --inventory inventories/lab] [--state build/twin] [--configure]
+                 (writes <state>/plan/ with plan.json and devices/*.json, <state>/inventory.yml)
+    twin.py down [--state build/twin]
+
+Per router: namespace ``aif-<name>``, FRR 8.4 ``zebra``/``bgpd``/``pbrd`` started with
+``-N aif-<name>`` (config /etc/frr/aif-<name>/frr.conf), IPv4 forwarding on, L4 ECMP hashing
+(``fib_multipath_hash_policy=1``: the UDP source port of RoCEv2 enters the hash), and interfaces
+named as the plan's ports. Each router's management path is an SSH endpoint on 127.0.0.1 (one
+asyncssh server process for all routers, tests/lab/twin/sshd.py) whose sessions are a real bash
+inside the router's namespace with ``vtysh`` bound to that router: the controller reaches it
+with netmiko device_type ``linux``, the same path switch_config takes to a whitebox switch.
+
+The twin configures links and bridges (what the OS does on a whitebox switch), never FRR: the
+FRR config comes from the ``frr`` driver, pushed with ``--configure`` (or switch_config).
+Hosts get their plan addresses, routes and rules (what the host roles do on a real host).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FRR_DAEMONS = ("zebra", "bgpd", "pbrd")
+PREFIX = "aif-"
+BASE_PORT = 23000
+PASSWORD = "twin"   # lab-only credential of the twin's management SSH
+
+
+def run(*args, check=True):
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
+    if check and out.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(args), out.stderr.strip() or out.stdout.strip()))
+    return out.stdout
+
+
+def nsrun(ns, *args, check=True):
+    return run("ip", "netns", "exec", ns, *args, check=check)
+
+
+def ns_of(name):
+    return PREFIX + name
+
+
+def set_prefix(prefix):
+    """Namespace prefix: a test twin (``aift-``) never meets the one `make twin-up` built."""
+    global PREFIX
+    PREFIX = prefix
+
+
+def load_plan(args):
+    if args.plan:
+        with open(args.plan) as handle:
+            return json.load(handle)
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    import yaml
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    with open(os.path.join(args.inventory, "group_vars", "all", "fabric.yml")) as handle:
+        intent = yaml.safe_load(handle)["fabric"]
+    # The twin's routers run FRR whatever the inventory's NOS: same plan, `frr` driver.
+    intent["leafs"].update(platform="frr", device_type=None, platform_overrides={})
+    intent["spines"].update(platform="frr", device_type=None)
+    if args.port_name:
+        for model in intent["switch_models"].values():
+            model["port_name"] = args.port_name
+    return build_plan(intent)
+
+
+IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")   # Linux: at most 15 bytes (IFNAMSIZ), no '/', no space
+
+
+def check_port_names(plan):
+    bad = sorted(set(port for _name, record in routers(plan)
+                     for port in [d["port"] for d in record["downlinks"]] + [u["port"] for u in record.get("uplinks", [])]
+                     if not IFNAME.match(port)))
+    if bad:
+        raise SystemExit("port names %s are not Linux interface names (a router of the twin is a Linux box): "
+                         "rerun with --port-name, e.g. --port-name 'swp{port}s{lane}'" % ", ".join(bad[:5]))
+
+
+def write_plan_dir(plan, plan_dir):
+    """plan.json and one slice per device, as role aifabric.roce.plan writes them (planstore)."""
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
+    write_plan(plan, plan_dir)
+
+
+def routers(plan):
+    return list(plan["leafs"].items()) + list(plan["spines"].items())
+
+
+def batch(ns, commands):
+    """Run iproute2 commands in one `ip [-n ns] -batch -` process; stops at the first failure."""
+    if not commands:
+        return
+    out = subprocess.run(["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"], input="\n".join(commands) + "\n",
+                         capture_output=True, text=True, check=False)
+    if out.returncode:
+        raise RuntimeError("ip -batch%s: %s" % (" in %s" % ns if ns else "", out.stderr.strip()))
+
+
+def wiring(plan):
+    """iproute2 commands: veth pairs created straight into their namespaces with the plan's port
+    names (root namespace), and per namespace what comes up on them (links, bridges, host
+    addresses, routes, rules)."""
+    links, per_ns = [], {}
+
+    def add(ns, command):
+        per_ns.setdefault(ns, []).append(command)
+
+    for name in [pair[0] for pair in routers(plan)] + list(plan["hosts"]):
+        add(ns_of(name), "link set lo up")
+    # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
+    for name, leaf in plan["leafs"].items():
+        for uplink in leaf["uplinks"]:
+            links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
+                uplink["port"], ns_of(name), leaf["mtu"], uplink["spine_port"], ns_of(uplink["spine"]), leaf["mtu"]))
+            add(ns_of(name), "link set %s up" % uplink["port"])
+            add(ns_of(uplink["spine"]), "link set %s up" % uplink["spine_port"])
+    # host <-> leaf links (host side at the host MTU), then the host's plan: addresses, routes, rules
+    for name, host in plan["hosts"].items():
+        ns = ns_of(name)
+        for nic in host["nics"]:
+            leaf = plan["leafs"][nic["leaf"]]
+            links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
+                nic["netdev"], ns, nic["mtu"], nic["leaf_port"], ns_of(nic["leaf"]), leaf["mtu"]))
+            add(ns, "link set %s up" % nic["netdev"])
+            add(ns, "addr add %s/%d dev %s" % (nic["address"], nic["prefixlen"], nic["netdev"]))
+            add(ns_of(nic["leaf"]), "link set %s up" % nic["leaf_port"])
+        for route in host["routes"]:
+            cmd = "route replace %s dev %s table %s" % (route["dst"], route["dev"], route["table"])
+            if route.get("via"):
+                cmd += " via %s" % route["via"]
+            if route.get("src"):
+                cmd += " src %s scope %s" % (route["src"], route.get("scope", "link"))
+            add(ns, cmd)
+        for rule in host["rules"]:
+            add(ns, "rule add priority %d from %s table %s" % (rule["priority"], rule["from"], rule["table"]))
+    # scheme A: the leaf's host ports are members of a bridge that will hold the SVI's gateway
+    for name, leaf in plan["leafs"].items():
+        for iface in leaf.get("host_interfaces") or []:
+            if iface["kind"] == "svi":
+                bridge = "vlan%d" % iface["vlan"]
+                add(ns_of(name), "link add %s mtu %d type bridge" % (bridge, leaf["mtu"]))
+                for port in iface["members"]:
+                    add(ns_of(name), "link set %s master %s" % (port, bridge))
+                add(ns_of(name), "link set %s up" % bridge)
+    return links, per_ns
+
+
+ROUTER_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+                  "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                  "net.ipv4.conf.all.ignore_routes_with_linkdown=1")
+
+
+def bootstrap_conf(name):
+    # Debian's default profile (/etc/frr/frr.conf ships `frr defaults traditional`); the rest of
+    # the config is the frr driver's.
+    return "frr version 8.4.4\nfrr defaults traditional\nhostname %s\nno ipv6 forwarding\nservice integrated-vtysh-config\n!\n" % name
+
+
+def start_frr(ns, name, state):
+    etc, var = "/etc/frr/%s" % ns, "/var/run/frr/%s" % ns
+    for path in (etc, var):
+        os.makedirs(path, exist_ok=True)
+        shutil.chown(path, "frr", "frr")
+    conf = os.path.join(etc, "frr.conf")
+    with open(conf, "w") as handle:
+        handle.write(bootstrap_conf(name))
+    shutil.chown(conf, "frr", "frr")
+    with open(os.path.join(etc, "vtysh.conf"), "w") as handle:
+        handle.write("service integrated-vtysh-config\n")
+    for daemon in FRR_DAEMONS:
+        nsrun(ns, "/usr/lib/frr/%s" % daemon, "-d", "-N", ns, "-f", conf)
+    # vtysh of this router, for the management shell's PATH
+    bindir = os.path.join(state, "bin", ns)
+    os.makedirs(bindir, exist_ok=True)
+    with open(os.path.join(bindir, "vtysh"), "w") as handle:
+        handle.write("#!/bin/sh\nexec /usr/bin/vtysh -N %s \"$@\"\n" % ns)
+    os.chmod(os.path.join(bindir, "vtysh"), 0o755)
+
+
+def up(args):
+    t0 = time.monotonic()
+    plan = load_plan(args)
+    check_port_names(plan)
+    state = os.path.abspath(args.state)
+    if os.path.exists(os.path.join(state, "twin.json")):
+        down(args)
+    os.makedirs(state, exist_ok=True)
+    write_plan_dir(plan, os.path.join(state, "plan"))
+    record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
+    with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
+        json.dump(record, handle)
+    names = [pair[0] for pair in routers(plan)] + list(plan["hosts"])
+    existing = set(line.split()[0] for line in run("ip", "netns", "list").splitlines() if line.strip())
+    for name in names:
+        if ns_of(name) in existing:    # left by a run that was killed: our prefix, so ours to clear
+            remove_namespace(ns_of(name))
+    # `ip -batch`: one process per namespace instead of one per command (rail512: ~5000 commands)
+    batch(None, ["netns add %s" % ns_of(name) for name in names])
+    record["namespaces"] = [ns_of(name) for name in names]
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    links, per_ns = wiring(plan)
+    batch(None, links)
+    for name in names:
+        batch(ns_of(name), per_ns.get(ns_of(name), []))
+    for name in plan["leafs"].keys() | plan["spines"].keys():
+        nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
+    for name, host in plan["hosts"].items():
+        if host["sysctls"]:
+            nsrun(ns_of(name), "sysctl", "-qw", *["%s=%s" % kv for kv in sorted(host["sysctls"].items())])
+        record["hosts"].append(name)
+    for index, (name, _record) in enumerate(routers(plan)):
+        ns = ns_of(name)
+        start_frr(ns, name, state)
+        record["routers"][name] = {"namespace": ns, "port": args.base_port + index}
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    start_sshd(plan, record, state)
+    write_inventory(plan, record, state)
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    record["up_seconds"] = round(time.monotonic() - t0, 2)
+    if args.configure:
+        t1 = time.monotonic()
+        configure(plan, record, state)
+        record["configure_seconds"] = round(time.monotonic() - t1, 2)
+    record["memory_kib"] = memory_kib(record)
+    record["memory_rss_kib"] = memory_kib(record, "Rss")
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle, indent=1)
+    print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib", "memory_rss_kib") if k in record}))
+
+
+def start_sshd(plan, record, state):
+    key = os.path.join(state, "ssh_host_key")
+    log = open(os.path.join(state, "sshd.log"), "a")
+    proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sshd.py"),
+                             "--state", state, "--key", key, "--password", PASSWORD],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    record["sshd_pid"] = proc.pid
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.path.join(state, "known_hosts")):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("twin sshd did not start; see %s" % log.name)
+        time.sleep(0.1)
+
+
+def write_inventory(plan, record, state):
+    lines = ["# Generated by tests/lab/twin/twin.py: the twin's routers, reached like switches.",
+             "all:", "  vars:", "    twin_plan_dir: %s" % os.path.join(state, "plan"),
+             "  children:", "    twin_routers:", "      hosts:"]
+    for name, info in record["routers"].items():
+        known_hosts = os.path.join(state, "known_hosts")
+        lines.append("        %s: {ansible_host: 127.0.0.1, ansible_port: %d, ansible_user: admin, "
+                     "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD, known_hosts))
+    with open(os.path.join(state, "inventory.yml"), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def connection_params(record, name, state):
+    return dict(host="127.0.0.1", port=record["routers"][name]["port"], username="admin", password=PASSWORD,
+                device_type=None, host_key_checking=True, known_hosts=os.path.join(state, "known_hosts"), timeout=30)
+
+
+def configure(plan, record, state):
+    """Push every router's plan intent with the frr driver over SSH (switch_config's path)."""
+    sys.path.insert(0, os.path.join(ROOT, ".collections"))
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver, FrrTransaction
+    driver = FrrDriver()
+    for name, intent in routers(plan):
+        intent = dict(intent, name=name)
+        tx = FrrTransaction(driver, netmiko_factory(connection_params(record, name, state), driver), intent, plan["qos"],
+                            sections=("underlay", "pbr"))
+        try:
+            before, after, cmds = tx.plan()
+            if cmds:
+                tx.apply(before, after, cmds)
+        finally:
+            tx.close()
+
+
+def frr_pids(record):
+    """Pids of the twin's FRR daemons, from their pid files (exact: no name matching)."""
+    pids = []
+    for info in record.get("routers", {}).values():
+        for daemon in FRR_DAEMONS:
+            try:
+                with open("/var/run/frr/%s/%s.pid" % (info["namespace"], daemon)) as handle:
+                    pids.append(int(handle.read().strip()))
+            except (OSError, ValueError):
+                pass
+    return pids
+
+
+def memory_kib(record, field="Pss"):
+    """Memory of the twin's FRR daemons and its SSH server, in KiB: the sum of ``Pss`` (shared pages
+    split between the processes sharing them) or ``Rss`` (shared pages counted in every process)."""
+    total = 0
+    pids = frr_pids(record) + ([record["sshd_pid"]] if record.get("sshd_pid") else [])
+    for pid in pids:
+        try:
+            with open("/proc/%d/smaps_rollup" % pid) as handle:
+                for line in handle:
+                    if line.startswith(field + ":"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def alive(pid):
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def remove_namespace(ns):
+    """Stop the FRR daemons of ``ns`` (by their pid files) and delete the namespace and its dirs."""
+    pids = []
+    for daemon in FRR_DAEMONS:
+        try:
+            with open("/var/run/frr/%s/%s.pid" % (ns, daemon)) as handle:
+                pid = int(handle.read().strip())
+            os.kill(pid, 15)
+            pids.append(pid)
+        except (OSError, ValueError):
+            pass
+    deadline = time.monotonic() + 5   # daemons gone before their namespace and dirs go
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run("ip", "netns", "del", ns, check=False)
+    shutil.rmtree("/etc/frr/%s" % ns, ignore_errors=True)
+    shutil.rmtree("/var/run/frr/%s" % ns, ignore_errors=True)
+
+
+def down(args):
+    state = os.path.abspath(args.state)
+    path = os.path.join(state, "twin.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as handle:
+        record = json.load(handle)
+    if record.get("sshd_pid"):
+        try:
+            os.kill(record["sshd_pid"], 15)
+        except OSError:
+            pass
+    for ns in record.get("namespaces", []):
+        remove_namespace(ns)
+    os.remove(path)
+    for name in ("known_hosts", "inventory.yml"):
+        if os.path.exists(os.path.join(state, name)):
+            os.remove(os.path.join(state, name))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("action", choices=["up", "down"])
+    parser.add_argument("--plan", help="plan.json to build the twin from")
+    parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
+                        help="inventory whose fabric intent is planned (routers as platform frr)")
+    parser.add_argument("--state", default=os.path.join(ROOT, "build", "twin"))
+    parser.add_argument("--base-port", type=int, default=BASE_PORT + int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0")))
+    parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
+    parser.add_argument("--port-name", help="port_name pattern for every switch model (inventory source only), "
+                        "when the inventory's port names are not Linux interface names")
+    parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
+    args = parser.parse_args(argv)
+    set_prefix(args.ns_prefix)
+    if os.geteuid() != 0:
+        parser.error("the twin needs root (network namespaces)")
+    if args.action == "up":
+        up(args)
+    else:
+        down(args)
+
+
+if __name__ == "__main__":
+    main()
