@@ -132,6 +132,30 @@ LINE_SOURCES = {
         (r"nv set router pbr map %s rule %s action (nexthop-group %s|vrf default)" % (_NAME, _N, _NAME), VERIFIED, _CLP),
     ],
 }
+# FRR 8.4 (docs.frrouting.org/en/stable-8.4/): the routed twin runs these on FRR 8.4.4 from Debian.
+_FRR = "FRR 8.4 user guide [V]"
+LINE_SOURCES["frr"] = [
+    (r"interface (lo|vlan%s|[A-Za-z][\w./:-]*)" % _N, VERIFIED, _FRR + ", zebra: interface"),
+    (r"ip address %s" % _NET, VERIFIED, _FRR + ", zebra: ip address"),
+    (r"exit", VERIFIED, _FRR + ", vtysh node exit"),
+    (r"pbr-policy %s" % _NAME, VERIFIED, _FRR + ", PBR: pbr-policy"),
+    (r"nexthop-group %s" % _NAME, VERIFIED, _FRR + ", Nexthop groups"),
+    (r"nexthop %s" % _IP, VERIFIED, _FRR + ", Nexthop groups: nexthop"),
+    (r"router bgp %s" % _N, VERIFIED, _FRR + ", BGP: router bgp"),
+    (r"bgp router-id %s" % _IP, VERIFIED, _FRR + ", BGP: bgp router-id"),
+    (r"no bgp ebgp-requires-policy", VERIFIED, _FRR + ", BGP: bgp ebgp-requires-policy"),
+    (r"bgp bestpath as-path multipath-relax", VERIFIED, _FRR + ", BGP: bgp bestpath as-path multipath-relax"),
+    (r"timers bgp %s %s" % (_N, _N), UNVERIFIED, "no FRR docs entry found; accepted and shown by FRR 8.4.4 (twin)"),
+    (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _FRR + ", BGP: neighbor PEER remote-as"),
+    (r"address-family ipv4 unicast", VERIFIED, _FRR + ", BGP: address-family"),
+    (r"network %s" % _NET, VERIFIED, _FRR + ", BGP: network"),
+    (r"maximum-paths %s" % _N, VERIFIED, _FRR + ", BGP: maximum-paths"),
+    (r"exit-address-family", VERIFIED, _FRR + ", BGP: exit-address-family"),
+    (r"pbr-map %s seq %s" % (_NAME, _N), VERIFIED, _FRR + ", PBR: pbr-map NAME seq"),
+    (r"match (src|dst)-ip %s" % _NET, VERIFIED, _FRR + ", PBR: match src-ip / dst-ip"),
+    (r"set nexthop-group %s" % _NAME, VERIFIED, _FRR + ", PBR: set nexthop-group"),
+    (r"set vrf unchanged", VERIFIED, _FRR + ", PBR: set vrf unchanged"),
+]
 # AsterNOS gets the Dell klish dialect: every line form is Dell's, none is confirmed for AsterNOS.
 LINE_SOURCES["asternos"] = [(r"interface Ethernet\d+", UNVERIFIED, "SONiC native port name; not confirmed for AsterNOS")] + [
     (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["sonic"][2:]]
