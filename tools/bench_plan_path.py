@@ -152,14 +152,16 @@ def bench_plan_yml(work, label="32K"):
 
 
 # 3 -------------------------------------------------------------------------------------------
-def audit_inventory(path, plan, hosts, switches, known_hosts):
+def audit_inventory(path, plan, hosts, switches, known_hosts, host_python=sys.executable):
     gpu = sorted(plan["hosts"], key=lambda n: plan["hosts"][n]["slot"])[:hosts]
     # leafs first, then spines: the smallest fabric (0.5K GPUs) has only 8 leafs
     sw = (sorted(plan["leafs"], key=lambda n: plan["leafs"][n]["slot"]) + sorted(plan["spines"]))[:switches]
     if len(gpu) < hosts or len(sw) < switches:
         raise SystemExit("the plan has fewer devices than the benchmark asks for")
     doc = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
-                   "children": {"gpu_hosts": {"hosts": dict((n, {}) for n in gpu)},
+                   # host modules would run on the GPU hosts: their interpreter records their CPU apart
+                   "children": {"gpu_hosts": {"hosts": dict((n, {}) for n in gpu),
+                                              "vars": {"ansible_python_interpreter": host_python}},
                                 "switches": {"hosts": dict((n, {}) for n in sw),
                                              # a closed port: connection refused at once, no SSH work
                                              "vars": {"ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_user": "admin",
@@ -173,6 +175,11 @@ def bench_per_device(work, labels, small, large, runs):
           % (small, large, large - small))
     known = os.path.join(work, "known_hosts")
     open(known, "w").close()
+    module_log = os.path.join(work, "host-modules.cpu")
+    wrapper = os.path.join(work, "host-python")
+    with open(wrapper, "w") as handle:
+        handle.write('#!/bin/sh\nexec /usr/bin/time -a -o %s -f "%%U %%S" %s "$@"\n' % (module_log, sys.executable))
+    os.chmod(wrapper, 0o755)
     out = {}
     for label in labels:
         fabric = fabric_for(label)
@@ -180,25 +187,44 @@ def bench_per_device(work, labels, small, large, runs):
         intent = write_json(os.path.join(work, "intent-%s.json" % label), {"fabric": fabric})
         costs = {}
         for kind in ("host", "switch"):
-            rows = {}
+            rows, module_cpu = {}, {}
             for count in (small, large):
                 inv = audit_inventory(os.path.join(work, "inv-%s-%s-%d.json" % (label, kind, count)), plan,
-                                      count if kind == "host" else 0, count if kind == "switch" else 0, known)
+                                      count if kind == "host" else 0, count if kind == "switch" else 0, known, wrapper)
                 cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inv, "-f", "16", "-e", "@" + intent,
                        "-e", "plan_dir=" + os.path.join(work, "audit-plan-%s" % label),
                        "-e", "audit_report_dir=" + os.path.join(work, "audit-report"),
                        "-e", "host_preflight_report_dir=" + os.path.join(work, "audit-preflight"),
                        os.path.join(ROOT, "playbooks", "audit.yml")]
-                rows[count] = [measure(cmd, os.path.join(work, "audit-%s-%s.log" % (label, kind))) for _run in range(runs)]
+                rows[count] = []
+                for _run in range(runs):
+                    open(module_log, "w").close()
+                    row = measure(cmd, os.path.join(work, "audit-%s-%s.log" % (label, kind)))
+                    row["module_cpu"] = module_cpu_of(module_log)
+                    rows[count].append(row)
             per = (median(rows[large], "cpu") - median(rows[small], "cpu")) / (large - small)
-            costs[kind] = per
-        print("  %-5s per host %.3f CPU s, per switch %.3f CPU s" % (label, costs["host"], costs["switch"]))
+            on_device = (median(rows[large], "module_cpu") - median(rows[small], "module_cpu")) / (large - small)
+            costs[kind] = per - on_device
+            costs[kind + "_modules"] = on_device
+        print("  %-5s per host %.3f CPU s on the controller + %.3f in host modules (which run on the GPU host); "
+              "per switch %.3f CPU s" % (label, costs["host"], costs["host_modules"], costs["switch"]))
         out[label] = costs
     first, last = labels[0], labels[-1]
     for kind in ("host", "switch"):
         ratio = out[last][kind] / out[first][kind]
         check(ratio <= 1.2, "per-%s cost at %s <= 1.2x the cost at %s (%.2fx)" % (kind, last, first, ratio))
     return out
+
+
+def module_cpu_of(path):
+    """CPU seconds of the host modules the wrapper interpreter recorded (one "user sys" line each)."""
+    total = 0.0
+    with open(path) as handle:
+        for line in handle:
+            parts = line.split()
+            if len(parts) == 2:
+                total += float(parts[0]) + float(parts[1])
+    return total
 
 
 # 4 -------------------------------------------------------------------------------------------
@@ -247,8 +273,9 @@ def model(plan_costs, device_costs, fleet, forks=16, cores=16):
     plan: the plan role's wall; switches: every safe batch takes ceil(size / forks) rounds of one
     switch's wall (run alone: SSH login, read, diff); hosts: the host stages are CPU-bound on the
     controller (per-host cost measured through audit.yml: the same roles in check mode) spread over
-    min(forks, cores), plus one round of one host per serial batch (4 batches of 25 % per host play,
-    3 host plays). Validation (probes per host) is costed like one more host role.
+    min(forks, cores) (host modules run on the GPU hosts themselves, so their CPU is taken out and
+    counted only as latency), plus one host's whole chain per serial batch (4 batches of 25 % per host
+    play, 3 host plays). Validation (probes per host) is costed like one more host role.
     """
     print("== 5. modelled no-op site.yml wall (forks %d, %d cores)" % (forks, cores))
     out = {}
@@ -257,9 +284,11 @@ def model(plan_costs, device_costs, fleet, forks=16, cores=16):
         batches = rollout(switch_batches(plan), sorted(list(plan["leafs"]) + list(plan["spines"])))["serial"]
         one_switch = fleet["one_switch_wall"]
         switches = sum(-(-size // forks) for size in batches) * one_switch
-        per_host = max(device_costs[k]["host"] for k in device_costs)
+        per_host = max(device_costs[k]["host"] for k in device_costs)             # controller CPU
+        on_host = max(device_costs[k]["host_modules"] for k in device_costs)      # module CPU on each GPU host
         hosts_cpu = len(plan["hosts"]) * per_host * 1.25          # +25 % for validate.yml's probes
-        hosts = hosts_cpu / min(forks, cores) + 3 * 4 * per_host
+        # CPU-bound on the controller, plus per serial batch (3 plays x 4 batches) one host's own chain
+        hosts = hosts_cpu / min(forks, cores) + 3 * 4 * (per_host + on_host)
         plan_wall = plan_costs.get(label, {}).get("role_wall") or plan_costs[max(plan_costs)]["role_wall"]
         total = plan_wall + switches + hosts
         print("  %-4s %d hosts, %d switches in %d batches: plan %.0f s + switches %.0f s + hosts %.0f s = %.1f min"
@@ -282,7 +311,7 @@ def main():
     try:
         plan_costs = bench_plan_role(work, ["4K", "32K"] if args.quick else ["4K", "32K", "131K"], runs)
         bench_plan_yml(work)
-        device_costs = bench_per_device(work, ["0.5K", "4K", "16K"], 4, 12, runs)
+        device_costs = bench_per_device(work, ["0.5K", "4K", "16K"], 4, 20, runs)
         fleet = {"one_switch_wall": args.one_switch} if args.skip_fleet else bench_fleet(work)
         model(plan_costs, device_costs, fleet)
     finally:
