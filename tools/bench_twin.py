@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Routed twin benchmark: bring-up, configuration by the frr driver, BGP convergence, memory, and
 (lab) PPD failover, for the lab and rail512 plans. Prints one JSON line per fabric; exits

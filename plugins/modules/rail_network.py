@@ -104,12 +104,12 @@ seealso:
 EXAMPLES = r"""
 - name: Configure the rail NICs of this GPU host
   aifabric.roce.rail_network:
-    intent: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname] }}"
+    intent: "{{ lookup('aifabric.roce.device_intent', inventory_hostname) }}"
     mgmt_check_targets: [192.168.250.1]
 
 - name: Audit only (what would change)
   aifabric.roce.rail_network:
-    intent: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname] }}"
+    intent: "{{ lookup('aifabric.roce.device_intent', inventory_hostname) }}"
   check_mode: true
   register: rail_drift
 """

@@ -97,7 +97,7 @@ EXAMPLES = r"""
   aifabric.roce.rdma_preflight:
     facts: "{{ ansible_facts.aifabric_rdma }}"
     host: "{{ inventory_hostname }}"
-    nics: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname].nics }}"
+    nics: "{{ lookup('aifabric.roce.device_intent', inventory_hostname).nics }}"
     gid_index: 3
   delegate_to: localhost
 """

@@ -71,8 +71,8 @@ attributes:
 EXAMPLES = r"""
 - name: Apply the fabric QoS profile to the rail NICs
   aifabric.roce.rdma_qos:
-    interfaces: "{{ hostvars['localhost'].aifabric_plan.hosts[inventory_hostname].nics }}"
-    profile: "{{ hostvars['localhost'].aifabric_plan.qos }}"
+    interfaces: "{{ lookup('aifabric.roce.device_intent', inventory_hostname).nics }}"
+    profile: "{{ lookup('aifabric.roce.device_intent', inventory_hostname).qos }}"
 """
 
 RETURN = r"""

@@ -25,7 +25,7 @@ description:
   - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
     config changed since it was read, when another operator has a pending EOS configuration session or
     NVUE revision, or when O(expected_config_digest) does not match. Nothing is sent then.
-  - On C(frr) (no NOS transaction) the driver's own: a C(vtysh -C -f) dry run, then C(vtysh -f), a read-back check
+  - On C(frr) (no NOS transaction) the driver brings its own - a C(vtysh -C -f) dry run, then C(vtysh -f), a read-back check
     and the computed reverse on failure.
 author: aifabric.roce developers (@aifabric)
 options:
@@ -35,11 +35,11 @@ options:
     required: true
     choices: [asternos, eos, frr, nvue, nxos, sonic]
   intent:
-    description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])).
+    description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)).
     type: dict
     required: true
   qos:
-    description: The fabric QoS profile (C(aifabric_plan.qos)).
+    description: The fabric QoS profile (the slice's C(qos)).
     type: dict
     required: true
   sections:
@@ -123,9 +123,9 @@ notes:
 EXAMPLES = r"""
 - name: Apply RoCE QoS and MTU to a leaf
   aifabric.roce.switch_config:
-    platform: "{{ hostvars['localhost'].aifabric_plan.leafs[inventory_hostname].platform }}"
-    intent: "{{ hostvars['localhost'].aifabric_plan.leafs[inventory_hostname] }}"
-    qos: "{{ hostvars['localhost'].aifabric_plan.qos }}"
+    platform: "{{ lookup('aifabric.roce.device_intent', inventory_hostname).platform }}"
+    intent: "{{ lookup('aifabric.roce.device_intent', inventory_hostname) }}"
+    qos: "{{ lookup('aifabric.roce.device_intent', inventory_hostname).qos }}"
     sections: [qos, mtu]
     host: "{{ ansible_host }}"
     port: "{{ ansible_port | default(22) }}"

@@ -25,7 +25,7 @@ options:
     required: true
     choices: [asternos, eos, frr, nvue, nxos, sonic]
   intent:
-    description: The device's plan entry (C(aifabric_plan.leafs[name]) or C(aifabric_plan.spines[name])); selects the ports.
+    description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)); selects the ports.
     type: dict
     required: true
   sections:
@@ -86,7 +86,7 @@ EXAMPLES = r"""
     username: "{{ ansible_user }}"
     password: "{{ ansible_password }}"
   vars:
-    plan_record: "{{ hostvars['localhost'].aifabric_plan.leafs[inventory_hostname] }}"
+    plan_record: "{{ lookup('aifabric.roce.device_intent', inventory_hostname) }}"
   delegate_to: localhost
   register: switch_state
 """

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """ICMP echo with DF set, from one source address, stdlib only (run inside a host namespace:
 the twin's machine has no ping binary).

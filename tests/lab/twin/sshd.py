@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The twin's management path: one SSH endpoint per router on 127.0.0.1 (asyncssh).
 

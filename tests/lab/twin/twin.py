@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The routed twin: a plan's leafs and spines as network namespaces running FRR, wired as the
 plan's cabling, with its GPU hosts as light namespaces on their leaf ports.
