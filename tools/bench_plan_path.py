@@ -260,18 +260,20 @@ def bench_fleet(work, label="4K", forks=16):
     finally:
         stop_sims(procs)
     batches = rollout(switch_batches(plan), names)["serial"]
+    rounds = sum(-(-size // forks) for size in batches)
     print("  %s: %d switches in %d batches (sizes %s), forks %d" % (label, len(names), len(batches), batches, forks))
-    print("  converge %.1f s wall; no-op %.1f s wall, %.1f CPU s (%.2f CPU s per switch); one switch alone %.1f s wall"
-          % (first["wall"], noop["wall"], noop["cpu"], noop["cpu"] / len(names), canary["wall"]))
-    return {"noop_wall": noop["wall"], "noop_cpu_per_switch": noop["cpu"] / len(names), "one_switch_wall": canary["wall"]}
+    print("  converge %.1f s wall; no-op %.1f s wall, %.1f CPU s (%.2f CPU s per switch), %.1f s per round of a batch; "
+          "one switch alone (whole playbook, plan included) %.1f s wall"
+          % (first["wall"], noop["wall"], noop["cpu"], noop["cpu"] / len(names), noop["wall"] / rounds, canary["wall"]))
+    return {"noop_wall": noop["wall"], "noop_cpu_per_switch": noop["cpu"] / len(names), "round_wall": noop["wall"] / rounds}
 
 
 # 5 -------------------------------------------------------------------------------------------
 def model(plan_costs, device_costs, fleet, forks=16, cores=16):
     """No-op site.yml wall on a 16-core controller with forks 16, from the measured costs.
 
-    plan: the plan role's wall; switches: every safe batch takes ceil(size / forks) rounds of one
-    switch's wall (run alone: SSH login, read, diff); hosts: the host stages are CPU-bound on the
+    plan: the plan role's wall; switches: every safe batch takes ceil(size / forks) rounds, each as long
+    as a round measured on the simulator fleet (no-op wall / rounds: SSH login, read, diff, on 2 cores); hosts: the host stages are CPU-bound on the
     controller (per-host cost measured through audit.yml: the same roles in check mode) spread over
     min(forks, cores) (host modules run on the GPU hosts themselves, so their CPU is taken out and
     counted only as latency), plus one host's whole chain per serial batch (4 batches of 25 % per host
@@ -282,8 +284,8 @@ def model(plan_costs, device_costs, fleet, forks=16, cores=16):
     for label, minutes in (("4K", 5.0), ("32K", 30.0)):
         plan = build_plan(fabric_for(label))
         batches = rollout(switch_batches(plan), sorted(list(plan["leafs"]) + list(plan["spines"])))["serial"]
-        one_switch = fleet["one_switch_wall"]
-        switches = sum(-(-size // forks) for size in batches) * one_switch
+        round_wall = fleet["round_wall"]   # measured: the fleet's no-op wall over its rounds (this 2-core box)
+        switches = sum(-(-size // forks) for size in batches) * round_wall
         per_host = max(device_costs[k]["host"] for k in device_costs)             # controller CPU
         on_host = max(device_costs[k]["host_modules"] for k in device_costs)      # module CPU on each GPU host
         hosts_cpu = len(plan["hosts"]) * per_host * 1.25          # +25 % for validate.yml's probes
@@ -303,7 +305,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (4K and 32K for the plan role), one run each")
     parser.add_argument("--skip-fleet", action="store_true", help="no simulator fleet (the model then uses --one-switch)")
-    parser.add_argument("--one-switch", type=float, default=2.0, help="one switch's no-op wall (s) when the fleet is skipped")
+    parser.add_argument("--one-switch", type=float, default=3.6,
+                        help="wall (s) of one round of a switch batch when the fleet is skipped (measured 3.6 s, 80-switch fleet)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     runs = 1 if args.quick else args.runs
@@ -312,7 +315,7 @@ def main():
         plan_costs = bench_plan_role(work, ["4K", "32K"] if args.quick else ["4K", "32K", "131K"], runs)
         bench_plan_yml(work)
         device_costs = bench_per_device(work, ["0.5K", "4K", "16K"], 4, 20, runs)
-        fleet = {"one_switch_wall": args.one_switch} if args.skip_fleet else bench_fleet(work)
+        fleet = {"round_wall": args.one_switch} if args.skip_fleet else bench_fleet(work)
         model(plan_costs, device_costs, fleet)
     finally:
         if FAILED:
