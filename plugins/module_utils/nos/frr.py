@@ -30,7 +30,7 @@ import ipaddress
 import re
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
 
 FRR_SECTIONS = ("underlay", "pbr")
@@ -256,21 +256,15 @@ class FrrTransaction(object):
         # qos/mtu are accepted (switch_config passes them) and render nothing on FRR
         self.sections = tuple(s for s in sections if s in FRR_SECTIONS) or FRR_SECTIONS
         self.tag = "aif-%s" % (name_suffix or int(time.time() * 1000) % 100000000)
-        self.conn = None
+        # the shared session handling of apply.py (connect once, close quietly)
+        self.io = DeviceIO(driver, connect)
         self.attempted = []
 
     def _conn(self):
-        if self.conn is None:
-            self.conn = self.connect()
-        return self.conn
+        return self.io.get()
 
     def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.disconnect()
-            except Exception:  # noqa: BLE001 - the session may already be gone
-                pass
-            self.conn = None
+        self.io.close()
 
     def read(self):
         self.running_text = self._conn().send_command(self.driver.show_running)
