@@ -196,7 +196,7 @@ rolled_back:
   returned: failure
   type: bool
 failed_step:
-  description: On failure, the step that failed (preflight, begin, stage, commit, verify, confirm, save).
+  description: On failure, the step that failed (connect, preflight, begin, stage, commit, verify, confirm, save).
   returned: failure
   type: str
 failed_command:
@@ -217,7 +217,7 @@ try:
 except ImportError:
     HAS_NETMIKO = False
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError, ConnectError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
@@ -262,7 +262,10 @@ def main():
     try:
         try:
             before, after, cmds = applier.plan()
-        except Exception as exc:  # noqa: BLE001 - connection/auth/host key problems
+        except ConnectError as exc:
+            module.fail_json(msg="cannot connect to %s:%s: %s; nothing was sent" % (p["host"], p["port"], exc.reason),
+                             failed_step="connect", **result)
+        except Exception as exc:  # noqa: BLE001 - host key problems, a device that rejects the read
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
         result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after),
                       config_digest=applier.config_digest)

@@ -25,7 +25,7 @@ STATUSES = ("fail", "unreachable", "drift", "warn", "skipped", "ok")
 _MISSING = "(absent)"
 # Connection failures as Ansible and netmiko (base_connection.py establish_connection) word them:
 # the device could not be audited, which is not the same as a check that failed on it.
-_UNREACHABLE_HINTS = ("unreachable", "timed out", "timed-out", "connection refused", "no route to host",
+_UNREACHABLE_HINTS = ("unreachable", "cannot connect", "timed out", "timed-out", "connection refused", "no route to host",
                       "name or service not known", "could not resolve", "failed to connect", "dns failure",
                       "authentication to device failed", "no existing session", "tcp connection to device failed",
                       "sshexception occurred during connection")

@@ -21,6 +21,15 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig impor
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, StepError, check_safe
 
 
+class ConnectError(StepError):
+    """The device could not be reached or logged into (TCP, SSH, authentication): nothing was sent."""
+
+    def __init__(self, step, command, exc):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        StepError.__init__(self, step, command, "", "cannot connect (%s: %s)" % (type(exc).__name__, first))
+        self.reason = "%s: %s" % (type(exc).__name__, first)
+
+
 class ApplyError(Exception):
     """``rolled_back``: True only when the read-back proved the before-image; False when it proved a
     difference or could not read; None when nothing was sent (refused)."""
@@ -87,6 +96,15 @@ class DeviceIO(object):
             self.conn = self.connect()
         return self.conn
 
+    def session(self, step, cmd):
+        """The open session, or a ConnectError: a device that cannot be reached is not a device that
+        failed a command, and the report lists it as unreachable."""
+        try:
+            return self.get()
+        except Exception as exc:  # noqa: BLE001 - netmiko raises timeouts, auth and SSH errors alike
+            self.conn = None
+            raise ConnectError(step, cmd, exc)
+
     def close(self):
         if self.conn is not None:
             try:
@@ -125,7 +143,12 @@ class DeviceIO(object):
         if not cmd.startswith("show ") and not cmd.startswith("nv config show") and "diff" not in cmd:
             self.attempted.append(cmd)
         try:
-            conn = self.get()
+            conn = self.session(step, cmd)
+        except ConnectError:
+            if not fresh_on_error:
+                raise
+            conn = self.fresh(step)   # a device coming back (after a commit timer or a reload) gets its window
+        try:
             # a command that leaves config mode changes the prompt: wait for any prompt end, not the old one
             kw = dict(expect_string=r"[>#\$]\s*$") if in_config else {}
             out = conn.send_command(cmd, read_timeout=read_timeout or self.read_timeout, **kw)
@@ -140,8 +163,8 @@ class DeviceIO(object):
         """Enter config mode (``enter`` command, the platform's default when None, none when False) and type
         each line, checking each answer: a rejected line stops the push there and names itself."""
         cmd = enter or "configure terminal"
+        conn = self.session(step, cmd)
         try:
-            conn = self.get()
             if enter is not False:   # False: a shell-like CLI (NVUE) with no config mode
                 conn.config_mode(enter) if enter else conn.config_mode()
                 self.attempted.append(cmd)
@@ -168,8 +191,9 @@ class DeviceIO(object):
     def save(self, step):
         cmd = getattr(self.driver, "save_command", None) or "save"
         self.attempted.append(cmd)
+        conn = self.session(step, cmd)
         try:
-            out = self.get().save_config()
+            out = conn.save_config()
         except Exception as exc:  # noqa: BLE001
             raise self._fail(step, cmd, exc, _why(exc, self.read_timeout))
         return self._check(step, cmd, out)

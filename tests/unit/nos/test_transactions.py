@@ -109,3 +109,26 @@ def test_eos_session_listing():
             "  operator1     pending                admin    vty5\n* aif-1-2       pendingCommitTimer     admin    vty6\n"
             "  old           completed              admin    vty7\n")
     assert _eos_sessions(text) == [("operator1", "pending"), ("aif-1-2", "pending"), ("old", "completed")]
+
+
+def test_a_device_that_cannot_be_reached_is_a_connect_error_the_report_calls_unreachable():
+    # netmiko's own exception and wording (base_connection.establish_connection) for a refused TCP port
+    from netmiko.exceptions import NetmikoTimeoutException
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import entry_from_result
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ConnectError, DeviceIO
+
+    def connect():
+        raise NetmikoTimeoutException("TCP connection to device failed.\n\nCommon causes of this problem are:\n"
+                                      "1. Incorrect hostname or IP address.\n2. Wrong TCP port.")
+    io = DeviceIO(get_driver("eos"), connect, read_timeout=5, reconnect_timeout=0)
+    with pytest.raises(ConnectError) as caught:
+        io.run("read", "show running-config")
+    assert caught.value.reason == "NetmikoTimeoutException: TCP connection to device failed."
+    assert io.conn is None and "no answer within" not in str(caught.value)
+    # the message switch_config fails with for it
+    result = {"failed": True, "msg": "cannot connect to 10.0.0.1:22: %s; nothing was sent" % caught.value.reason}
+    assert entry_from_result("leaf1", "switch", "switch", result)["status"] == "unreachable"
+    # a device that answers but rejects the read is a failed check, not an unreachable one
+    rejected = {"failed": True, "msg": "cannot read running config from 10.0.0.1:22: step read, command "
+                                       "'show running-config': the device rejected it; device said: % Invalid input"}
+    assert entry_from_result("leaf1", "switch", "switch", rejected)["status"] == "fail"
