@@ -147,8 +147,8 @@ def run():
 
     say("bring-up: ansible-playbook playbooks/site.yml")
     playbook("site.yml")
-    say("second run changes nothing")
-    recap = playbook("site.yml")
+    say("second run changes nothing (validation skipped: its report holds measurements, which may differ)")
+    recap = playbook("site.yml", "--skip-tags", "validate")
     changed = dict((host, counts[0]) for host, counts in recap.items() if counts[0])
     if changed:
         raise SystemExit("second site.yml run changed: %s" % changed)
