@@ -20,6 +20,9 @@ PROFILES = {
         "cnp_dscp": 48,
         "cnp_priority": 6,
         "lossless_priorities": [3],
+        # Every other DSCP goes to this (lossy) priority. Left to the NOS defaults, DSCP 24-31 would share the
+        # lossless priority 3 (EOS, Cumulus and mlx5 map DSCP // 8 by default): the switch map is complete.
+        "dscp_default_priority": 0,
         "pfc_watchdog": True,
         # PFC watchdog: NVUE polls every 100 ms and acts after `robustness` polls (CL QoS guide defaults 100 ms x 3);
         # we detect after 2 x 100 ms = 200 ms and restore after 400 ms, dropping the stormed queue meanwhile.
@@ -47,7 +50,7 @@ PROFILES = {
 }
 
 _INT_RANGES = {
-    "roce_dscp": (0, 63), "cnp_dscp": (0, 63), "roce_priority": (0, 7), "cnp_priority": (0, 7),
+    "roce_dscp": (0, 63), "cnp_dscp": (0, 63), "roce_priority": (0, 7), "cnp_priority": (0, 7), "dscp_default_priority": (0, 7),
     "ecn_queue": (0, 7), "ecn_min_kbytes": (1, 1 << 20), "ecn_max_kbytes": (1, 1 << 20),
     "ecn_probability_percent": (1, 100), "host_mtu": (1280, 9216), "switch_mtu": (1280, 9416),
     "roce_mtu": (256, 4096),
@@ -107,6 +110,15 @@ def resolve(qos, path="fabric.qos"):
     return profile
 
 
+def complete_dscp_map(profile):
+    """All 64 DSCPs -> priority: the RoCE and CNP classes, every other DSCP to ``dscp_default_priority``.
+    Switch drivers render this, so no DSCP keeps a NOS default (which would put DSCP 24-31 on the lossless
+    priority 3). Returns [(dscp, priority)] in DSCP order."""
+    explicit = dict((int(d), int(p)) for d, p in profile["dscp_to_priority"].items())
+    default = int(profile.get("dscp_default_priority", 0))
+    return [(dscp, explicit.get(dscp, default)) for dscp in range(64)]
+
+
 def _shown(value, limit=40):
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "...'"
@@ -122,6 +134,10 @@ def _consistency(profile, path):
         problems.append(FabricProblem(over + ".lossless_priorities",
                                       "the RoCE priority %d is not lossless (PFC off)" % profile["roce_priority"],
                                       "include %d in lossless_priorities" % profile["roce_priority"]))
+    if profile["dscp_default_priority"] in profile["lossless_priorities"]:
+        problems.append(FabricProblem(over + ".dscp_default_priority",
+                                      "every unclassified DSCP would ride the PFC-paused priority %d" % profile["dscp_default_priority"],
+                                      "pick a priority outside lossless_priorities (default 0)"))
     if profile["cnp_priority"] in profile["lossless_priorities"]:
         problems.append(FabricProblem(over + ".cnp_priority", "CNPs would ride a PFC-paused priority",
                                       "map CNPs to a priority outside lossless_priorities (default 6)"))

@@ -12,6 +12,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, parse_tree
 
@@ -118,8 +119,12 @@ class EosDriver(CliDriver):
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []
         if "qos" in sections:
-            for dscp, prio in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0])):
-                nodes.append(("qos map dscp %s to traffic-class %s" % (dscp, prio), []))
+            # the complete map (fabric/qos.py complete_dscp_map), grouped per traffic class as EOS prints it
+            by_class = {}
+            for dscp, prio in complete_dscp_map(qos):
+                by_class.setdefault(prio, []).append(str(dscp))
+            for prio in sorted(by_class):
+                nodes.append(("qos map dscp %s to traffic-class %s" % (" ".join(by_class[prio]), prio), []))
             if qos.get("pfc_watchdog"):
                 # global watchdog timers (seconds) and action: AVD priority-flow-control.j2
                 nodes.append(("priority-flow-control pause watchdog default timeout %s" % _seconds(qos["pfc_watchdog_detect_ms"]), []))

@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
@@ -89,7 +90,7 @@ class KlishDriver(CliDriver):
             nodes.append(("buffer init lossless", []))
             nodes.append(("qos map dscp-tc %sDSCP-TC" % PREFIX, [
                 ("dscp %s traffic-class %s" % (d, p), [])
-                for d, p in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]))
+                for d, p in complete_dscp_map(qos)]))   # every DSCP, none left to a platform default
             nodes.append(("qos wred-policy %sECN" % PREFIX, [
                 ("green minimum-threshold %d maximum-threshold %d drop-probability %d"
                  % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), []),

@@ -13,6 +13,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of, safe_name
 
 # managed paths (regex on the text after "nv set "), per section
@@ -112,7 +113,7 @@ class NvueDriver(Driver):
             lines += ["interface %s link mtu %d" % (p, self.mtu(intent)) for p in ports]
         if "qos" in sections:
             lines.append("qos mapping default-global trust l3")
-            for d, p in qos["dscp_to_priority"].items():
+            for d, p in complete_dscp_map(qos):   # every DSCP: Cumulus's default maps DSCP 24-31 to priority 3
                 lines.append("qos mapping default-global dscp %s switch-priority %s" % (d, p))
             for p in qos["lossless_priorities"]:
                 lines.append("qos pfc default-global switch-priority %d" % p)

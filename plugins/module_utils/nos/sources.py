@@ -40,7 +40,7 @@ LINE_SOURCES = {
          _AVD + "; real EOS 4.35.1F output (tests/fixtures/switches/eos/) [V]"),
         (r"priority-flow-control pause watchdog action drop", VERIFIED,
          _AVD + "; real EOS 4.35.1F output (tests/fixtures/switches/eos/) [V]"),
-        (r"qos map dscp %s to traffic-class \d" % _N, VERIFIED, _AVD),
+        (r"qos map dscp (%s )+to traffic-class \d" % _N, VERIFIED, _AVD + "; grouped form: real EOS 4.35.1F (tests/fixtures/switches/eos/) [V]"),
         (r"tx-queue \d", VERIFIED, _AVD),
         (r"random-detect ecn minimum-threshold %s kbytes maximum-threshold %s kbytes max-mark-probability %s" % (_N, _N, _N),
          VERIFIED, _AVD),

@@ -14,6 +14,7 @@ import yaml
 from pyavd import get_device_config, validate_structured_config
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -25,6 +26,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 PROFILE = "AIF-ORACLE"
 
 # What our driver manages: global lines/sections, and the lines it manages under each interface.
+def dscp_map_lines(qos):
+    """The complete DSCP map as AVD's qos.map.dscp entries: `D D .. to traffic-class T`, one per class."""
+    by_class = {}
+    for dscp, prio in complete_dscp_map(qos):
+        by_class.setdefault(prio, []).append(str(dscp))
+    return ["%s to traffic-class %s" % (" ".join(dscps), prio) for prio, dscps in sorted(by_class.items())]
+
+
 MANAGED_GLOBAL = r"(qos map dscp |ip access-list AIF-|class-map type pbr match-any AIF-|policy-map type pbr AIF-|priority-flow-control pause watchdog )"
 MANAGED_PORT = r"(mtu |qos trust |priority-flow-control |(uc-)?tx-queue |service-policy type pbr input )"
 
@@ -71,7 +80,7 @@ def structured_config(intent, qos):
             intf["service_policy"] = {"pbr": {"input": bind_name(port)}}
         interfaces.append(intf)
     config = {
-        "qos": {"map": {"dscp": ["%s to traffic-class %s" % kv for kv in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0]))]}},
+        "qos": {"map": {"dscp": dscp_map_lines(qos)}},
         "ethernet_interfaces": interfaces,
     }
     if qos.get("pfc_watchdog"):

@@ -114,10 +114,14 @@ def test_eos_real_grouped_dscp_maps_are_read_per_dscp(plan):
                         "priority-flow-control pause watchdog default recovery-time 1.22",
                         "priority-flow-control pause watchdog default timeout 0.05"]   # polling-interval is not ours
     assert len(got) == 44 + 9 + 3
-    # our intent (26 -> TC3, 48 -> TC6) is EOS's default map: the remapped 26 is removed, nothing is added for 48
+    # our intent: 26 -> TC3 and 48 -> TC6 (EOS's defaults, hidden), every other DSCP -> TC0 (the complete map):
+    # the remapped 26 goes back to its default, nothing is added for 48, and each DSCP whose EOS default is
+    # not TC0 gets an explicit line (DSCP 0-7 default to TC1, 16-63 to DSCP // 8)
     cmds = drv.diff(drv.parse(text, leaf), drv.render(leaf, plan["qos"]))
     assert "no qos map dscp 26 to traffic-class 4 drop-precedence 2" in cmds
-    assert not [c for c in cmds if c.startswith("qos map dscp")]
+    added = [c for c in cmds if c.startswith("qos map dscp")]
+    assert added == ["qos map dscp %d to traffic-class 0" % d for d in list(range(0, 8)) + list(range(16, 64)) if d not in (26, 48)]
+    assert cmds.index("no qos map dscp 24 to traffic-class 1") < cmds.index("qos map dscp 24 to traffic-class 0")
     assert "priority-flow-control pause watchdog default timeout 0.2" in cmds
     assert not [c for c in cmds if "action" in c]   # the device already drops
 
@@ -136,8 +140,11 @@ def test_eos_readback_without_default_lines_is_a_noop(plan):
     drv = get_driver("eos")
     explicit = drv.render_explicit(leaf, plan["qos"])
     assert "qos map dscp 26 to traffic-class 3" in explicit and "      priority strict" in explicit
-    shown = "\n".join(l for l in explicit.splitlines() if not l.startswith("qos map dscp ")
-                      and l.strip() not in ("tx-queue 6", "priority strict")) + "\n"
+    # EOS shows the map without the DSCPs at their default class (26 -> 3, 48 -> 6, 8-15 -> 0)
+    hidden = set([26, 48] + list(range(8, 16)))
+    shown_map = ["qos map dscp %d to traffic-class 0" % d for d in range(64) if d not in hidden]
+    shown = "\n".join([l for l in explicit.splitlines() if not l.startswith("qos map dscp ")
+                       and l.strip() not in ("tx-queue 6", "priority strict")] + shown_map) + "\n"
     assert "priority strict" not in shown
     assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
     assert drv.diff(drv.parse(shown, leaf), drv.render(leaf, plan["qos"])) == []

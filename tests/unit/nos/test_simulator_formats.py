@@ -70,7 +70,8 @@ def test_eos_simulator_hides_defaults_and_readback_is_a_noop(plan):
     push(sess, ["qos map dscp 24 25 to traffic-class 1"])
     assert "qos map dscp 24 25 to traffic-class 1" in sess.handle("show running-config")
     cmds = drv.diff(drv.parse(sess.handle("show running-config"), leaf), drv.render(leaf, plan["qos"]))
-    assert cmds == ["no qos map dscp 24 to traffic-class 1", "no qos map dscp 25 to traffic-class 1"], cmds
+    assert cmds == ["no qos map dscp 24 to traffic-class 1", "no qos map dscp 25 to traffic-class 1",
+                    "qos map dscp 24 to traffic-class 0", "qos map dscp 25 to traffic-class 0"], cmds
     push(sess, cmds)
     assert drv.parse(sess.handle("show running-config"), leaf) == drv.render(leaf, plan["qos"])
 
