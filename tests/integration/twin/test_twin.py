@@ -19,6 +19,7 @@ PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
 PREFIX = "aift%d-" % PORT_OFFSET     # one twin per test port offset: parallel runs do not meet
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, TWIN)
+import failover  # noqa: E402  (tests/lab/twin)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/lib/frr/bgpd"),
                                 reason="the twin needs root and FRR (apt install frr; tools/setup-system.sh)")
@@ -151,38 +152,26 @@ def test_each_host_port_takes_its_bound_spine_and_locals_are_not_pinned(twin):
                     assert " via " not in local and "table" not in local, (name, local)
 
 
-def _bound(plan):
-    name, leaf = next(iter(plan["leafs"].items()))
-    binding = leaf["bindings"][0]
-    remote = [lf for n, lf in plan["leafs"].items() if n != name][-1]
-    return name, leaf, binding, remote["downlinks"][-1]["host_address"]
-
-
 def test_failover_when_the_bound_uplink_fails_and_back(twin):
     plan = twin["plan"]
     wait_sessions(plan)
-    name, leaf, binding, dst = _bound(plan)
+    name, binding, _remote, dst = failover.pinned_flow(plan)
+    leaf = plan["leafs"][name]
     src = binding["source"].split("/")[0]
-    watch = subprocess.Popen(["ip", "netns", "exec", ns(binding["server"]), "python3", PROBE, "watch", "--src", src,
-                              "--dst", dst, "--seconds", "4", "--interval", "0.01"], stdout=subprocess.PIPE, text=True)
-    try:
-        time.sleep(1.0)
-        sh(ns(name), "ip", "link", "set", binding["uplink"], "down")
+    seen = {}
+
+    def during():
         time.sleep(0.5)
         # FRR: the nexthop-group's only next hop is unreachable -> pbrd uninstalls the rule
         # ("Invalid NH-group") -> the packet meets no PBR rule and the main table's ECMP routes it
-        path = route_get(name, dst, src, ingress(leaf))
-        assert "table" not in path and binding["uplink"] not in path, path
+        seen["path"] = route_get(name, dst, src, ingress(leaf))
         seqs = vtysh_json(name, "show pbr map")[0]["policies"]
-        pinned = [s for s in seqs if s.get("nexthopGroup", {}).get("name", "").endswith(binding["next_hop"].replace(".", "-"))]
-        assert pinned and all(not s["installed"] for s in pinned), pinned
-        out = watch.communicate(timeout=30)[0]
-    finally:
-        sh(ns(name), "ip", "link", "set", binding["uplink"], "up", check=False)
-        if watch.poll() is None:
-            watch.kill()
-    figures = json.loads(out)
-    print("\nfailover: %s" % figures)
+        seen["pinned"] = [s for s in seqs if s.get("nexthopGroup", {}).get("name", "").endswith(
+            binding["next_hop"].replace(".", "-"))]
+    figures = failover.uplink_down(plan, PREFIX, during=during)
+    print("\nfailover (bound uplink down): %s" % figures)
+    assert "table" not in seen["path"] and binding["uplink"] not in seen["path"], seen["path"]
+    assert seen["pinned"] and all(not s["installed"] for s in seen["pinned"]), seen["pinned"]
     # traffic kept arriving: under 5 % of probes lost over the 4 s window (one burst at most)
     assert figures["lost"] <= figures["sent"] * 0.05, figures
     assert figures["longest_gap_ms"] < 1000, figures
@@ -190,6 +179,39 @@ def test_failover_when_the_bound_uplink_fails_and_back(twin):
     while "table" not in route_get(name, dst, src, ingress(leaf)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in route_get(name, dst, src, ingress(leaf))
+
+
+def test_no_blackhole_when_the_bound_spine_loses_the_destination_leaf(twin):
+    """The pin's next hop stays up, its spine loses every link to the destination leaf: the pin still
+    sends there (pbrd tracks only the next hop), and the spine, whose siblings share its ASN, reaches
+    the leaf only because it accepts its own ASN once (allowas-in 1, docs/underlay.md)."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    name, binding, remote, dst = failover.pinned_flow(plan)
+    leaf = plan["leafs"][name]
+    src = binding["source"].split("/")[0]
+    spine, ports = failover.lost_links(plan)
+    assert ports, "the lab plan cables the bound spine to the destination leaf"
+    seen = {}
+
+    def during():
+        time.sleep(1.0)
+        seen["pin"] = route_get(name, dst, src, ingress(leaf))
+        seen["spine"] = sh(ns(spine), "ip", "route", "get", dst, check=False)
+    figures = failover.spine_loses_leaf(plan, PREFIX, during=during)
+    print("\nfailover (bound spine lost the destination leaf): %s" % figures)
+    # the pin stayed on the spine (this is the case pbrd cannot see) ...
+    assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in seen["pin"], seen["pin"]
+    # ... and the spine forwards to another leaf instead of "Network is unreachable"
+    assert " via " in seen["spine"] and not any(" dev %s " % p in seen["spine"] for p in ports), seen["spine"]
+    # traffic arrives again: no loss in the last second of the window (the figure itself is the bench's)
+    assert figures["recovery_ms"] is not None, figures
+    assert figures["lost"] < figures["sent"] / 2, figures
+    # links back: the spine takes its direct path to the leaf again
+    deadline = time.monotonic() + 15
+    while not any(" dev %s " % p in sh(ns(spine), "ip", "route", "get", dst, check=False) for p in ports):
+        assert time.monotonic() < deadline, "the spine did not return to its direct path"
+        time.sleep(0.2)
 
 
 def _transaction(twin, name):
