@@ -52,7 +52,7 @@ def failover_figures(plan):
     out, ok = {}, True
     for scenario in ("uplink_down", "spine_loses_leaf"):
         runs = []
-        for _ in range(FAILOVER_RUNS):
+        for _run in range(FAILOVER_RUNS):
             runs.append(getattr(failover, scenario)(plan, PREFIX))
             time.sleep(3)      # BGP back to steady state before the next run
         keep = ("sent", "lost", "longest_gap_ms", "recovery_ms")

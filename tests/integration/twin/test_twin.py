@@ -5,6 +5,7 @@ below is about what the real engine and kernel do. Needs root and the Debian `fr
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,19 +66,23 @@ def twin(tmp_path_factory):
         shutil.rmtree(state, ignore_errors=True)
 
 
-def converge(state, *extra):
-    """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
+def playbook(state, path, *extra):
+    """ansible-playbook PATH on the twin inventory -> its output (-v: the module results are in it)."""
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
-    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                          os.path.join(state, "inventory.yml"), os.path.join(os.path.dirname(__file__), "converge.yml")]
-                         + list(extra), capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-v", "-i",
+                          os.path.join(state, "inventory.yml"), path] + list(extra), capture_output=True, text=True,
+                         env=env, check=False)
+    return out.stdout + out.stderr
+
+
+def converge(state, *extra):
+    """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
+    out = playbook(state, os.path.join(os.path.dirname(__file__), "converge.yml"), *extra)
     recap = {}
-    for line in out.stdout.splitlines():
-        parts = line.split(":", 1)
-        if len(parts) == 2 and "ok=" in parts[1] and "changed=" in parts[1]:
-            recap[parts[0].strip()] = dict((k, int(v)) for k, v in (f.split("=") for f in parts[1].split()))
-    assert recap, out.stdout[-3000:] + out.stderr[-3000:]
+    for name, counters in re.findall(r"^(\S+)\s+:\s+(ok=\d+\s.*)$", out, re.M):
+        recap[name] = dict((k, int(v)) for k, v in (f.split("=") for f in counters.split()))
+    assert recap, out[-6000:]
     return recap
 
 
@@ -96,16 +101,50 @@ def wait_sessions(plan, timeout=30):
         time.sleep(0.5)
 
 
-def test_bgp_sessions_up_equal_planned_links(twin):
+def validate(state, *extra):
+    """playbooks/validate.yml on the twin inventory -> the validation report (drift-report.json)."""
+    build = os.path.join(state, "build")
+    out = playbook(state, os.path.join(ROOT, "playbooks", "validate.yml"), "-e", "aifabric_build_dir=%s" % build, *extra)
+    with open(os.path.join(build, "validate", "drift-report.json")) as handle:
+        return json.load(handle), out
+
+
+def test_validate_playbook_passes_bgp_ppd_paths_and_failover(twin):
+    """The product's switch checks (module switch_validate through validate.yml): BGP sessions = planned
+    links on every router, the PPD path of every host port via its bound spine, same-leaf destinations
+    not pinned, and the bound-uplink failover and return, on the real engine and kernel."""
     plan = twin["plan"]
-    seen = wait_sessions(plan)
-    for group in ("leafs", "spines"):
-        for name, record in plan[group].items():
-            planned = sorted(n["address"] for n in record["bgp"]["neighbors"])
-            assert sorted(seen[name]) == planned, name
-            assert set(seen[name].values()) == {"Established"}, (name, seen[name])
-    links = sum(len(leaf["uplinks"]) for leaf in plan["leafs"].values())
-    assert sum(len(p) for p in seen.values()) == 2 * links
+    wait_sessions(plan)
+    report, out = validate(twin["state"], "-e", "validate_failover=true")
+    routers = set(plan["leafs"]) | set(plan["spines"])
+    entries = [e for e in report["entries"] if e["device"] in routers]
+    assert set((e["device"], e["check"]) for e in entries) == set(
+        (r, c) for r in routers for c in ("switch_validate", "switch_failover")), out[-2000:]
+    assert [(e["device"], e["check"], e["items"]) for e in entries if e["status"] not in ("ok", "skipped")] == []
+    assert all(e["status"] == "ok" for e in entries if e["device"] in plan["leafs"]), entries
+    # spines have no host ports: their failover entry says so instead of passing silently
+    assert set(e["status"] for e in entries if e["device"] in plan["spines"] and e["check"] == "switch_failover") == {"skipped"}
+    fallback = re.findall(r'"failover_ms": \{"back": (\d+), "fallback": (\d+)\}', out)
+    assert len(fallback) == len(plan["leafs"]), out[-3000:]
+    print("\nvalidate.yml failover (ms, measured on each leaf: back, fallback): %s" % fallback)
+
+
+def test_validate_playbook_finds_an_injected_fault(twin):
+    """A leaf uplink down: its session (seen from both ends) and the pinned path of the bound host are reported."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    name, binding, _remote, _dst = failover.pinned_flow(plan)
+    sh(ns(name), "ip", "link", "set", binding["uplink"], "down")
+    try:
+        time.sleep(1.0)
+        report, _out = validate(twin["state"])
+    finally:
+        sh(ns(name), "ip", "link", "set", binding["uplink"], "up")
+    assert sorted(report["summary"]["devices_fail"]) == sorted([name, binding["spine"]])
+    items = [i["item"] for e in report["entries"] if e["device"] == name for i in e["items"]]
+    assert "bgp %s" % binding["next_hop"] in items and "bgp_sessions" in items
+    assert any(i.startswith("pinned %s " % binding["source"].split("/")[0]) for i in items), items
+    wait_sessions(plan)
 
 
 def test_every_nic_reaches_every_other_nic_with_df_at_the_planned_mtu(twin):
@@ -134,22 +173,6 @@ def route_get(leaf, dst, src, iif):
 def ingress(leaf):
     iface = leaf["host_interfaces"][0]
     return "vlan%d" % iface["vlan"] if iface["kind"] == "svi" else iface["port"]
-
-
-def test_each_host_port_takes_its_bound_spine_and_locals_are_not_pinned(twin):
-    plan = twin["plan"]
-    wait_sessions(plan)
-    for name, leaf in plan["leafs"].items():
-        remote = next(other for other_name, other in plan["leafs"].items() if other_name != name)
-        remote_host = remote["downlinks"][0]["host_address"]
-        for binding in leaf["bindings"]:
-            src = binding["source"].split("/")[0]
-            path = route_get(name, remote_host, src, ingress(leaf))
-            assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, (name, binding, path)
-            for down in leaf["downlinks"]:
-                if down["host_address"] != src:
-                    local = route_get(name, down["host_address"], src, ingress(leaf))
-                    assert " via " not in local and "table" not in local, (name, local)
 
 
 def test_failover_when_the_bound_uplink_fails_and_back(twin):
