@@ -36,8 +36,8 @@ def finding(probe, status, expected="", actual="", message=""):
 def unsupported(platform, checks):
     """One skipped finding per requested check the platform has no witnessed implementation of."""
     have = SUPPORTED.get(platform, ())
-    return [finding(check, "skipped", message="unverified: %s is not implemented for %s (no witness of its show "
-                                              "output yet)" % (check, platform))
+    return [finding(check, "skipped", "checked on the switch", "unverified: not implemented for %s" % platform,
+                    "unverified: %s is not implemented for %s (no witness of its show output yet)" % (check, platform))
             for check in checks if check not in have]
 
 

@@ -144,6 +144,8 @@ def test_unwitnessed_platforms_are_skipped_as_unverified():
     findings = validation.unsupported("eos", validation.CHECKS)
     assert [f["status"] for f in findings] == ["skipped"] * 3
     assert all("unverified" in f["message"] and "not implemented for eos" in f["message"] for f in findings)
+    # the report's item line says it too, not only the entry's message
+    assert set(f["actual"] for f in findings) == {"unverified: not implemented for eos"}
     assert validation.unsupported("frr", validation.CHECKS) == []
 
 
