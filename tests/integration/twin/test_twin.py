@@ -319,6 +319,11 @@ def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
             src = binding["source"].split("/")[0]
             path = route_get(name, remote_host, src, binding["ingress"])
             assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, path
+        # validate.yml's switch checks on routed host ports (ingress = each port, locals are /31 neighbours)
+        report, out = validate(state)
+        entries = [e for e in report["entries"] if e["kind"] == "switch"]
+        assert len(entries) == len(plan["leafs"]) + len(plan["spines"]), out[-2000:]
+        assert [(e["device"], e["items"]) for e in entries if e["status"] != "ok"] == []
         host, record = next(iter(plan["hosts"].items()))
         nic = record["nics"][0]
         targets = [n["address"] for h, r in plan["hosts"].items() if h != host for n in r["nics"]]
