@@ -332,6 +332,11 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                                  drives="`timers bgp`."),
         "hold_seconds": Key("int", "BGP hold time.", default=9, minimum=3, maximum=65535, example=9,
                             rule="At least 3 x `keepalive_seconds`.", drives="`timers bgp`."),
+        "spine_allowas_in": Key("int", "How many times a spine accepts its own (plane) ASN in a path from a leaf; "
+                                "0 turns it off. 1 lets a spine that lost its links to a leaf reach it through "
+                                "another leaf and a sibling spine, so a PPD pin to that spine does not blackhole "
+                                "(docs/underlay.md#when-a-spine-loses-a-leaf).", default=1, minimum=0, maximum=10,
+                                example=1, drives="Spine `neighbor ... allowas-in N` towards every leaf."),
         "host_vlan": Key("int", "Scheme A: VLAN of the leaf's host ports; its SVI holds the rail gateway.",
                          default=100, minimum=2, maximum=4094, example=100, drives="Leaf SVI and PBR ingress."),
     }),

@@ -72,8 +72,8 @@ def underlay_problems(intent, plan):
     return problems
 
 
-def _session(under, asn, router_id, neighbors, networks):
-    return {"asn": asn, "router_id": router_id, "neighbors": neighbors, "networks": networks,
+def _session(under, asn, router_id, neighbors, networks, allowas_in=0):
+    return {"asn": asn, "router_id": router_id, "neighbors": neighbors, "networks": networks, "allowas_in": allowas_in,
             "maximum_paths": under["maximum_paths"], "multipath_relax": under["multipath_relax"],
             "keepalive_seconds": under["keepalive_seconds"], "hold_seconds": under["hold_seconds"]}
 
@@ -109,8 +109,11 @@ def assign(intent, plan):
         networks = ["%s/32" % leaf["loopback"]] + [i["address"] for i in leaf["host_interfaces"]]
         leaf["bgp"] = _session(under, asn, leaf["loopback"], neighbors, sorted(set(_network_of(n) for n in networks)))
     for name, spine in plan["spines"].items():
+        # allowas-in: the spines of a plane share an ASN, so without it a spine that lost its links to a
+        # leaf refuses every other path to that leaf (they all crossed a sibling spine) and a PPD pin to
+        # it blackholes; with 1, the detour leaf -> sibling spine is accepted (docs/underlay.md).
         spine["bgp"] = _session(under, spine_asns[name], spine["loopback"], spine_neighbors[name],
-                                ["%s/32" % spine["loopback"]])
+                                ["%s/32" % spine["loopback"]], under["spine_allowas_in"])
 
 
 def _network_of(interface):

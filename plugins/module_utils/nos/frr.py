@@ -131,6 +131,10 @@ class FrrDriver(Driver):
         lines.append("address-family ipv4 unicast")
         for net in sorted(bgp["networks"], key=_ip_key):
             lines.append(" network %s" % net)
+        if bgp.get("allowas_in"):
+            # FRR prints these after the networks, in neighbor order (show running-config, FRR 8.4.4)
+            for n in bgp["neighbors"]:
+                lines.append(" neighbor %s allowas-in %d" % (n["address"], bgp["allowas_in"]))
         lines.append(" maximum-paths %d" % bgp["maximum_paths"])
         lines.append("exit-address-family")
         return lines

@@ -150,6 +150,7 @@ LINE_SOURCES["frr"] = [
     (r"address-family ipv4 unicast", VERIFIED, _FRR + ", BGP: address-family"),
     (r"network %s" % _NET, VERIFIED, _FRR + ", BGP: network"),
     (r"maximum-paths %s" % _N, VERIFIED, _FRR + ", BGP: maximum-paths"),
+    (r"neighbor %s allowas-in %s" % (_IP, _N), VERIFIED, _FRR + ", BGP: neighbor PEER allowas-in (1-10)"),
     (r"exit-address-family", VERIFIED, _FRR + ", BGP: exit-address-family"),
     (r"pbr-map %s seq %s" % (_NAME, _N), VERIFIED, _FRR + ", PBR: pbr-map NAME seq"),
     (r"match (src|dst)-ip %s" % _NET, VERIFIED, _FRR + ", PBR: match src-ip / dst-ip"),

@@ -5,6 +5,7 @@ below is about what the real engine and kernel do. Needs root and the Debian `fr
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
 PREFIX = "aift%d-" % PORT_OFFSET     # one twin per test port offset: parallel runs do not meet
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, TWIN)
+import failover  # noqa: E402  (tests/lab/twin)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/lib/frr/bgpd"),
                                 reason="the twin needs root and FRR (apt install frr; tools/setup-system.sh)")
@@ -64,19 +66,23 @@ def twin(tmp_path_factory):
         shutil.rmtree(state, ignore_errors=True)
 
 
-def converge(state, *extra):
-    """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
+def playbook(state, path, *extra):
+    """ansible-playbook PATH on the twin inventory -> its output (-v: the module results are in it)."""
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
-    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                          os.path.join(state, "inventory.yml"), os.path.join(os.path.dirname(__file__), "converge.yml")]
-                         + list(extra), capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-v", "-i",
+                          os.path.join(state, "inventory.yml"), path] + list(extra), capture_output=True, text=True,
+                         env=env, check=False)
+    return out.stdout + out.stderr
+
+
+def converge(state, *extra):
+    """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
+    out = playbook(state, os.path.join(os.path.dirname(__file__), "converge.yml"), *extra)
     recap = {}
-    for line in out.stdout.splitlines():
-        parts = line.split(":", 1)
-        if len(parts) == 2 and "ok=" in parts[1] and "changed=" in parts[1]:
-            recap[parts[0].strip()] = dict((k, int(v)) for k, v in (f.split("=") for f in parts[1].split()))
-    assert recap, out.stdout[-3000:] + out.stderr[-3000:]
+    for name, counters in re.findall(r"^(\S+)\s+:\s+(ok=\d+\s.*)$", out, re.M):
+        recap[name] = dict((k, int(v)) for k, v in (f.split("=") for f in counters.split()))
+    assert recap, out[-6000:]
     return recap
 
 
@@ -95,16 +101,50 @@ def wait_sessions(plan, timeout=30):
         time.sleep(0.5)
 
 
-def test_bgp_sessions_up_equal_planned_links(twin):
+def validate(state, *extra):
+    """playbooks/validate.yml on the twin inventory -> the validation report (drift-report.json)."""
+    build = os.path.join(state, "build")
+    out = playbook(state, os.path.join(ROOT, "playbooks", "validate.yml"), "-e", "aifabric_build_dir=%s" % build, *extra)
+    with open(os.path.join(build, "validate", "drift-report.json")) as handle:
+        return json.load(handle), out
+
+
+def test_validate_playbook_passes_bgp_ppd_paths_and_failover(twin):
+    """The product's switch checks (module switch_validate through validate.yml): BGP sessions = planned
+    links on every router, the PPD path of every host port via its bound spine, same-leaf destinations
+    not pinned, and the bound-uplink failover and return, on the real engine and kernel."""
     plan = twin["plan"]
-    seen = wait_sessions(plan)
-    for group in ("leafs", "spines"):
-        for name, record in plan[group].items():
-            planned = sorted(n["address"] for n in record["bgp"]["neighbors"])
-            assert sorted(seen[name]) == planned, name
-            assert set(seen[name].values()) == {"Established"}, (name, seen[name])
-    links = sum(len(leaf["uplinks"]) for leaf in plan["leafs"].values())
-    assert sum(len(p) for p in seen.values()) == 2 * links
+    wait_sessions(plan)
+    report, out = validate(twin["state"], "-e", "validate_failover=true")
+    routers = set(plan["leafs"]) | set(plan["spines"])
+    entries = [e for e in report["entries"] if e["device"] in routers]
+    assert set((e["device"], e["check"]) for e in entries) == set(
+        (r, c) for r in routers for c in ("switch_validate", "switch_failover")), out[-2000:]
+    assert [(e["device"], e["check"], e["items"]) for e in entries if e["status"] not in ("ok", "skipped")] == []
+    assert all(e["status"] == "ok" for e in entries if e["device"] in plan["leafs"]), entries
+    # spines have no host ports: their failover entry says so instead of passing silently
+    assert set(e["status"] for e in entries if e["device"] in plan["spines"] and e["check"] == "switch_failover") == {"skipped"}
+    fallback = re.findall(r'"failover_ms": \{"back": (\d+), "fallback": (\d+)\}', out)
+    assert len(fallback) == len(plan["leafs"]), out[-3000:]
+    print("\nvalidate.yml failover (ms, measured on each leaf: back, fallback): %s" % fallback)
+
+
+def test_validate_playbook_finds_an_injected_fault(twin):
+    """A leaf uplink down: its session (seen from both ends) and the pinned path of the bound host are reported."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    name, binding, _remote, _dst = failover.pinned_flow(plan)
+    sh(ns(name), "ip", "link", "set", binding["uplink"], "down")
+    try:
+        time.sleep(1.0)
+        report, _out = validate(twin["state"])
+    finally:
+        sh(ns(name), "ip", "link", "set", binding["uplink"], "up")
+    assert sorted(report["summary"]["devices_fail"]) == sorted([name, binding["spine"]])
+    items = [i["item"] for e in report["entries"] if e["device"] == name for i in e["items"]]
+    assert "bgp %s" % binding["next_hop"] in items and "bgp_sessions" in items
+    assert any(i.startswith("pinned %s " % binding["source"].split("/")[0]) for i in items), items
+    wait_sessions(plan)
 
 
 def test_every_nic_reaches_every_other_nic_with_df_at_the_planned_mtu(twin):
@@ -135,54 +175,26 @@ def ingress(leaf):
     return "vlan%d" % iface["vlan"] if iface["kind"] == "svi" else iface["port"]
 
 
-def test_each_host_port_takes_its_bound_spine_and_locals_are_not_pinned(twin):
-    plan = twin["plan"]
-    wait_sessions(plan)
-    for name, leaf in plan["leafs"].items():
-        remote = next(other for other_name, other in plan["leafs"].items() if other_name != name)
-        remote_host = remote["downlinks"][0]["host_address"]
-        for binding in leaf["bindings"]:
-            src = binding["source"].split("/")[0]
-            path = route_get(name, remote_host, src, ingress(leaf))
-            assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, (name, binding, path)
-            for down in leaf["downlinks"]:
-                if down["host_address"] != src:
-                    local = route_get(name, down["host_address"], src, ingress(leaf))
-                    assert " via " not in local and "table" not in local, (name, local)
-
-
-def _bound(plan):
-    name, leaf = next(iter(plan["leafs"].items()))
-    binding = leaf["bindings"][0]
-    remote = [lf for n, lf in plan["leafs"].items() if n != name][-1]
-    return name, leaf, binding, remote["downlinks"][-1]["host_address"]
-
-
 def test_failover_when_the_bound_uplink_fails_and_back(twin):
     plan = twin["plan"]
     wait_sessions(plan)
-    name, leaf, binding, dst = _bound(plan)
+    name, binding, _remote, dst = failover.pinned_flow(plan)
+    leaf = plan["leafs"][name]
     src = binding["source"].split("/")[0]
-    watch = subprocess.Popen(["ip", "netns", "exec", ns(binding["server"]), "python3", PROBE, "watch", "--src", src,
-                              "--dst", dst, "--seconds", "4", "--interval", "0.01"], stdout=subprocess.PIPE, text=True)
-    try:
-        time.sleep(1.0)
-        sh(ns(name), "ip", "link", "set", binding["uplink"], "down")
+    seen = {}
+
+    def during():
         time.sleep(0.5)
         # FRR: the nexthop-group's only next hop is unreachable -> pbrd uninstalls the rule
         # ("Invalid NH-group") -> the packet meets no PBR rule and the main table's ECMP routes it
-        path = route_get(name, dst, src, ingress(leaf))
-        assert "table" not in path and binding["uplink"] not in path, path
+        seen["path"] = route_get(name, dst, src, ingress(leaf))
         seqs = vtysh_json(name, "show pbr map")[0]["policies"]
-        pinned = [s for s in seqs if s.get("nexthopGroup", {}).get("name", "").endswith(binding["next_hop"].replace(".", "-"))]
-        assert pinned and all(not s["installed"] for s in pinned), pinned
-        out = watch.communicate(timeout=30)[0]
-    finally:
-        sh(ns(name), "ip", "link", "set", binding["uplink"], "up", check=False)
-        if watch.poll() is None:
-            watch.kill()
-    figures = json.loads(out)
-    print("\nfailover: %s" % figures)
+        seen["pinned"] = [s for s in seqs if s.get("nexthopGroup", {}).get("name", "").endswith(
+            binding["next_hop"].replace(".", "-"))]
+    figures = failover.uplink_down(plan, PREFIX, during=during)
+    print("\nfailover (bound uplink down): %s" % figures)
+    assert "table" not in seen["path"] and binding["uplink"] not in seen["path"], seen["path"]
+    assert seen["pinned"] and all(not s["installed"] for s in seen["pinned"]), seen["pinned"]
     # traffic kept arriving: under 5 % of probes lost over the 4 s window (one burst at most)
     assert figures["lost"] <= figures["sent"] * 0.05, figures
     assert figures["longest_gap_ms"] < 1000, figures
@@ -190,6 +202,39 @@ def test_failover_when_the_bound_uplink_fails_and_back(twin):
     while "table" not in route_get(name, dst, src, ingress(leaf)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in route_get(name, dst, src, ingress(leaf))
+
+
+def test_no_blackhole_when_the_bound_spine_loses_the_destination_leaf(twin):
+    """The pin's next hop stays up, its spine loses every link to the destination leaf: the pin still
+    sends there (pbrd tracks only the next hop), and the spine, whose siblings share its ASN, reaches
+    the leaf only because it accepts its own ASN once (allowas-in 1, docs/underlay.md)."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    name, binding, remote, dst = failover.pinned_flow(plan)
+    leaf = plan["leafs"][name]
+    src = binding["source"].split("/")[0]
+    spine, ports = failover.lost_links(plan)
+    assert ports, "the lab plan cables the bound spine to the destination leaf"
+    seen = {}
+
+    def during():
+        time.sleep(1.0)
+        seen["pin"] = route_get(name, dst, src, ingress(leaf))
+        seen["spine"] = sh(ns(spine), "ip", "route", "get", dst, check=False)
+    figures = failover.spine_loses_leaf(plan, PREFIX, during=during)
+    print("\nfailover (bound spine lost the destination leaf): %s" % figures)
+    # the pin stayed on the spine (this is the case pbrd cannot see) ...
+    assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in seen["pin"], seen["pin"]
+    # ... and the spine forwards to another leaf instead of "Network is unreachable"
+    assert " via " in seen["spine"] and not any(" dev %s " % p in seen["spine"] for p in ports), seen["spine"]
+    # traffic arrives again: no loss in the last second of the window (the figure itself is the bench's)
+    assert figures["recovery_ms"] is not None, figures
+    assert figures["lost"] < figures["sent"] / 2, figures
+    # links back: the spine takes its direct path to the leaf again
+    deadline = time.monotonic() + 15
+    while not any(" dev %s " % p in sh(ns(spine), "ip", "route", "get", dst, check=False) for p in ports):
+        assert time.monotonic() < deadline, "the spine did not return to its direct path"
+        time.sleep(0.2)
 
 
 def _transaction(twin, name):
@@ -274,6 +319,11 @@ def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
             src = binding["source"].split("/")[0]
             path = route_get(name, remote_host, src, binding["ingress"])
             assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, path
+        # validate.yml's switch checks on routed host ports (ingress = each port, locals are /31 neighbours)
+        report, out = validate(state)
+        entries = [e for e in report["entries"] if e["kind"] == "switch"]
+        assert len(entries) == len(plan["leafs"]) + len(plan["spines"]), out[-2000:]
+        assert [(e["device"], e["items"]) for e in entries if e["status"] != "ok"] == []
         host, record = next(iter(plan["hosts"].items()))
         nic = record["nics"][0]
         targets = [n["address"] for h, r in plan["hosts"].items() if h != host for n in r["nics"]]

@@ -4,7 +4,8 @@ the twin's machine has no ping binary).
 
     probe.py mesh  --src A --size 8972 --to DST...           -> {"DST": rtt_ms or null}
     probe.py watch --src A --dst B --seconds S --interval 0.01
-                                                        -> {"sent", "lost", "longest_gap_ms"}
+                                                        -> {"sent", "lost", "longest_gap_ms",
+                                                            "first_lost_at", "last_lost_at", "recovered_at"}
 ``--size`` is the ICMP payload: IP MTU 9000 = 20 (IP) + 8 (ICMP) + 8972.
 """
 
@@ -81,19 +82,28 @@ def main():
     sent = lost = 0
     last_ok = time.monotonic()
     gap = 0.0
+    # wall-clock marks (time.time(), comparable with the caller's failure time): the send time of the
+    # first and last lost probe, and of the first probe answered after the last loss
+    first_lost = last_lost = recovered = None
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:
         sent += 1
+        wall = time.time()
         rtt = echo(sock, args.dst, ident, sent & 0xFFFF, args.size, args.interval * 5)
         now = time.monotonic()
         if rtt is None:
             lost += 1
+            first_lost = first_lost or wall
+            last_lost, recovered = wall, None
         else:
+            if last_lost is not None and recovered is None:
+                recovered = wall
             gap = max(gap, now - last_ok)
             last_ok = now
             time.sleep(max(0.0, args.interval - rtt / 1000.0))
     gap = max(gap, time.monotonic() - last_ok)
-    print(json.dumps({"sent": sent, "lost": lost, "longest_gap_ms": round(gap * 1000.0, 1)}))
+    print(json.dumps({"sent": sent, "lost": lost, "longest_gap_ms": round(gap * 1000.0, 1),
+                      "first_lost_at": first_lost, "last_lost_at": last_lost, "recovered_at": recovered}))
 
 
 if __name__ == "__main__":

@@ -66,6 +66,17 @@ def test_leaf_announces_loopback_and_host_subnet_spine_its_loopback():
     assert leaf["bgp"]["maximum_paths"] == 64 and leaf["bgp"]["multipath_relax"] is True
 
 
+def test_spines_accept_their_plane_asn_once_from_leafs_by_default():
+    """allowas-in 1 on spines: a spine that lost a leaf reaches it through another leaf and a sibling
+    spine (same ASN); leafs keep the strict loop check (docs/underlay.md)."""
+    plan = build_plan(intents.lab())
+    assert set(s["bgp"]["allowas_in"] for s in plan["spines"].values()) == {1}
+    assert set(lf["bgp"]["allowas_in"] for lf in plan["leafs"].values()) == {0}
+    intent = intents.lab()
+    intent["underlay"] = {"spine_allowas_in": 0}
+    assert set(s["bgp"]["allowas_in"] for s in build_plan(intent)["spines"].values()) == {0}
+
+
 def test_host_interfaces_scheme_a_is_one_svi_with_the_gateway():
     plan = build_plan(intents.lab())
     leaf = plan["leafs"]["leaf2"]
@@ -113,6 +124,7 @@ def test_asn_overrides():
     ({"keepalive_seconds": 5, "hold_seconds": 9}, "fabric.underlay.hold_seconds", "three keepalives"),
     ({"multipath_relax": "yes"}, "fabric.underlay.multipath_relax", "true or false"),
     ({"max_paths": 4}, "fabric.underlay.max_paths", "unknown key"),
+    ({"spine_allowas_in": 11}, "fabric.underlay.spine_allowas_in", "10"),
 ])
 def test_bad_underlay_names_key_path_and_fix(underlay, path, words):
     intent = intents.lab()

@@ -26,6 +26,23 @@ def test_render_equals_what_frr_printed_after_applying_it(router):
     assert driver.diff(driver.parse(running, INTENTS[router]), driver.render(INTENTS[router], INTENTS["qos"])) == []
 
 
+def test_spine_allowas_in_renders_as_frr_printed_it():
+    """FRR 8.4.4 prints `neighbor X allowas-in N` after the networks, one per leaf session (real capture)."""
+    driver = FrrDriver()
+    intent = INTENTS["spine1_allowas_in"]
+    running = _load("spine1-allowas-in-running-config.txt")
+    assert driver.parse(running, intent) == driver.render(intent, INTENTS["qos"])
+    text = driver.render(intent, INTENTS["qos"])
+    assert text.count(" allowas-in 1\n") == len(intent["bgp"]["neighbors"]) == 8
+    # without it the spine's config is the older capture's: nothing else moved
+    plain = dict(intent, bgp=dict(intent["bgp"], allowas_in=0))
+    assert "allowas-in" not in driver.render(plain, INTENTS["qos"])
+    assert driver.diff(driver.render(plain, INTENTS["qos"]), text) == (
+        ["router bgp 4200000000", "address-family ipv4 unicast"]
+        + ["neighbor %s allowas-in 1" % n["address"] for n in intent["bgp"]["neighbors"]]
+        + ["exit-address-family", "exit"])
+
+
 def test_leaf_render_carries_underlay_and_ingress_pbr():
     text = FrrDriver().render(INTENTS["leaf0"], INTENTS["qos"])
     assert "router bgp 4200001000\n" in text

@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Switch-side traffic validation against the plan: which commands to run on a switch and how to
+judge their output. Pure: no Ansible, no I/O (module switch_validate runs the commands over the
+switch's netmiko session).
+
+Checks (each yields findings ``{probe, status ok/fail/skipped, expected, actual, message}``, the
+shape the validation report reads):
+  bgp_sessions  every planned session Established with the planned remote AS, no unplanned session
+  ppd_paths     per host port, the path to a host on another leaf goes via the bound spine's /31 on the
+                bound uplink; every destination on the same leaf is not pinned (kernel ``ip route get
+                DST from SRC iif INGRESS``: the forwarding decision itself, PBR rules included)
+  failover      (on request; takes a bound uplink down) the path leaves the uplink for the ECMP set,
+                and returns to the pin when the link is back; times measured on the switch
+
+Witnessed only on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
+captures in tests/fixtures/switches/frr/). On any other platform every check is reported skipped
+with "unverified: not implemented for <platform>", never silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+CHECKS = ("bgp_sessions", "ppd_paths", "failover")
+SUPPORTED = {"frr": CHECKS}
+BGP_SUMMARY = {"frr": "vtysh -c 'show bgp ipv4 unicast summary json'"}
+FAILOVER_TIMEOUT_MS = 5000
+
+
+def finding(probe, status, expected="", actual="", message=""):
+    return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
+
+
+def unsupported(platform, checks):
+    """One skipped finding per requested check the platform has no witnessed implementation of."""
+    have = SUPPORTED.get(platform, ())
+    return [finding(check, "skipped", "checked on the switch", "unverified: not implemented for %s" % platform,
+                    "unverified: %s is not implemented for %s (no witness of its show output yet)" % (check, platform))
+            for check in checks if check not in have]
+
+
+# --- BGP sessions ---------------------------------------------------------------------------
+def bgp_findings(intent, text):
+    """Judge ``show bgp ipv4 unicast summary json`` (FRR) against the planned neighbors."""
+    try:
+        peers = json.loads(text).get("peers", {})
+    except (ValueError, AttributeError) as exc:
+        return [finding("bgp_sessions", "fail", "BGP summary as JSON", text.strip()[:200],
+                        "cannot read the BGP summary: %s" % exc)]
+    planned = dict((n["address"], n) for n in (intent.get("bgp") or {}).get("neighbors", []))
+    out, up = [], 0
+    for address in sorted(planned, key=_ip_key):
+        n = planned[address]
+        want = "Established, AS %d (%s %s)" % (n["remote_as"], n.get("peer", "?"), n.get("port", "?"))
+        peer = peers.get(address)
+        if peer is None:
+            out.append(finding("bgp %s" % address, "fail", want, "not configured"))
+            continue
+        state, remote_as = peer.get("state"), peer.get("remoteAs")
+        ok = state == "Established" and remote_as == n["remote_as"]
+        up += ok
+        out.append(finding("bgp %s" % address, "ok" if ok else "fail", want, "%s, AS %s" % (state, remote_as)))
+    for address in sorted(set(peers) - set(planned), key=_ip_key):
+        out.append(finding("bgp %s" % address, "fail", "no session (not in the plan)",
+                           "%s, AS %s" % (peers[address].get("state"), peers[address].get("remoteAs"))))
+    out.append(finding("bgp_sessions", "ok" if up == len(planned) == len(peers) else "fail",
+                       "%d planned sessions Established" % len(planned), "%d of %d Established" % (up, len(peers))))
+    return out
+
+
+def _ip_key(address):
+    try:
+        return tuple(int(part) for part in address.split("."))
+    except ValueError:
+        return (999, address)
+
+
+# --- PPD paths --------------------------------------------------------------------------------
+def ingress_of(intent, binding):
+    """The L3 interface a host's packets enter: the SVI (scheme A; FRR/Linux name ``vlan<id>``) or
+    the routed host port (scheme B)."""
+    for iface in intent.get("host_interfaces") or []:
+        if iface["kind"] == "svi":
+            return "vlan%d" % iface["vlan"]
+    return binding["ingress"]
+
+
+def route_get(dst, src, iif):
+    return "ip route get %s from %s iif %s" % (dst, src, iif)
+
+
+def path_queries(intent, remote):
+    """The ``ip route get`` queries of a leaf: per binding one towards ``remote`` (a host on another
+    leaf of the plane; None when there is none) and one per other host of this leaf."""
+    queries = []
+    hosts = [d["host_address"] for d in intent.get("downlinks") or [] if d.get("host_address")]
+    for binding in intent.get("bindings") or []:
+        src = binding["source"].split("/")[0]
+        iif = ingress_of(intent, binding)
+        if remote:
+            queries.append({"probe": "pinned %s -> %s" % (src, remote), "kind": "pinned", "command": route_get(remote, src, iif),
+                            "expected": "via %s dev %s (%s)" % (binding["next_hop"], binding["uplink"], binding["spine"]),
+                            "next_hop": binding["next_hop"], "uplink": binding["uplink"]})
+        for dst in hosts:
+            if dst != src:
+                queries.append({"probe": "local %s -> %s" % (src, dst), "kind": "local", "command": route_get(dst, src, iif),
+                                "expected": "on this leaf, not pinned (no via, main table)"})
+    return queries
+
+
+def parse_route_get(text):
+    """First line of ``ip route get`` (iproute2) -> {via, dev, table} (None when absent), or {"error": text}."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if not lines or re.search(r"RTNETLINK answers|Error|unreachable|prohibit|blackhole", lines[0]):
+        return {"error": lines[0].strip() if lines else "no answer"}
+    words = lines[0].split()
+    got = {}
+    for key in ("via", "dev", "table"):
+        got[key] = words[words.index(key) + 1] if key in words and words.index(key) + 1 < len(words) else None
+    return got
+
+
+def judge_path(query, output):
+    got = parse_route_get(output)
+    actual = output.strip().splitlines()[0].strip() if output.strip() else "no answer"
+    if "error" in got:
+        return finding(query["probe"], "fail", query["expected"], got["error"])
+    if query["kind"] == "pinned":
+        ok = got["via"] == query["next_hop"] and got["dev"] == query["uplink"]
+    else:
+        ok = got["via"] is None and got["table"] in (None, "main")
+    return finding(query["probe"], "ok" if ok else "fail", query["expected"], actual)
+
+
+def remote_destination(plan, leaf_name):
+    """A host address on another leaf of the same plane (reached through this leaf's spines), or None."""
+    leaf = plan["leafs"][leaf_name]
+    for name in sorted(plan["leafs"]):
+        other = plan["leafs"][name]
+        if name != leaf_name and other.get("plane") == leaf.get("plane"):
+            for down in other.get("downlinks") or []:
+                if down.get("host_address"):
+                    return down["host_address"]
+    return None
+
+
+# --- failover -----------------------------------------------------------------------------------
+def failover_command(uplink, dst, src, iif, timeout_ms=FAILOVER_TIMEOUT_MS):
+    """One shell command (Linux router) that takes ``uplink`` down, waits until the path from ``src``
+    leaves it, puts it back up and waits until the path returns; prints the two times measured on the
+    switch. Under ``nohup`` with a bounded wait, so a lost SSH session still brings the link back."""
+    query = route_get(dst, src, iif)
+    script = (
+        "ms() { echo $(( $(date +%%s%%N) / 1000000 )); }; "
+        "t0=$(ms); ip link set %(up)s down; "
+        "while ip route get %(q)s | head -1 | grep -q \" dev %(up)s \"; do "
+        "[ $(( $(ms) - t0 )) -gt %(t)d ] && break; sleep 0.01; done; "
+        "echo AIF-FALLBACK-MS=$(( $(ms) - t0 )); echo AIF-FALLBACK-PATH=$(ip route get %(q)s | head -1); "
+        "t1=$(ms); ip link set %(up)s up; "
+        "until ip route get %(q)s | head -1 | grep -q \" dev %(up)s \"; do "
+        "[ $(( $(ms) - t1 )) -gt %(t)d ] && break; sleep 0.01; done; "
+        "echo AIF-BACK-MS=$(( $(ms) - t1 )); echo AIF-BACK-PATH=$(ip route get %(q)s | head -1)"
+    ) % {"up": uplink, "q": query.replace("ip route get ", ""), "t": timeout_ms}
+    # the output goes to a file, not the terminal: nohup keeps the shell alive through a lost session
+    # (SIGHUP), and no pipe can kill it (SIGPIPE) between "down" and "up"
+    out = "/tmp/aif-failover-$$.out"
+    return "nohup sh -c '%s' > %s 2>&1 < /dev/null; cat %s; rm -f %s" % (script, out, out, out)
+
+
+def failover_findings(binding, output, timeout_ms=FAILOVER_TIMEOUT_MS):
+    """Judge the failover command's output: fallback off the uplink (not dropped), then back on the pin."""
+    marks = dict(re.findall(r"^AIF-([A-Z-]+)=(.*)$", output, re.M))
+    uplink, hop = binding["uplink"], binding["next_hop"]
+    src = binding["source"].split("/")[0]
+    if "FALLBACK-MS" not in marks or "BACK-MS" not in marks:
+        return [finding("failover %s" % src, "fail", "fallback and return measured", output.strip()[-300:],
+                        "the failover run did not complete; check that %s is up" % uplink)]
+    fallback = parse_route_get(marks.get("FALLBACK-PATH", ""))
+    back = parse_route_get(marks.get("BACK-PATH", ""))
+    fell = "error" not in fallback and fallback["dev"] not in (None, uplink) and fallback["table"] in (None, "main")
+    returned = "error" not in back and back["via"] == hop and back["dev"] == uplink
+    return [
+        finding("failover %s: %s down" % (src, uplink), "ok" if fell and int(marks["FALLBACK-MS"]) <= timeout_ms else "fail",
+                "path leaves %s for the ECMP set (not dropped)" % uplink,
+                "%s after %s ms" % (marks.get("FALLBACK-PATH", "").strip(), marks["FALLBACK-MS"])),
+        finding("failover %s: %s up" % (src, uplink), "ok" if returned and int(marks["BACK-MS"]) <= timeout_ms else "fail",
+                "pinned again via %s dev %s" % (hop, uplink),
+                "%s after %s ms" % (marks.get("BACK-PATH", "").strip(), marks["BACK-MS"])),
+    ]

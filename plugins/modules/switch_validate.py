@@ -1,0 +1,229 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: switch_validate
+short_description: Check a switch's forwarding against the plan - BGP sessions, PPD paths per host port, failover
+version_added: "1.1.0"
+description:
+  - Runs on the controller and reaches the switch over SSH with netmiko, as M(aifabric.roce.switch_config) does.
+    Reads the device's record from the plan (O(plan), O(device)); never changes the switch config.
+  - C(bgp_sessions) - every planned session is Established with the planned remote AS, and no unplanned session exists.
+  - C(ppd_paths) (leafs) - for each host port, the kernel's forwarding decision towards a host on another leaf of the
+    plane (C(ip route get DST from SRC iif INGRESS), PBR rules included) goes via the bound spine's /31 on the bound
+    uplink; towards every other host of the same leaf it is not pinned.
+  - C(failover) (leafs, only with O(failover)) - takes the first host port's bound uplink down, waits until the path
+    leaves it for the ECMP set, brings it back and waits until the pin returns; both times are measured on the switch.
+    The link goes down for real - run it in a maintenance window. The command runs under C(nohup) with a bounded
+    wait, so a lost session still brings the link back.
+  - Witnessed on FRR 8.4 on Linux only (the routed twin, docs/twin.md). On other platforms every check is reported
+    C(skipped) with C(unverified - not implemented for <platform>), without connecting.
+author: aifabric.roce developers (@aifabric)
+options:
+  device:
+    description: The switch's name in the plan (normally C(inventory_hostname)).
+    type: str
+    required: true
+  checks:
+    description: Checks to run (C(failover) runs only when O(failover) is also true).
+    type: list
+    elements: str
+    choices: [bgp_sessions, ppd_paths, failover]
+    default: [bgp_sessions, ppd_paths, failover]
+  failover:
+    description: Run the failover check (takes a bound uplink down and up again).
+    type: bool
+    default: false
+  failover_timeout_ms:
+    description: How long the failover check waits for the path to move, each way, in milliseconds.
+    type: int
+    default: 5000
+  host:
+    description: Switch address (usually C(ansible_host)).
+    type: str
+    required: true
+  port:
+    description: SSH port.
+    type: int
+    default: 22
+  username:
+    description: SSH user (usually C(ansible_user)); C(failover) needs the right to set links down (root on Linux).
+    type: str
+    required: true
+  password:
+    description: SSH password (usually C(ansible_password)).
+    type: str
+  secret:
+    description: Enable secret (netmiko C(secret)).
+    type: str
+  device_type:
+    description: netmiko device_type; defaults to the plan record's, then the driver's.
+    type: str
+  host_key_checking:
+    description: Verify the switch's SSH host key (against O(known_hosts) or the system known_hosts).
+    type: bool
+    default: true
+  known_hosts:
+    description: known_hosts file to verify host keys against.
+    type: path
+  timeout:
+    description: Connection and authentication timeout in seconds.
+    type: int
+    default: 30
+extends_documentation_fragment:
+  - aifabric.roce.fabric
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; C(failover) is skipped in check mode (it sets a link down).
+  diff_mode:
+    support: none
+    description: Nothing changes.
+requirements: [netmiko]
+notes:
+  - The result's C(findings) are what playbooks/validate.yml puts in the validation report, one item per finding that is not ok.
+"""
+
+EXAMPLES = r"""
+- name: Check BGP sessions and PPD paths of this switch
+  aifabric.roce.switch_validate:
+    plan: "{{ hostvars['localhost'].aifabric_plan.path }}"
+    device: "{{ inventory_hostname }}"
+    host: "{{ ansible_host }}"
+    port: "{{ ansible_port | default(22) }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
+  delegate_to: localhost
+  register: validate_switch_result
+"""
+
+RETURN = r"""
+platform:
+  description: The switch's platform from the plan.
+  returned: always
+  type: str
+  sample: frr
+findings:
+  description: One per probe - C(probe), C(status) (ok, fail or skipped), C(expected), C(actual), C(message).
+  returned: always
+  type: list
+  elements: dict
+failover_ms:
+  description: With O(failover), the times measured on the switch - C(fallback) (uplink down to path off it) and C(back).
+  returned: when the failover check ran
+  type: dict
+  sample: {"fallback": 9, "back": 1029}
+"""
+
+import re
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+try:
+    import netmiko  # noqa: F401 pylint: disable=unused-import
+    HAS_NETMIKO = True
+except ImportError:
+    HAS_NETMIKO = False
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+
+OUTPUT = re.compile(r"@@AIF-BEGIN@@[^\n]*\n(.*?)@@AIF-END@@", re.S)
+
+
+def run_batch(conn, commands, size=8):
+    """Outputs of ``commands``, several per round trip, each between two markers whose echoed form
+    differs from their output (the quotes), so the terminal's echo of a long line is never taken
+    for an answer."""
+    outputs = []
+    for start in range(0, len(commands), size):
+        chunk = commands[start:start + size]
+        line = "; ".join("echo '@@AIF-BEGIN'@@; %s 2>&1; echo '@@AIF-END'@@" % cmd for cmd in chunk)
+        found = OUTPUT.findall(conn.send_command(line, read_timeout=60, cmd_verify=False))
+        outputs += [text.strip() for text in found] + [""] * (len(chunk) - len(found))
+    return outputs
+
+
+def main():
+    argument_spec = dict(
+        device=dict(type="str", required=True),
+        checks=dict(type="list", elements="str", choices=list(validation.CHECKS), default=list(validation.CHECKS)),
+        failover=dict(type="bool", default=False),
+        failover_timeout_ms=dict(type="int", default=validation.FAILOVER_TIMEOUT_MS),
+    )
+    argument_spec.update(PLAN_ARGUMENTS)
+    argument_spec.update(CONNECTION_ARGS)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **PLAN_CONSTRAINTS)
+    p = module.params
+    plan = plan_or_fail(module)
+    name = p["device"]
+    record = plan["leafs"].get(name) or plan["spines"].get(name)
+    if record is None:
+        module.fail_json(msg="device %s is not a leaf or spine of the plan; check device (inventory_hostname) "
+                             "against the plan's leafs and spines" % name)
+    is_leaf = name in plan["leafs"]
+    platform = record["platform"]
+    checks = [c for c in p["checks"] if c != "failover" or p["failover"]]
+    result = dict(changed=False, platform=platform, findings=[])
+    skipped = validation.unsupported(platform, checks)
+    result["findings"] += skipped
+    checks = [c for c in checks if c not in [f["probe"] for f in skipped]]
+    if not is_leaf:
+        if checks and "bgp_sessions" not in checks:
+            result["findings"].append(validation.finding(", ".join(checks), "skipped",
+                                                         message="not applicable on a spine (no host ports)"))
+        checks = [c for c in checks if c == "bgp_sessions"]
+    if "failover" in checks and module.check_mode:
+        result["findings"].append(validation.finding("failover", "skipped", message="not run in check mode (it sets a link down)"))
+        checks.remove("failover")
+    if not checks:
+        module.exit_json(**result)
+    if not HAS_NETMIKO:
+        module.fail_json(msg=missing_required_lib("netmiko"))
+    driver = get_driver(platform)
+    params = dict(p, device_type=p["device_type"] or record.get("device_type"))
+    try:
+        conn = netmiko_factory(params, driver)()
+    except Exception as exc:  # noqa: BLE001 - netmiko raises timeouts, auth and SSH errors alike
+        module.fail_json(msg="cannot connect to %s:%s: %s" % (p["host"], p["port"], exc), failed_step="connect", **result)
+    try:
+        if "bgp_sessions" in checks:
+            text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
+            result["findings"] += validation.bgp_findings(record, text)
+        remote = validation.remote_destination(plan, name) if is_leaf else None
+        if "ppd_paths" in checks:
+            if remote is None:
+                result["findings"].append(validation.finding("ppd_paths", "skipped",
+                                                             message="no host on another leaf of this plane to route towards"))
+            queries = validation.path_queries(record, remote)
+            for query, output in zip(queries, run_batch(conn, [q["command"] for q in queries])):
+                result["findings"].append(validation.judge_path(query, output))
+        if "failover" in checks and record.get("bindings") and remote:
+            binding = record["bindings"][0]
+            src = binding["source"].split("/")[0]
+            cmd = validation.failover_command(binding["uplink"], remote, src, validation.ingress_of(record, binding),
+                                              p["failover_timeout_ms"])
+            output = conn.send_command(cmd, read_timeout=2 * p["failover_timeout_ms"] / 1000.0 + 30, cmd_verify=False)
+            result["findings"] += validation.failover_findings(binding, output, p["failover_timeout_ms"])
+            marks = dict(re.findall(r"^AIF-(FALLBACK|BACK)-MS=(\d+)", output, re.M))
+            if marks:
+                result["failover_ms"] = dict((k.lower(), int(v)) for k, v in marks.items())
+    except Exception as exc:  # noqa: BLE001 - a dead session or a refused command fails the task with the reason
+        module.fail_json(msg="validation of %s failed: %s" % (name, exc), **result)
+    finally:
+        try:
+            conn.disconnect()
+        except Exception:  # noqa: BLE001 - the session may already be gone
+            pass
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

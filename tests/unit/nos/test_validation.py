@@ -1,0 +1,190 @@
+"""Switch-side validation judged on real FRR 8.4.4 and Linux kernel output (tests/fixtures/switches/frr, twin captures)."""
+import copy
+import json
+import os
+import re
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
+from ansible_collections.aifabric.roce.plugins.modules import switch_validate
+
+from ..fabric import intents
+from ..module_runner import run_module
+
+HERE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches", "frr")
+
+
+def _load(name):
+    with open(os.path.join(HERE, name)) as handle:
+        return handle.read()
+
+
+LEAF0 = json.loads(_load("intents.json"))["leaf0_swp"]
+
+
+def _route_gets():
+    """{command line after '$': kernel answer} from the capture."""
+    out, command = {}, None
+    for line in _load("leaf0-ip-route-get.txt").splitlines():
+        if line.startswith("$ "):
+            command = line[2:].strip()
+            out[command] = ""
+        else:
+            out[command] += line + "\n"
+    return out
+
+
+ROUTES = _route_gets()
+PINNED = ROUTES["ip route get 10.103.0.4 from 10.100.0.1 iif vlan100"]
+LOCAL = ROUTES["ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"]
+FALLBACK = ROUTES["ip route get 10.103.0.4 from 10.100.0.1 iif vlan100   (swp9 down)"]
+UNREACHABLE = next(v for k, v in ROUTES.items() if k.startswith("ip route get 10.103.0.4   (on spine1"))
+
+
+def _bad(findings):
+    return [f for f in findings if f["status"] != "ok"]
+
+
+def test_bgp_all_planned_sessions_established():
+    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary.json"))
+    assert _bad(findings) == []
+    assert findings[-1] == validation.finding("bgp_sessions", "ok", "4 planned sessions Established", "4 of 4 Established")
+
+
+def test_bgp_a_session_down_is_named_with_frr_state():
+    findings = _bad(validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json")))
+    assert [f["probe"] for f in findings] == ["bgp 10.254.0.0", "bgp_sessions"]
+    assert findings[0]["actual"] == "Active, AS 4200000000" and "spine1 swp9" in findings[0]["expected"]
+
+
+def test_bgp_unplanned_session_and_wrong_remote_as_fail():
+    intent = copy.deepcopy(LEAF0)
+    dropped = intent["bgp"]["neighbors"].pop()
+    intent["bgp"]["neighbors"][0]["remote_as"] = 65000
+    bad = _bad(validation.bgp_findings(intent, _load("leaf0-bgp-summary.json")))
+    probes = dict((f["probe"], f) for f in bad)
+    assert probes["bgp %s" % dropped["address"]]["expected"] == "no session (not in the plan)"
+    assert probes["bgp 10.254.0.0"]["actual"] == "Established, AS 4200000000"
+    assert probes["bgp_sessions"]["status"] == "fail"
+
+
+def test_bgp_unreadable_output_fails_with_the_text():
+    bad = validation.bgp_findings(LEAF0, "% Unknown command: show bgp ipv4 unicast summary json")
+    assert bad[0]["status"] == "fail" and "Unknown command" in bad[0]["actual"]
+
+
+def test_path_queries_cover_every_binding_and_every_local_host():
+    queries = validation.path_queries(LEAF0, "10.103.0.4")
+    assert len([q for q in queries if q["kind"] == "pinned"]) == len(LEAF0["bindings"]) == 4
+    assert len([q for q in queries if q["kind"] == "local"]) == 4 * 3
+    assert queries[0]["command"] == "ip route get 10.103.0.4 from 10.100.0.1 iif vlan100"
+    assert queries[1]["command"] == "ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"
+    assert validation.path_queries(LEAF0, None)[0]["kind"] == "local"
+
+
+def test_kernel_answers_judged_pinned_local_fallback_and_unreachable():
+    pinned, local = validation.path_queries(LEAF0, "10.103.0.4")[:2]
+    assert validation.judge_path(pinned, PINNED)["status"] == "ok"
+    assert validation.judge_path(local, LOCAL)["status"] == "ok"
+    # the bound uplink down: the path leaves the pin (a pinned-path check fails, as it should)
+    moved = validation.judge_path(pinned, FALLBACK)
+    assert moved["status"] == "fail" and "via 10.254.0.2 dev swp10" in moved["actual"]
+    # a same-leaf destination that went to a spine table is pinned: fail
+    assert validation.judge_path(local, PINNED)["status"] == "fail"
+    assert validation.judge_path(pinned, UNREACHABLE) == validation.finding(
+        pinned["probe"], "fail", pinned["expected"], "RTNETLINK answers: Network is unreachable")
+    assert validation.parse_route_get(PINNED) == {"via": "10.254.0.0", "dev": "swp9", "table": "10000"}
+
+
+def test_scheme_b_queries_enter_on_the_routed_port():
+    plan = build_plan(intents.small(scheme="p2p"))
+    name, leaf = next(iter(plan["leafs"].items()))
+    binding = leaf["bindings"][0]
+    query = validation.path_queries(leaf, "192.0.2.1")[0]
+    assert query["command"].endswith(" iif %s" % binding["ingress"])
+
+
+def test_remote_destination_is_a_host_of_another_leaf_of_the_plane():
+    plan = build_plan(intents.lab())
+    remote = validation.remote_destination(plan, "leaf0")
+    others = [d["host_address"] for n, lf in plan["leafs"].items() if n != "leaf0" for d in lf["downlinks"]]
+    assert remote in others
+    solo = copy.deepcopy(plan)
+    for name in list(solo["leafs"]):
+        if name != "leaf0":
+            del solo["leafs"][name]
+    assert validation.remote_destination(solo, "leaf0") is None
+
+
+def test_failover_command_always_brings_the_link_back():
+    cmd = validation.failover_command("swp9", "10.103.0.4", "10.100.0.1", "vlan100", 3000)
+    assert cmd.startswith("nohup sh -c '") and "> /tmp/aif-failover-$$.out 2>&1 < /dev/null" in cmd
+    down, up = cmd.index("ip link set swp9 down"), cmd.index("ip link set swp9 up")
+    assert down < up and cmd.count("-gt 3000 ] && break") == 2   # both waits are bounded
+    assert "'" not in cmd[len("nohup sh -c '"):cmd.index("' > /tmp")]   # one quoted script
+
+
+def test_failover_output_judged():
+    binding = LEAF0["bindings"][0]
+    findings = validation.failover_findings(binding, _load("leaf0-failover-run.txt"))
+    assert [f["status"] for f in findings] == ["ok", "ok"]
+    assert findings[0]["actual"].endswith("dev swp10 after 9 ms")
+    # the path never left the uplink: fail
+    stuck = _load("leaf0-failover-run.txt").replace(
+        "AIF-FALLBACK-PATH=10.103.0.4 from 10.100.0.1 via 10.254.0.2 dev swp10",
+        "AIF-FALLBACK-PATH=" + PINNED.splitlines()[0])
+    assert [f["status"] for f in validation.failover_findings(binding, stuck)] == ["fail", "ok"]
+    cut = validation.failover_findings(binding, "AIF-FALLBACK-MS=9\n")
+    assert cut[0]["status"] == "fail" and "check that swp9 is up" in cut[0]["message"]
+
+
+def test_unwitnessed_platforms_are_skipped_as_unverified():
+    findings = validation.unsupported("eos", validation.CHECKS)
+    assert [f["status"] for f in findings] == ["skipped"] * 3
+    assert all("unverified" in f["message"] and "not implemented for eos" in f["message"] for f in findings)
+    # the report's item line says it too, not only the entry's message
+    assert set(f["actual"] for f in findings) == {"unverified: not implemented for eos"}
+    assert validation.unsupported("frr", validation.CHECKS) == []
+
+
+class FakeTerminal(object):
+    """A shell on a pty: echoes the command line wrapped at 80 columns, then the answers."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def send_command(self, line, **_kwargs):
+        echo = "\n".join(line[i:i + 80] for i in range(0, len(line), 80))
+        cmds = re.findall(r"echo '@@AIF-BEGIN'@@; (.*?) 2>&1; echo '@@AIF-END'@@", line)
+        out = ["@@AIF-BEGIN@@\n%s@@AIF-END@@" % self.answers[cmd] for cmd in cmds]
+        return echo + "\n" + "\n".join(out)
+
+
+def test_run_batch_takes_answers_not_the_wrapped_echo():
+    commands = ["ip route get 10.103.0.4 from 10.100.0.1 iif vlan100", "ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"]
+    got = switch_validate.run_batch(FakeTerminal({commands[0]: PINNED, commands[1]: LOCAL}), commands * 5)
+    assert got == [PINNED.strip(), LOCAL.strip()] * 5
+
+
+@pytest.mark.parametrize("device, checks", [("leaf0", ["bgp_sessions", "ppd_paths"]), ("spine1", ["failover"])])
+def test_module_reports_unwitnessed_platforms_without_connecting(tmp_path, capsys, device, checks):
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
+    plan = build_plan(intents.lab())
+    write_plan(plan, str(tmp_path))
+    result = run_module(switch_validate, {"plan": str(tmp_path), "device": device, "checks": checks, "failover": True,
+                                          "host": "192.0.2.1", "username": "admin"}, capsys)
+    assert result["rc"] == 0 and result["changed"] is False
+    platform = plan["leafs"].get(device, plan["spines"].get(device))["platform"]
+    assert platform != "frr"
+    assert [f["status"] for f in result["findings"]] == ["skipped"] * len(checks)
+    assert all("not implemented for %s" % platform in f["message"] for f in result["findings"])
+
+
+def test_module_refuses_a_device_not_in_the_plan(tmp_path, capsys):
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
+    write_plan(build_plan(intents.lab()), str(tmp_path))
+    result = run_module(switch_validate, {"plan": str(tmp_path), "device": "leaf99", "host": "192.0.2.1",
+                                          "username": "admin"}, capsys)
+    assert result["rc"] == 1 and "leaf99 is not a leaf or spine of the plan" in result["msg"]
