@@ -86,6 +86,11 @@ class CliDriver(Driver):
         underlay add loopback and SVI)."""
         return set(self.port(p) for p in ports_of(intent))
 
+    def created_interfaces(self, intent, sections):
+        """Interfaces the driver creates (not physical ports): their header line is managed, so a
+        rollback may remove them."""
+        return self.managed_interfaces(intent, sections) - set(self.port(p) for p in ports_of(intent))
+
     def intent_owned(self, intent, sections):
         """Regexes of top-level lines owned because the intent names them (e.g. the host VLAN)."""
         return ()
