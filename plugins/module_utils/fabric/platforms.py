@@ -167,10 +167,10 @@ PLATFORMS = {
             "function": _dell_port,
             "rule": "standard naming `Eth1/<port>`; breakout `Eth1/<port>/<sub>`",
             "example": "Eth1/5",
-            "status": UNVERIFIED,
-            "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`, "
-                      "tests/fixtures/switches/sonic/) verifies the unbroken form; the breakout form `Eth1/<port>/<sub>` "
-                      "comes from the review ../shared/reviews/switch-correctness.md §5 only, not seen in a capture",
+            "status": VERIFIED,
+            "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`) for "
+                      "the unbroken form; sonic_port_breakout.py EXAMPLES (`show interface breakout`: 4x10G -> "
+                      "`Eth1/1/1`..`Eth1/1/4`, Default -> `Eth1/11`) for the breakout form (tests/fixtures/switches/sonic/)",
         },
         "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED,
                 "source": "no Dell page read for the MTU ceiling; SONiC's port MTU range tops at 9216 (community)"},

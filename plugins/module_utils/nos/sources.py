@@ -87,7 +87,7 @@ LINE_SOURCES = {
     ],
     "sonic": [
         (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
-        (r"interface Eth1/\d+/\d+", UNVERIFIED, "Dell breakout port name: review only, no capture"),
+        (r"interface Eth1/\d+/\d+", VERIFIED, "dellemc sonic_port_breakout EXAMPLES (`show interface breakout`: Eth1/1/1) [R]"),
         (r"mtu " + _N, VERIFIED, _DELL),
         (r"buffer init lossless", VERIFIED, "dellemc sonic_qos_buffer example [R]"),
         (r"qos map dscp-tc " + _NAME, VERIFIED, _HLD),

@@ -164,7 +164,7 @@ def test_drift_pairs_changed_values_and_reports_missing_and_unexpected():
 @pytest.mark.parametrize("inventory", ["lab", "rail512"])
 def test_every_rendered_line_has_a_source_entry(inventory):
     """Lab and rail512 through every driver: each line matches an entry of nos/sources.py (a source, or an explicit
-    `unverified`); only NX-OS's PBR plumbing, Dell breakout names and everything on AsterNOS stay unverified."""
+    `unverified`); only the lines sources.py marks unverified (NX-OS PBR enable/bind, Dell loopback/access-VLAN/multipath-relax forms, all of AsterNOS)."""
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
     with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
         fabric = yaml.safe_load(handle)["fabric"]

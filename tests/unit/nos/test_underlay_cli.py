@@ -159,3 +159,13 @@ def test_klish_parses_real_ecmp_hash_capture():
     assert current.count("ip load-share hash ipv4 ") == 5 and "seed" not in current
     cmds = drv.diff(current, drv.render(spine, plan["qos"], ("underlay",)))
     assert not any("load-share" in c for c in cmds)
+
+
+def test_dell_breakout_names_match_the_device_capture():
+    """dellemc sonic_port_breakout's `show interface breakout`: a 4-way breakout of port 1 and an unbroken port 11."""
+    import re
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import port_name
+    broken = re.findall(r"Eth1/1/\d", _read("sonic/dell-show-interface-breakout.txt"))
+    assert broken == [port_name("sonic", 1, sub, 4, 4) for sub in (1, 2, 3, 4)]
+    default = _read("sonic/dell-show-interface-breakout-default.txt")
+    assert re.search(r"^1/11\s+Default\s+Completed\s+(\S+)$", default, re.M).group(1) == port_name("sonic", 11, 1, 1, 4)
