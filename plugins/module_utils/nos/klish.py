@@ -105,8 +105,13 @@ class KlishDriver(CliDriver):
                 ("green minimum-threshold %d maximum-threshold %d drop-probability %d"
                  % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), []),
                 ("ecn green", [])]))
+            # ETS: DWRR weights of the RoCE queue and the default queue (TC0 -> queue 0), CNP strict; the
+            # `queue N` / `type dwrr` / `weight W` form is the SONiC ROCEv2 HLD's ETS example (3.6.2.3.5)
+            queues = [("queue %d" % qos["ecn_queue"], [("type dwrr", []), ("weight %d" % qos["ets_roce_percent"], [])]),
+                      ("queue 0", [("type dwrr", []), ("weight %d" % qos["ets_default_percent"], [])])]
             if qos.get("cnp_strict_priority"):
-                nodes.append(("qos scheduler-policy %sSCHED" % PREFIX, [("queue %d" % qos["cnp_priority"], [("type strict", [])])]))
+                queues.append(("queue %d" % qos["cnp_priority"], [("type strict", [])]))
+            nodes.append(("qos scheduler-policy %sSCHED" % PREFIX, queues))
         interfaces = {}
         if "underlay" in sections and intent.get("bgp"):
             nodes += self._underlay_globals(intent)
@@ -132,8 +137,7 @@ class KlishDriver(CliDriver):
                 # headroom follows the cable length (dellemc sonic_qos_interfaces: `cable-length 40m`)
                 children.append(("cable-length %dm" % qos["cable_length_m"], []))
                 children.append(("queue %d wred-policy %sECN" % (qos["ecn_queue"], PREFIX), []))
-                if qos.get("cnp_strict_priority"):
-                    children.append(("scheduler-policy %sSCHED" % PREFIX, []))
+                children.append(("scheduler-policy %sSCHED" % PREFIX, []))
             interfaces.setdefault(self.port(port), [])[0:0] = children
         for name, children in interfaces.items():
             if children:

@@ -99,6 +99,8 @@ LINE_SOURCES = {
         (r"qos scheduler-policy " + _NAME, VERIFIED, _HLD),
         (r"queue \d", VERIFIED, _HLD),
         (r"type strict", VERIFIED, _HLD),
+        (r"type dwrr", VERIFIED, _HLD + " ETS example; dellemc sonic_qos_scheduler"),
+        (r"weight %s" % _N, VERIFIED, _HLD + " ETS example (`weight 40`); dellemc sonic_qos_scheduler"),
         (r"qos-map dscp-tc " + _NAME, VERIFIED, _DELL),
         (r"priority-flow-control priority \d", VERIFIED, _DELL),
         (r"priority-flow-control watchdog (action drop|on detect-time %s|restore-time %s)" % (_N, _N), VERIFIED, _DELL),
