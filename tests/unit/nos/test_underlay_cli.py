@@ -169,3 +169,13 @@ def test_dell_breakout_names_match_the_device_capture():
     assert broken == [port_name("sonic", 1, sub, 4, 4) for sub in (1, 2, 3, 4)]
     default = _read("sonic/dell-show-interface-breakout-default.txt")
     assert re.search(r"^1/11\s+Default\s+Completed\s+(\S+)$", default, re.M).group(1) == port_name("sonic", 11, 1, 1, 4)
+
+
+def test_klish_ets_weights_from_the_qos_profile():
+    plan = _plan("lab", "sonic")
+    qos = plan["qos"]
+    text = get_driver("sonic").render(plan["leafs"]["leaf0"], qos, ("qos",))
+    sched = text.split("qos scheduler-policy AIF-SCHED\n")[1].split("\n" + "interface")[0]
+    assert " queue %d\n  type dwrr\n  weight %d\n" % (qos["ecn_queue"], qos["ets_roce_percent"]) in sched
+    assert " queue 0\n  type dwrr\n  weight %d\n" % qos["ets_default_percent"] in sched
+    assert text.count("\n scheduler-policy AIF-SCHED\n") == len(plan["leafs"]["leaf0"]["downlinks"]) + len(plan["leafs"]["leaf0"]["uplinks"])
