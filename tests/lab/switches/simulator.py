@@ -687,8 +687,14 @@ class KlishSession(CliSession):
         if self.dev.nos != "sonic":
             return self.running_text()
 
-        def shown(nodes):
-            return [[klish_wred_shown(n[0]), shown(n[1])] for n in nodes]
+        def shown(nodes, depth=0):
+            out = []
+            for n in nodes:
+                # Dell prints ` !` before each nested block (dellemc sonic_bgp_af: ` !` / ` address-family ...`)
+                if depth and n[1]:
+                    out.append(["!", []])
+                out.append([klish_wred_shown(n[0]), shown(n[1], depth + 1)])
+            return out
         return "\n".join(tree_lines(shown(self.dev.running), 1)) + "\n"
 
     def exec_extra(self, line):
