@@ -5,7 +5,10 @@ Dell/Broadcom Enterprise SONiC (dell_sonic).
 
 klish has no configuration session in the versions we target; the transaction is the computed
 reverse of the applied remediation (hier_config rollback), re-verified after use.
-Command sources: docs/switch-commands-sources.md#enterprise-sonic-klish.
+Sections: qos, mtu, pbr (FBS forwarding policy on the L3 ingress: the host SVI or each routed host port)
+and underlay (Loopback0, fabric /31s, host SVI + VLAN members or routed host ports, ``router bgp``, ECMP hash).
+Command sources: docs/switch-commands-sources.md#enterprise-sonic-klish and
+#underlay-and-l3-ingress-pbr-nx-os-and-enterprise-sonic-klish.
 """
 
 from __future__ import annotations

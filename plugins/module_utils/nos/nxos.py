@@ -3,7 +3,9 @@
 """Cisco NX-OS driver (netmiko device_type cisco_nxos).
 
 Transaction: ``checkpoint`` before the change, ``rollback running-config checkpoint`` on failure.
-Command sources: docs/switch-commands-sources.md#cisco-nx-os.
+Sections: qos, mtu, pbr (policy on the L3 ingress: the host SVI or each routed host port) and underlay
+(loopback0, fabric /31s, host SVI + VLAN members or routed host ports, ``router bgp``, ECMP hash).
+Command sources: docs/switch-commands-sources.md#cisco-nx-os and #underlay-and-l3-ingress-pbr-nx-os-and-enterprise-sonic-klish.
 """
 
 from __future__ import annotations
