@@ -185,8 +185,8 @@ class NxosDriver(CliDriver):
         if local:
             # scheme B (one host per port): the local ACL names the host; scheme A: any source on the SVI
             src = "%s/32" % host_of(bindings[0]["source"]) if len(bindings) == 1 and not ingress.startswith("Vlan") else "any"
-            nodes.append(("ip access-list %s-LOCAL" % name, [("%d permit ip %s %s" % (10 * (i + 1), src, d), [])
-                                                            for i, d in enumerate(local)]))
+            aces = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local)]
+            nodes.append(("ip access-list %s-LOCAL" % name, aces))
             nodes.append(("route-map %s deny %d" % (name, seq), [("match ip address %s-LOCAL" % name, [])]))
             seq += 10
         for b in bindings:

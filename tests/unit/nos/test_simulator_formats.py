@@ -126,4 +126,3 @@ def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
         assert any(c.strip() == "neighbor %s" % nbr["address"] for c in cmds), cmds
         push(sess, cmds)
         assert drv.parse(sess.handle(drv.show_running), intent, sections) == want
-

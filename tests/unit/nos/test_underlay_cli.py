@@ -65,8 +65,8 @@ def test_nxos_lab_leaf_lines(plans):
                  "vlan 100", "interface Vlan100\n  no shutdown\n  ip address 10.100.0.6/29\n  ip policy route-map AIF-PBR-Vlan100",
                  "interface loopback0\n  ip address %s/32" % leaf["loopback"],
                  "  router-id %s\n  bestpath as-path multipath-relax\n  timers bgp 3 9" % leaf["loopback"],
-                 "  neighbor %s\n    remote-as %d\n    address-family ipv4 unicast" % (leaf["bgp"]["neighbors"][0]["address"],
-                                                                                   leaf["bgp"]["neighbors"][0]["remote_as"])):
+                 "  neighbor %s\n    remote-as %d\n    address-family ipv4 unicast" % (
+                     leaf["bgp"]["neighbors"][0]["address"], leaf["bgp"]["neighbors"][0]["remote_as"])):
         assert line + "\n" in text, line
     up = leaf["uplinks"][0]
     assert "interface %s\n  no switchport\n  mtu 9216\n  ip address %s/31\n" % (up["port"], up["address"]) in text
