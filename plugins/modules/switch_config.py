@@ -45,8 +45,9 @@ options:
   sections:
     description:
       - Managed sections to render and reconcile.
-      - C(underlay) (interface addresses and eBGP from the plan's C(bgp)) is rendered by the C(frr) driver only;
-        C(qos) and C(mtu) render nothing on C(frr).
+      - C(underlay) (loopback, fabric /31s, host SVI or routed host ports, eBGP from the plan's C(bgp), ECMP hash)
+        is rendered by the drivers that list it in their C(sections) (C(frr), C(nxos), C(sonic), C(asternos));
+        any other driver refuses it. C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]
@@ -247,9 +248,13 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
-    if "underlay" in p["sections"] and driver.name != "frr":
-        module.fail_json(msg="section underlay is rendered by the frr driver only so far, not by %s; "
-                             "remove underlay from sections" % driver.name)
+    # Data, not names: each driver lists the sections it renders (`sections`); the frr driver takes all
+    # four (qos and mtu render nothing there).
+    accepted = ("qos", "mtu", "pbr", "underlay") if driver.name == "frr" else driver.sections
+    refused = [s for s in p["sections"] if s not in accepted]
+    if refused:
+        module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
+                             % (", ".join(refused), driver.name, ", ".join(accepted)))
     if driver.name == "frr":
         # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
         applier = FrrTransaction(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"],

@@ -167,10 +167,10 @@ PLATFORMS = {
             "function": _dell_port,
             "rule": "standard naming `Eth1/<port>`; breakout `Eth1/<port>/<sub>`",
             "example": "Eth1/5",
-            "status": UNVERIFIED,
-            "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`, "
-                      "tests/fixtures/switches/sonic/) verifies the unbroken form; the breakout form `Eth1/<port>/<sub>` "
-                      "comes from the review ../shared/reviews/switch-correctness.md §5 only, not seen in a capture",
+            "status": VERIFIED,
+            "source": "dellemc.enterprise_sonic plugins/modules/sonic_qos_interfaces.py EXAMPLES (`interface Eth1/5`) for "
+                      "the unbroken form; sonic_port_breakout.py EXAMPLES (`show interface breakout`: 4x10G -> "
+                      "`Eth1/1/1`..`Eth1/1/4`, Default -> `Eth1/11`) for the breakout form (tests/fixtures/switches/sonic/)",
         },
         "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED,
                 "source": "no Dell page read for the MTU ceiling; SONiC's port MTU range tops at 9216 (community)"},
@@ -184,7 +184,8 @@ PLATFORMS = {
                                   "`on detect-time` / `restore-time`)"),
             "ecn": _fact(VERIFIED, _DELL + " (sonic_qos_wred); noolex/sonic-mgmt-framework CLI/actioner/sonic_cli_wred.py"),
             "strict_priority": _fact(VERIFIED, "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md (`type strict`)"),
-            "ets": _fact(UNVERIFIED, "not rendered: no klish `weight` line read in a vendor source", rendered=False),
+            "ets": _fact(VERIFIED, "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md ETS example (`queue N` / `type dwrr` / "
+                                   "`weight W`); dellemc sonic_qos_scheduler (scheduler_type dwrr, weight)"),
             "lossless_buffers": _fact(VERIFIED, "dellemc.enterprise_sonic plugins/modules/sonic_qos_buffer.py "
                                                 "(`buffer init lossless`)"),
             "pbr": _fact(VERIFIED, "dellemc.enterprise_sonic sonic_fbs_*; Broadcom FBS HLD"),
@@ -207,8 +208,7 @@ PLATFORMS = {
         "read_command": "show running-config",
         "features": dict(
             [(name, _fact(UNVERIFIED, "Dell klish dialect; no AsterNOS source or capture"))
-             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "lossless_buffers", "pbr")]
-            + [("ets", _fact(UNVERIFIED, "not rendered (as Dell klish)", rendered=False))]),
+             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")]),
     },
     "frr": {
         "vendor": "FRRouting", "os": "FRR 8.4 on Linux (whitebox, community SONiC bgpd, the routed twin)",

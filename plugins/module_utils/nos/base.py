@@ -56,6 +56,8 @@ class Driver(object):
     # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
     error_pattern = None
     transaction = None       # the NOS's Transaction class (nos/transactions.py)
+    # managed sections this driver renders; switch_config refuses any other (data, not a name check)
+    sections = SECTIONS
 
     def mtu(self, intent):
         """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""

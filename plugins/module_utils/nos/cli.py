@@ -38,12 +38,15 @@ def natural_key(text):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
-def sort_tree(nodes, ordered_re=r"policy-map "):
+def sort_tree(nodes, ordered_re=r"policy-map ", rank=None):
+    """Children in natural order, except under ``ordered_re`` parents (order is semantic there);
+    ``rank(parent, child)`` (optional) puts children that must come first (e.g. a BGP neighbor's
+    ``remote-as`` before its address-family) ahead of the natural order."""
     out = []
     for line, children in nodes:
-        kids = sort_tree(children, ordered_re)
+        kids = sort_tree(children, ordered_re, rank)
         if not re.match(ordered_re, line):
-            kids = sorted(kids, key=lambda n: natural_key(n[0]))
+            kids = sorted(kids, key=lambda n, parent=line: ((rank(parent, n[0]) if rank else 0), natural_key(n[0])))
         out.append((line, kids))
     return out
 
@@ -70,6 +73,28 @@ class CliDriver(Driver):
     def _sort_key(self, line):
         return line
 
+    def child_rank(self, parent, child):
+        """Rank of ``child`` under ``parent`` in canonical order (lower first; ties: natural order)."""
+        return 0
+
+    def interface_rank(self, name):
+        """Interfaces with a lower rank come first (e.g. an SVI that must exist before its members)."""
+        return 0
+
+    def managed_interfaces(self, intent, sections):
+        """Interfaces whose managed children parse() reads: the plan's ports (drivers that render the
+        underlay add loopback and SVI)."""
+        return set(self.port(p) for p in ports_of(intent))
+
+    def created_interfaces(self, intent, sections):
+        """Interfaces the driver creates (not physical ports): their header line is managed, so a
+        rollback may remove them."""
+        return self.managed_interfaces(intent, sections) - set(self.port(p) for p in ports_of(intent))
+
+    def intent_owned(self, intent, sections):
+        """Regexes of top-level lines owned because the intent names them (e.g. the host VLAN)."""
+        return ()
+
     def render_tree(self, intent, qos, sections):
         raise NotImplementedError
 
@@ -80,11 +105,12 @@ class CliDriver(Driver):
         """Canonical order: owned global sections sorted, then interfaces sorted; children sorted
         (natural order) except where order is semantic (policy-map classes)."""
         glob = sorted([n for n in nodes if not re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
-        intfs = sorted([n for n in nodes if re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
-        lines = dump_tree(sort_tree(glob + intfs), self.indent)
+        intfs = sorted([n for n in nodes if re.match(self.interface_re, n[0])],
+                       key=lambda n: (self.interface_rank(re.match(self.interface_re, n[0]).group(1)), natural_key(n[0])))
+        lines = dump_tree(sort_tree(glob + intfs, rank=self.child_rank), self.indent)
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def _child_managed(self, line, sections):
+    def _child_managed(self, line, sections, interface=None):
         for sec in sections:
             for pat in self.interface_children.get(sec, ()):
                 if re.match(pat, line):
@@ -102,17 +128,18 @@ class CliDriver(Driver):
         return False
 
     def parse(self, running, intent, sections=SECTIONS):
-        ports = set(self.port(p) for p in ports_of(intent))
+        ports = self.managed_interfaces(intent, sections)
+        extra = [re.compile(pat) for pat in self.intent_owned(intent, sections)]
         out = []
         for line, children in parse_tree(running):
             m = re.match(self.interface_re, line)
             if m:
                 if m.group(1) not in ports:
                     continue
-                kept = [c for c in children if self._child_managed(c[0], sections)]
+                kept = [c for c in children if self._child_managed(c[0], sections, m.group(1))]
                 if kept:
                     out.append((line, kept))
-            elif self._owned(line, sections):
+            elif self._owned(line, sections) or any(rx.match(line) for rx in extra):
                 out.append((line, children))
         return self.canonical(out)
 

@@ -49,7 +49,10 @@ def image(driver, running, intent, sections):
 
 def _cli_outside(driver, text, intent, sections):
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
-    ports = set(driver.port(p) for p in ports_of(intent))
+    ports = driver.managed_interfaces(intent, sections)
+    # interfaces the underlay creates (SVI, loopback): their header is part of the managed view
+    created = driver.created_interfaces(intent, sections)
+    extra = [re.compile(pat) for pat in driver.intent_owned(intent, sections)]
     out = []
 
     def walk(nodes, prefix):
@@ -59,10 +62,11 @@ def _cli_outside(driver, text, intent, sections):
     for line, children in parse_tree(text):
         m = re.match(driver.interface_re, line)
         if m:
-            out.append(line)   # the interface itself is never ours to remove
             mine = m.group(1) in ports
-            walk([c for c in children if not (mine and driver._child_managed(c[0], sections))], line + " > ")
-        elif not driver._owned(line, sections):
+            if m.group(1) not in created or not any(driver._child_managed(c[0], sections, m.group(1)) for c in children):
+                out.append(line)   # a port itself is never ours to remove; an SVI/loopback we manage is
+            walk([c for c in children if not (mine and driver._child_managed(c[0], sections, m.group(1)))], line + " > ")
+        elif not driver._owned(line, sections) and not any(rx.match(line) for rx in extra):
             walk([(line, children)], "")
     return sorted(out)
 

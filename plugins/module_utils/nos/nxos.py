@@ -3,7 +3,9 @@
 """Cisco NX-OS driver (netmiko device_type cisco_nxos).
 
 Transaction: ``checkpoint`` before the change, ``rollback running-config checkpoint`` on failure.
-Command sources: docs/switch-commands-sources.md#cisco-nx-os.
+Sections: qos, mtu, pbr (policy on the L3 ingress: the host SVI or each routed host port) and underlay
+(loopback0, fabric /31s, host SVI + VLAN members or routed host ports, ``router bgp``, ECMP hash).
+Command sources: docs/switch-commands-sources.md#cisco-nx-os and #underlay-and-l3-ingress-pbr-nx-os-and-enterprise-sonic-klish.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import transacti
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
+
+
+def svi_name(vlan):
+    return "Vlan%d" % vlan
 
 
 class NxosDriver(CliDriver):
@@ -21,6 +28,7 @@ class NxosDriver(CliDriver):
     indent = 2
     hier_platform = "CISCO_NXOS"
     transaction = transactions.NxosCheckpointTxn
+    sections = SECTIONS + ("underlay",)
     error_pattern = r"% ?(Invalid command|Incomplete command|Ambiguous command|Invalid number|Invalid range)|ERROR:"
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show interface priority-flow-control"
@@ -29,11 +37,14 @@ class NxosDriver(CliDriver):
         "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$",
                 r"priority-flow-control watch-dog-interval "),
         "pbr": (r"feature pbr$", r"ip access-list %s" % PREFIX, r"route-map %s" % PREFIX),
+        # the default-VRF BGP instance is the plan's, whole (NX-OS has one `router bgp`)
+        "underlay": (r"feature (bgp|interface-vlan)$", r"ip load-sharing address ", r"router bgp \S+$"),
     }
     interface_children = {
         "mtu": (r"mtu \d+$",),
         "qos": (r"priority-flow-control ", r"service-policy type qos input "),
         "pbr": (r"ip policy route-map ",),
+        "underlay": (r"ip address ", r"no switchport$", r"switchport$", r"switchport access vlan "),
     }
 
     def render_tree(self, intent, qos, sections=SECTIONS):
@@ -65,9 +76,19 @@ class NxosDriver(CliDriver):
                 nodes.append(("priority-flow-control watch-dog-interval on", []))
             nodes.append(("system qos", [("service-policy type network-qos %sNQ" % PREFIX, []),
                                          ("service-policy type queuing output %sQ-OUT" % PREFIX, [])]))
-        bindings = {b["ingress"]: b for b in intent.get("bindings") or []} if "pbr" in sections else {}
-        if bindings:
-            nodes.append(("feature pbr", []))
+        interfaces = {}
+        if "underlay" in sections and intent.get("bgp"):
+            nodes += self._underlay_globals(intent)
+            for name, children in self._underlay_interfaces(intent):
+                interfaces.setdefault(name, []).extend(children)
+        if "pbr" in sections:
+            groups = pbr_groups(intent, svi_name)
+            if groups:
+                nodes.append(("feature pbr", []))
+            for ingress, bindings in groups:
+                pbr_nodes, child = self._pbr(intent, ingress, bindings)
+                nodes += pbr_nodes
+                interfaces.setdefault(ingress, []).append(child)
         for port in ports_of(intent):
             children = []
             if "mtu" in sections:
@@ -77,22 +98,101 @@ class NxosDriver(CliDriver):
                 if qos.get("pfc_watchdog"):
                     children.append(("priority-flow-control watch-dog-interval on", []))
                 children.append(("service-policy type qos input %sQOS-IN" % PREFIX, []))
-            b = bindings.get(port)
-            if b:
-                name = "%sBIND-%s" % (PREFIX, safe_name(self.port(port)))
-                src = "%s/32" % host_of(b["source"])
-                # An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines); local
-                # destinations are excluded by a route-map *deny* sequence instead, which forwards normally.
-                local = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local_destinations(intent))]
-                seq = 10
-                if local:
-                    nodes.append(("ip access-list %s-LOCAL" % name, local))
-                    nodes.append(("route-map %s deny %d" % (name, seq), [("match ip address %s-LOCAL" % name, [])]))
-                    seq += 10
-                nodes.append(("ip access-list %s" % name, [("10 permit ip %s any" % src, [])]))
-                nodes.append(("route-map %s permit %d" % (name, seq),
-                              [("match ip address %s" % name, []), ("set ip next-hop %s" % b["next_hop"], [])]))
-                children.append(("ip policy route-map %s" % name, []))
+            interfaces.setdefault(self.port(port), [])[0:0] = children
+        for name, children in interfaces.items():
             if children:
-                nodes.append(("interface %s" % self.port(port), children))
+                nodes.append(("interface %s" % name, children))
         return nodes
+
+    # --- underlay ------------------------------------------------------------------------
+    @staticmethod
+    def _underlay_globals(intent):
+        bgp = intent["bgp"]
+        nodes = [("feature bgp", [])]
+        vlans = svis(intent)
+        if vlans:
+            nodes.append(("feature interface-vlan", []))
+        # ECMP hash on addresses and L4 ports: the RoCEv2 UDP source port varies per QP (Cisco N9K
+        # Unicast Routing guide, "Configuring ECMP Load Balancing")
+        nodes.append(("ip load-sharing address source-destination port source-destination", []))
+        nodes += [("vlan %d" % v["vlan"], []) for v in vlans]
+        router = [("router-id %s" % bgp["router_id"], [])]
+        if bgp["multipath_relax"]:
+            router.append(("bestpath as-path multipath-relax", []))
+        router.append(("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []))
+        router.append(("address-family ipv4 unicast",
+                       [("network %s" % net, []) for net in bgp["networks"]] + [("maximum-paths %d" % bgp["maximum_paths"], [])]))
+        for n in bgp["neighbors"]:
+            router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
+                                                          ("address-family ipv4 unicast", [])]))
+        nodes.append(("router bgp %d" % bgp["asn"], router))
+        return nodes
+
+    def _underlay_interfaces(self, intent):
+        out = [("loopback0", [("ip address %s/32" % intent["loopback"], [])])]
+        for port, address in fabric_links(intent):
+            out.append((self.port(port), [("no switchport", []), ("ip address %s" % address, [])]))
+        for svi in svis(intent):
+            out.append((svi_name(svi["vlan"]), [("no shutdown", []), ("ip address %s" % svi["address"], [])]))
+            for member in svi["members"]:
+                out.append((self.port(member), [("switchport", []), ("switchport access vlan %d" % svi["vlan"], [])]))
+        for host in routed_host_ports(intent):
+            out.append((self.port(host["port"]), [("no switchport", []), ("ip address %s" % host["address"], [])]))
+        return out
+
+    def managed_interfaces(self, intent, sections):
+        names = CliDriver.managed_interfaces(self, intent, sections)
+        names.add("loopback0")
+        names.update(svi_name(v["vlan"]) for v in svis(intent))
+        return names
+
+    def intent_owned(self, intent, sections):
+        return [r"vlan %d$" % v["vlan"] for v in svis(intent)] if "underlay" in sections else []
+
+    def _child_managed(self, line, sections, interface=None):
+        # `no shutdown` is ours on the SVI only: a physical port's admin state is never touched
+        if line in ("no shutdown", "shutdown"):
+            return "underlay" in sections and bool(interface) and interface.startswith("Vlan")
+        return CliDriver._child_managed(self, line, sections, interface)
+
+    def child_rank(self, parent, child):
+        # NX-OS takes a neighbor's address-family only once remote-as is set; router-id first
+        if parent.startswith("neighbor "):
+            return 0 if child.startswith("remote-as ") else 1
+        if parent.startswith("router bgp "):
+            order = ("router-id ", "bestpath ", "timers ", "address-family ", "neighbor ")
+            return next((i for i, head in enumerate(order) if child.startswith(head)), len(order))
+        if parent.startswith("interface "):
+            order = ("no switchport", "switchport", "mtu ", "no shutdown", "ip address ")
+            return next((i for i, head in enumerate(order) if child == head or child.startswith(head + " ") or
+                         (head.endswith(" ") and child.startswith(head))), len(order))
+        return 0
+
+    # --- PBR on the L3 ingress -----------------------------------------------------------
+    def _pbr(self, intent, ingress, bindings):
+        """ACLs + one route-map for one L3 ingress interface, and the interface line binding it.
+
+        An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines): local
+        destinations are excluded by a route-map *deny* sequence first, which routes normally. Plain
+        ``set ip next-hop A`` (no ``drop-on-fail``) falls back to normal routing when A becomes
+        unreachable (cisco.nxos nxos_route_maps: drop-on-fail "Drop packets instead of using default
+        routing when the configured next hop becomes unreachable")."""
+        name = "%sBIND-%s" % (PREFIX, safe_name(self.port(ingress))) if not ingress.startswith("Vlan") else \
+            "%sPBR-%s" % (PREFIX, ingress)
+        nodes = []
+        local = local_destinations(intent)
+        seq = 10
+        if local:
+            # scheme B (one host per port): the local ACL names the host; scheme A: any source on the SVI
+            src = "%s/32" % host_of(bindings[0]["source"]) if len(bindings) == 1 and not ingress.startswith("Vlan") else "any"
+            aces = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local)]
+            nodes.append(("ip access-list %s-LOCAL" % name, aces))
+            nodes.append(("route-map %s deny %d" % (name, seq), [("match ip address %s-LOCAL" % name, [])]))
+            seq += 10
+        for b in bindings:
+            acl = name if len(bindings) == 1 else "%sBIND-%s" % (PREFIX, safe_name(self.port(b["ingress"])))
+            nodes.append(("ip access-list %s" % acl, [("10 permit ip %s/32 any" % host_of(b["source"]), [])]))
+            nodes.append(("route-map %s permit %d" % (name, seq),
+                          [("match ip address %s" % acl, []), ("set ip next-hop %s" % b["next_hop"], [])]))
+            seq += 10
+        return nodes, ("ip policy route-map %s" % name, [])

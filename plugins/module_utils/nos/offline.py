@@ -31,7 +31,8 @@ def switch_config(name, intent, qos):
         head.append("%s unverified: %s (%s)" % (lead, item, source))
     for feature in platforms.not_rendered(platform):
         head.append("%s not rendered: %s" % (lead, feature))
-    body = render(intent, qos)
+    # every section the driver renders (the frr driver's default is already its underlay + pbr)
+    body = render(intent, qos) if platform == "frr" else render(intent, qos, sections=driver.sections)
     missing, shaky = audit(platform, body)
     lines = len([line for line in body.splitlines() if line.strip()])
     head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"

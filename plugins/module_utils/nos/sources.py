@@ -75,17 +75,19 @@ LINE_SOURCES = {
         (r"service-policy type queuing output " + _NAME, VERIFIED, _CISCO),
         (r"priority-flow-control mode on", VERIFIED, "Cisco N9K QoS guide 7.x (manualslib 2396766 p.172) [V]"),
         (r"service-policy type qos input " + _NAME, VERIFIED, "Cisco N9K QoS guide 7.x (manualslib 2396766 p.172) [V]"),
-        (r"feature pbr", UNVERIFIED, "community NX-OS PBR notes only"),
+        (r"feature pbr", UNVERIFIED, "Cisco NX-OS Unicast Routing guides, PBR chapter 'Enabling the Policy-Based Routing "
+         "Feature' (section seen, literal line only in a third-party quote)"),
         (r"ip access-list " + _NAME, VERIFIED, _NXAPI),
         (r"%s permit ip %s (%s|any)" % (_N, _NET, _NET), VERIFIED, _NXAPI),
         (r"route-map %s (deny|permit) %s" % (_NAME, _N), VERIFIED, _NXAPI + "; N9K Unicast Routing guide PBR [V]"),
         (r"set ip next-hop " + _IP, VERIFIED, _NXAPI),
-        (r"match ip address " + _NAME, UNVERIFIED, "community NX-OS PBR notes only"),
-        (r"ip policy route-map " + _NAME, UNVERIFIED, "community NX-OS PBR notes only"),
+        (r"match ip address " + _NAME, VERIFIED, "cisco.nxos nxos_route_maps rm_template `match ip address ACL` [R]"),
+        (r"ip policy route-map " + _NAME, UNVERIFIED, "Cisco NX-OS Unicast Routing guides, PBR chapter (section seen, "
+         "literal line only in community configs)"),
     ],
     "sonic": [
         (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
-        (r"interface Eth1/\d+/\d+", UNVERIFIED, "Dell breakout port name: review only, no capture"),
+        (r"interface Eth1/\d+/\d+", VERIFIED, "dellemc sonic_port_breakout EXAMPLES (`show interface breakout`: Eth1/1/1) [R]"),
         (r"mtu " + _N, VERIFIED, _DELL),
         (r"buffer init lossless", VERIFIED, "dellemc sonic_qos_buffer example [R]"),
         (r"qos map dscp-tc " + _NAME, VERIFIED, _HLD),
@@ -97,6 +99,8 @@ LINE_SOURCES = {
         (r"qos scheduler-policy " + _NAME, VERIFIED, _HLD),
         (r"queue \d", VERIFIED, _HLD),
         (r"type strict", VERIFIED, _HLD),
+        (r"type dwrr", VERIFIED, _HLD + " ETS example; dellemc sonic_qos_scheduler"),
+        (r"weight %s" % _N, VERIFIED, _HLD + " ETS example (`weight 40`); dellemc sonic_qos_scheduler"),
         (r"qos-map dscp-tc " + _NAME, VERIFIED, _DELL),
         (r"priority-flow-control priority \d", VERIFIED, _DELL),
         (r"priority-flow-control watchdog (action drop|on detect-time %s|restore-time %s)" % (_N, _N), VERIFIED, _DELL),
@@ -160,6 +164,52 @@ LINE_SOURCES["frr"] = [
 # AsterNOS gets the Dell klish dialect: every line form is Dell's, none is confirmed for AsterNOS.
 LINE_SOURCES["asternos"] = [(r"interface Ethernet\d+", UNVERIFIED, "SONiC native port name; not confirmed for AsterNOS")] + [
     (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["sonic"][2:]]
+
+# --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
+_NXC = "cisco.nxos 11.1.0 (ansible package)"
+LINE_SOURCES["nxos"] += [
+    (r"feature bgp", VERIFIED, _NXC + " nxos_feature (`feature {name}`) [R]"),
+    (r"feature interface-vlan", UNVERIFIED, "nxos_feature form; the feature name only in community NX-OS configs"),
+    (r"ip load-sharing address source-destination port source-destination", VERIFIED,
+     "Cisco N9K Unicast Routing guide 'Configuring ECMP Load Balancing' (ip load-sharing address ... port source-destination) [V]"),
+    (r"vlan %s" % _N, VERIFIED, _NXC + " nxos_vlans (`vlan N`) [R]"),
+    (r"interface (Vlan%s|loopback0)" % _N, VERIFIED, _NXC + " nxos_interfaces examples (`interface Vlan42`); loopback0 naming [R]"),
+    (r"no shutdown", VERIFIED, _NXC + " rm_templates/interfaces.py (enabled -> [no] shutdown) [R]"),
+    (r"(no )?switchport", VERIFIED, _NXC + " rm_templates/interfaces.py (mode layer2/layer3) [R]"),
+    (r"switchport access vlan %s" % _N, VERIFIED, _NXC + " rm_templates/l2_interfaces.py [R]"),
+    (r"ip address %s" % _NET, VERIFIED, _NXC + " nxos_l3_interfaces [R]"),
+    (r"router bgp %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES (show running-config | section ^router bgp) [R]"),
+    (r"router-id %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"bestpath as-path multipath-relax", VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _NXC + " rm_templates/bgp_global.py timers.bgp [R]"),
+    (r"address-family ipv4 unicast", VERIFIED, _NXC + " nxos_bgp_address_family / nxos_bgp_neighbor_address_family [R]"),
+    (r"network %s" % _NET, VERIFIED, _NXC + " rm_templates/bgp_address_family.py networks [R]"),
+    (r"maximum-paths %s" % _N, VERIFIED, _NXC + " rm_templates/bgp_address_family.py maximum_paths [R]"),
+    (r"neighbor %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"remote-as %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"%s permit ip any %s" % (_N, _NET), VERIFIED, _NXAPI),
+]
+_DELLC = "dellemc.enterprise_sonic 3.2.0 (ansible package)"
+_KLISH_UNDERLAY = [
+    (r"ip load-share hash ipv4 ipv4-(src-ip|dst-ip|ip-proto|l4-src-port|l4-dst-port)", VERIFIED,
+     _DELLC + " sonic_ecmp_load_share EXAMPLES (show running-configuration | grep load-share) [R]"),
+    (r"interface Vlan%s" % _N, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES (`interface Vlan501`) [R]"),
+    (r"interface Loopback0", UNVERIFIED, "Dell klish loopback name: no example read"),
+    (r"ip address %s" % _NET, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES [R]"),
+    (r"switchport access Vlan %s" % _N, UNVERIFIED, "Dell klish access-VLAN line: no running-configuration example read"),
+    (r"router bgp %s" % _N, VERIFIED, _DELLC + " sonic_bgp / sonic_bgp_af EXAMPLES [R]"),
+    (r"router-id %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"timers %s %s" % (_N, _N), VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors EXAMPLES (`timers 60 180`) [R]"),
+    (r"bestpath as-path multipath-relax", UNVERIFIED, _DELLC + " sonic_bgp option as_path.multipath_relax; line form not shown"),
+    (r"address-family ipv4 unicast", VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors_af EXAMPLES [R]"),
+    (r"maximum-paths %s" % _N, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"network %s" % _NET, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"neighbor %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES (`neighbor 192.168.1.4`) [R]"),
+    (r"remote-as %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES [R]"),
+    (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
+]
+LINE_SOURCES["sonic"] += _KLISH_UNDERLAY
+LINE_SOURCES["asternos"] += [(regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in _KLISH_UNDERLAY]
 
 _COMPILED = dict((platform, [(re.compile(regex + r"$"), status, source) for regex, status, source in rows])
                  for platform, rows in LINE_SOURCES.items())

@@ -49,8 +49,12 @@ def _tail(text, lines=4):
 FORBIDDEN = re.compile(r"^(no interface \S+\s*$|nv unset interface \S+\s*$)")
 
 
+# ... except the virtual interfaces the underlay creates (SVI, loopback): taking those back is the undo.
+CREATED = re.compile(r"^no interface (Vlan\d+|[Ll]oopback\d+)\s*$")
+
+
 def check_safe(cmds):
-    bad = [c for c in cmds if FORBIDDEN.match(c.strip())]
+    bad = [c for c in cmds if FORBIDDEN.match(c.strip()) and not CREATED.match(c.strip())]
     if bad:
         raise StepError("safety", bad[0], "", "refusing a command that removes a whole interface")
 
@@ -67,7 +71,7 @@ def managed_reverse(driver, current, target):
     out = []
     for cmd in cmds:
         m = re.match(r"^no (interface \S+)\s*$", cmd)
-        if m and m.group(1) in cur:
+        if m and m.group(1) in cur and not CREATED.match(cmd):
             out.append(m.group(1))
             pad = " " * getattr(driver, "indent", 1)
             out += [pad + "no " + child for child, kids in cur[m.group(1)]]

@@ -45,8 +45,13 @@ EOS = {
 NXOS = {
     "config": [
         (r"interface Ethernet\d+/\d+(/\d+)?$", "if", 0),
+        (r"interface (Vlan\d+|loopback\d+)$", "if", 0),
         (r"hostname \S+$", None, 1),
         (r"feature (pbr|lldp|bgp|interface-vlan)$", None, 0),
+        # underlay (docs/switch-commands-sources.md#cisco-nx-os): VLAN, ECMP hash, the one BGP instance
+        (r"vlan \d+$", "vlan", 0),
+        (r"ip load-sharing address source-destination( port source-destination)?$", None, 3),
+        (r"router bgp \d+$", "bgp", 2),
         (r"priority-flow-control watch-dog-interval (on|off)$", None, 2),
         (r"class-map type qos match-(all|any) [\w-]+$", "cmap-qos", 0),
         (r"policy-map type qos [\w-]+$", "pmap-qos", 0),
@@ -60,6 +65,10 @@ NXOS = {
         (r"description .+$", None, 1),
         (r"mtu \d+$", None, 1),
         (r"no switchport$", None, 0),
+        (r"switchport$", None, 0),
+        (r"switchport access vlan \d+$", None, 3),
+        (r"no shutdown$", None, 0),
+        (r"shutdown$", None, 0),
         (r"ip address \S+$", None, 2),
         (r"priority-flow-control mode (on|off|auto)$", None, 2),
         (r"priority-flow-control watch-dog-interval (on|off)$", None, 2),
@@ -82,12 +91,22 @@ NXOS = {
                 (r"service-policy type queuing (input|output) [\w-]+$", None, 4)],
     "acl": [(r"\d+ (permit|deny) ip (any|\S+/\d+) (any|\S+/\d+)$", None, 1)],
     "route-map": [(r"match ip address [\w-]+$", None, 3), (r"set ip next-hop \S+$", None, 3)],
+    "vlan": [(r"name \S+$", None, 1)],
+    "bgp": [(r"router-id \S+$", None, 1), (r"bestpath as-path multipath-relax$", None, 0),
+            (r"timers bgp \d+ \d+$", None, 2), (r"log-neighbor-changes$", None, 0),
+            (r"address-family ipv4 unicast$", "bgp-af", 0), (r"neighbor \S+$", "bgp-nbr", 0)],
+    "bgp-af": [(r"network \S+$", None, 0), (r"maximum-paths \d+$", None, 1)],
+    "bgp-nbr": [(r"remote-as \d+$", None, 1), (r"description .+$", None, 1), (r"address-family ipv4 unicast$", "bgp-nbr-af", 0)],
+    "bgp-nbr-af": [],
 }
 
 KLISH = {
     "config": [
-        (r"interface (Ethernet\d+|Eth\d+/\d+(/\d+)?)$", "if", 0),
+        (r"interface (Ethernet\d+|Eth\d+/\d+(/\d+)?|Vlan\d+|Loopback\d+)$", "if", 0),
         (r"hostname \S+$", None, 1),
+        # underlay (docs/switch-commands-sources.md#enterprise-sonic-klish)
+        (r"ip load-share hash ipv4 ipv4-(src-ip|dst-ip|ip-proto|l4-src-port|l4-dst-port)$", None, 0),
+        (r"router bgp \d+$", "bgp", 2),
         (r"qos map dscp-tc [\w-]+$", "map-dscp-tc", 0),
         (r"buffer init lossless$", None, 0),
         (r"qos wred-policy [\w-]+$", "wred", 0),
@@ -100,6 +119,7 @@ KLISH = {
         (r"description .+$", None, 1),
         (r"mtu \d+$", None, 1),
         (r"ip address \S+$", None, 2),
+        (r"switchport access Vlan \d+$", None, 3),
         (r"qos-map dscp-tc [\w-]+$", None, 2),
         (r"priority-flow-control priority [0-7]$", None, 0),
         (r"priority-flow-control watchdog (on|off)( detect-time \d+)?$", None, 3),
@@ -118,6 +138,11 @@ KLISH = {
     "cmap": [(r"match access-group ip [\w-]+$", None, 0)],
     "pmap": [(r"class [\w-]+ priority \d+$", "pmap-c", 0)],
     "pmap-c": [(r"set ip next-hop \S+$", None, 3)],
+    "bgp": [(r"router-id \S+$", None, 1), (r"timers \d+ \d+$", None, 1), (r"bestpath as-path multipath-relax$", None, 0),
+            (r"log-neighbor-changes$", None, 0), (r"address-family ipv4 unicast$", "bgp-af", 0), (r"neighbor \S+$", "bgp-nbr", 0)],
+    "bgp-af": [(r"network \S+$", None, 0), (r"maximum-paths \d+$", None, 1)],
+    "bgp-nbr": [(r"remote-as \d+$", None, 1), (r"address-family ipv4 unicast$", "bgp-nbr-af", 0)],
+    "bgp-nbr-af": [(r"activate$", None, 0)],
 }
 
 # NVUE: accepted `nv set` paths (Cumulus Linux 5.x NVUE command reference).

@@ -321,6 +321,16 @@ class CliSession(Session):
             return extra
         if self.rejected(line):
             return self.invalid(line)
+        # lines the device stores with their `no` (`no shutdown`, `no switchport`): a positive line that
+        # replaces its opposite, like NX-OS/EOS print them
+        ctx = self.stack[-1][1] if self.stack else "config"
+        if line.startswith("no ") and self.accepts(ctx, line):
+            parent = self.stack[-1][0][1] if self.stack else self.target
+            parent[:] = [n for n in parent if n[0] != line[3:]]
+            if not any(n[0] == line for n in parent):
+                parent.append(new_node(line))
+            self.changed()
+            return ""
         negate = line.startswith("no ")
         body = line[3:] if negate else line
         for depth in range(len(self.stack), -1, -1):
@@ -339,6 +349,7 @@ class CliSession(Session):
             if rule:
                 regex, child_ctx, key = rule
                 del self.stack[depth:]
+                parent[:] = [n for n in parent if n[0] != "no " + body]   # `switchport` replaces `no switchport`
                 node = next((n for n in parent if n[0] == body), None)
                 if node is None:
                     if key:
@@ -676,8 +687,14 @@ class KlishSession(CliSession):
         if self.dev.nos != "sonic":
             return self.running_text()
 
-        def shown(nodes):
-            return [[klish_wred_shown(n[0]), shown(n[1])] for n in nodes]
+        def shown(nodes, depth=0):
+            out = []
+            for n in nodes:
+                # Dell prints ` !` before each nested block (dellemc sonic_bgp_af: ` !` / ` address-family ...`)
+                if depth and n[1]:
+                    out.append(["!", []])
+                out.append([klish_wred_shown(n[0]), shown(n[1], depth + 1)])
+            return out
         return "\n".join(tree_lines(shown(self.dev.running), 1)) + "\n"
 
     def exec_extra(self, line):

@@ -99,3 +99,31 @@ def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan
     assert " green minimum-threshold 146.484375 maximum-threshold 1464.84375 drop-probability 100" in shown
     assert drv.parse(shown, leaf) == want
     assert drv.diff(drv.parse(shown, leaf), want) == []
+
+
+@pytest.mark.parametrize("nos", ["nxos", "sonic"])
+def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
+    """The underlay + L3-ingress PBR of a leaf and a spine through the simulated CLI, read back: a no-op. Dell
+    prints ` !` before nested blocks (dellemc sonic_bgp_af output); a neighbor change is a small diff."""
+    drv = get_driver(nos)
+    sections = ("qos", "mtu", "pbr", "underlay")
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        fabric = yaml.safe_load(fh)["fabric"]
+    fabric["leafs"].pop("platform_overrides", None)
+    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = nos   # the NOS's own port names
+    plan = build_plan(fabric)
+    for name in ("leaf0", "spine1"):
+        intent = plan["leafs"].get(name) or plan["spines"][name]
+        sess = session(nos)
+        want = drv.render(intent, plan["qos"], sections)
+        push(sess, drv.diff("", want))
+        shown = sess.handle(drv.show_running)
+        assert drv.parse(shown, intent, sections) == want, name
+        if nos == "sonic":
+            assert "\n !\n address-family ipv4 unicast\n" in shown
+        nbr = intent["bgp"]["neighbors"][0]
+        push(sess, ["router bgp %d" % intent["bgp"]["asn"], "no neighbor %s" % nbr["address"], "exit"])
+        cmds = drv.diff(drv.parse(sess.handle(drv.show_running), intent, sections), want)
+        assert any(c.strip() == "neighbor %s" % nbr["address"] for c in cmds), cmds
+        push(sess, cmds)
+        assert drv.parse(sess.handle(drv.show_running), intent, sections) == want

@@ -9,6 +9,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import b
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import differences, image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
+    CREATED,
     StepError, Transaction, _eos_sessions, check_safe, managed_reverse)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -46,7 +47,9 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
         raw = drv.diff(applied, "")
         back = managed_reverse(drv, applied, "")
         assert back, platform
-        assert not [c for c in back if c.startswith("no interface") or c.strip() == "nv unset interface"], back
+        # a port is never removed; an SVI the PBR/underlay created may be (transactions.CREATED)
+        assert not [c for c in back if (c.startswith("no interface") and not CREATED.match(c))
+                    or c.strip() == "nv unset interface"], back
         if platform != "nvue":
             assert any(c.startswith("no interface") for c in raw), "the raw remediation would remove ports"
             port = drv.port(intent["downlinks"][0]["port"])
@@ -67,6 +70,10 @@ def test_check_safe_refuses_whole_interface_removal():
     with pytest.raises(StepError):
         check_safe(["nv unset interface swp3"])
     check_safe(["nv unset interface swp3 link mtu", "no interface-profile X"])
+    # the SVI / loopback the underlay created may be taken back; a port still may not
+    check_safe(["no interface Vlan100", "no interface loopback0", "no interface Loopback0"])
+    with pytest.raises(StepError):
+        check_safe(["no interface Eth1/1"])
 
 
 def test_image_sees_damage_outside_the_managed_view(plan):
