@@ -162,8 +162,10 @@ class KlishDriver(CliDriver):
         router.append(("address-family ipv4 unicast",
                        [("maximum-paths %d" % bgp["maximum_paths"], [])] + [("network %s" % net, []) for net in bgp["networks"]]))
         for n in bgp["neighbors"]:
+            # spine_allowas_in: see docs/underlay.md "When a spine loses a leaf"
+            family = [("activate", [])] + ([("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else [])
             router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
-                                                          ("address-family ipv4 unicast", [("activate", [])])]))
+                                                          ("address-family ipv4 unicast", family)]))
         nodes.append(("router bgp %d" % bgp["asn"], router))
         return nodes
 

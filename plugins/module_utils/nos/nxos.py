@@ -123,8 +123,11 @@ class NxosDriver(CliDriver):
         router.append(("address-family ipv4 unicast",
                        [("network %s" % net, []) for net in bgp["networks"]] + [("maximum-paths %d" % bgp["maximum_paths"], [])]))
         for n in bgp["neighbors"]:
+            # spines accept their plane ASN once from leafs (fabric.underlay.spine_allowas_in): a spine that lost a
+            # leaf reaches it through another leaf instead of blackholing pinned traffic (docs/underlay.md)
+            family = [("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else []
             router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
-                                                          ("address-family ipv4 unicast", [])]))
+                                                          ("address-family ipv4 unicast", family)]))
         nodes.append(("router bgp %d" % bgp["asn"], router))
         return nodes
 

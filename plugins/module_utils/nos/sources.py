@@ -187,6 +187,7 @@ LINE_SOURCES["nxos"] += [
     (r"maximum-paths %s" % _N, VERIFIED, _NXC + " rm_templates/bgp_address_family.py maximum_paths [R]"),
     (r"neighbor %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
     (r"remote-as %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"allowas-in %s" % _N, VERIFIED, _NXC + " nxos_bgp_neighbor_address_family rm_template `allowas-in N` [R]"),
     (r"%s permit ip any %s" % (_N, _NET), VERIFIED, _NXAPI),
 ]
 _DELLC = "dellemc.enterprise_sonic 3.2.0 (ansible package)"
@@ -207,6 +208,7 @@ _KLISH_UNDERLAY = [
     (r"neighbor %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES (`neighbor 192.168.1.4`) [R]"),
     (r"remote-as %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES [R]"),
     (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
+    (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
 ]
 LINE_SOURCES["sonic"] += _KLISH_UNDERLAY
 LINE_SOURCES["asternos"] += [(regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in _KLISH_UNDERLAY]

@@ -97,7 +97,7 @@ NXOS = {
             (r"address-family ipv4 unicast$", "bgp-af", 0), (r"neighbor \S+$", "bgp-nbr", 0)],
     "bgp-af": [(r"network \S+$", None, 0), (r"maximum-paths \d+$", None, 1)],
     "bgp-nbr": [(r"remote-as \d+$", None, 1), (r"description .+$", None, 1), (r"address-family ipv4 unicast$", "bgp-nbr-af", 0)],
-    "bgp-nbr-af": [],
+    "bgp-nbr-af": [(r"allowas-in \d+$", None, 1)],
 }
 
 KLISH = {
@@ -142,7 +142,7 @@ KLISH = {
             (r"log-neighbor-changes$", None, 0), (r"address-family ipv4 unicast$", "bgp-af", 0), (r"neighbor \S+$", "bgp-nbr", 0)],
     "bgp-af": [(r"network \S+$", None, 0), (r"maximum-paths \d+$", None, 1)],
     "bgp-nbr": [(r"remote-as \d+$", None, 1), (r"address-family ipv4 unicast$", "bgp-nbr-af", 0)],
-    "bgp-nbr-af": [(r"activate$", None, 0)],
+    "bgp-nbr-af": [(r"activate$", None, 0), (r"allowas-in \d+$", None, 1)],
 }
 
 # NVUE: accepted `nv set` paths (Cumulus Linux 5.x NVUE command reference).

@@ -55,6 +55,9 @@ def test_underlay_roundtrip_lab_and_rail512(plans, platform):
             for net in bgp["networks"]:
                 assert "network %s\n" % net in text
             assert "maximum-paths %d\n" % bgp["maximum_paths"] in text
+            # spines accept their plane ASN once from leafs (fabric.underlay.spine_allowas_in), leafs never
+            assert text.count("allowas-in %d\n" % bgp["allowas_in"]) == (len(bgp["neighbors"]) if intent.get("bgp", {}).get("allowas_in") else 0)
+            assert ("allowas-in" in text) == (name in plan["spines"])
 
 
 def test_nxos_lab_leaf_lines(plans):
