@@ -278,13 +278,15 @@ def connection_params(record, name, state):
 def configure(plan, record, state):
     """Push every router's plan intent with the frr driver over SSH (switch_config's path)."""
     sys.path.insert(0, os.path.join(ROOT, ".collections"))
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver, FrrTransaction
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
     driver = FrrDriver()
     for name, intent in routers(plan):
         intent = dict(intent, name=name)
-        tx = FrrTransaction(driver, netmiko_factory(connection_params(record, name, state), driver), intent, plan["qos"],
-                            sections=("underlay", "pbr"))
+        params = connection_params(record, name, state)
+        tx = Applier(driver, netmiko_factory(params, driver), intent, plan["qos"], sections=("underlay", "pbr"),
+                     lock_key=lock_key(params))
         try:
             before, after, cmds = tx.plan()
             if cmds:
