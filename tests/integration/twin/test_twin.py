@@ -41,6 +41,15 @@ def vtysh_json(router, command):
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory):
+    reuse = os.environ.get("AIFABRIC_TWIN_STATE")
+    if reuse:   # the twin Molecule built and converged with site.yml (extensions/molecule/twin), same PREFIX
+        with open(os.path.join(reuse, "plan", "plan.json")) as handle:
+            plan = json.load(handle)
+        with open(os.path.join(reuse, "twin.json")) as handle:
+            record = json.load(handle)
+        assert record["prefix"] == PREFIX, "the twin at %s was built with prefix %s" % (reuse, record["prefix"])
+        yield {"plan": plan, "state": reuse, "record": record}
+        return
     state = str(tmp_path_factory.mktemp("twin"))
     cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", PREFIX,
            "--base-port", str(24000 + PORT_OFFSET)]
@@ -66,7 +75,9 @@ def twin(tmp_path_factory):
 
 def converge(state, *extra):
     """ansible-playbook converge.yml on the twin inventory -> {host: recap counters}."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
+    # the project's ansible.cfg only: a caller's ANSIBLE_* (Molecule's colours, callbacks, paths) would change the recap
+    env = dict(((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_")),
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
     out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
                           os.path.join(state, "inventory.yml"), os.path.join(os.path.dirname(__file__), "converge.yml")]
