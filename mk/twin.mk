@@ -2,7 +2,7 @@
 # plan's cabling, GPU hosts as light namespaces; configured by role aifabric.roce.switch (frr driver).
 #   make twin-up [TWIN_PLAN=path/plan.json] [TWIN_INVENTORY=inventories/lab]   make twin-down
 # Needs root and the Debian frr package (tools/setup-system.sh installs it). docs/twin.md.
-.PHONY: twin-up twin-down twin-converge test-twin
+.PHONY: twin-up twin-down twin-converge test-twin test-twin-pytest
 
 TEST_TARGETS += test-twin
 
@@ -22,6 +22,11 @@ twin-converge: setup
 twin-down: setup
 	$(PY) tests/lab/twin/twin.py down --state $(TWIN_STATE)
 
-# builds its own twin (namespace prefix and ports from AIFABRIC_TEST_PORT_OFFSET), ~1.5 min
+# Molecule scenario extensions/molecule/twin: twin up, site.yml, idempotence, traffic checks and the
+# engine tests of tests/integration/twin on that same twin, twin down (namespace prefix and ports from
+# AIFABRIC_TEST_PORT_OFFSET). The pytest suite alone: test-twin-pytest (builds its own twin).
 test-twin: setup
+	cd $(CURDIR) && $(BIN)/molecule test -s twin
+
+test-twin-pytest: setup
 	$(PY) -m pytest -q -p no:logging tests/integration/twin

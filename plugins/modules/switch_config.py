@@ -25,8 +25,9 @@ description:
   - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
     config changed since it was read, when another operator has a pending EOS configuration session or
     NVUE revision, or when O(expected_config_digest) does not match. Nothing is sent then.
-  - On C(frr) (no NOS transaction) the driver brings its own - a C(vtysh -C -f) dry run, then C(vtysh -f), a read-back check
-    and the computed reverse on failure.
+  - On C(frr) (no NOS transaction in FRR 8.4) the same flow, lock and checks apply the change as a file - a C(vtysh -C -f)
+    dry run, then C(vtysh -f), the whole running config read back, and on failure the computed reverse of the managed
+    lines, proven by read-back; saved with C(write memory).
 author: aifabric.roce developers (@aifabric)
 options:
   platform:
@@ -222,7 +223,6 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import App
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrTransaction
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 
@@ -248,21 +248,14 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
-    # Data, not names: each driver lists the sections it renders (`sections`); the frr driver takes all
-    # four (qos and mtu render nothing there).
-    accepted = ("qos", "mtu", "pbr", "underlay") if driver.name == "frr" else driver.sections
-    refused = [s for s in p["sections"] if s not in accepted]
+    # Data, not names: each driver lists the sections it renders (`sections`)
+    refused = [s for s in p["sections"] if s not in driver.sections]
     if refused:
         module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
-                             % (", ".join(refused), driver.name, ", ".join(accepted)))
-    if driver.name == "frr":
-        # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
-        applier = FrrTransaction(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"],
-                                 commit_timer=p["commit_timer"])
-    else:
-        applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
-                          read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
-                          lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
+                             % (", ".join(refused), driver.name, ", ".join(driver.sections)))
+    applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
+                      read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
+                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
     try:
         try:

@@ -140,7 +140,8 @@ class DeviceIO(object):
         return out
 
     def run(self, step, cmd, ok=None, read_timeout=None, in_config=False, tolerate=None, fresh_on_error=False):
-        if not cmd.startswith("show ") and not cmd.startswith("nv config show") and "diff" not in cmd:
+        reads = cmd.startswith("show ") or cmd.startswith("nv config show") or cmd == getattr(self.driver, "show_running", None)
+        if not reads and "diff" not in cmd:
             self.attempted.append(cmd)
         try:
             conn = self.session(step, cmd)

@@ -17,20 +17,18 @@ Managed config, in FRR's own ``show running-config`` form (integrated config, pr
 Command sources: docs/switch-commands-sources.md#frr-84.
 
 FRR 8.4's vtysh has no candidate/commit for bgpd, pbrd and zebra interfaces, so the
-transaction is ours (``FrrTransaction``): check the change with ``vtysh -C -f`` (dry run),
-apply it with ``vtysh -f``, re-read and compare, and on any failure apply the computed reverse
-and verify it; save with ``write memory``.
+transaction (``transactions.FrrVtyshTxn``, run by the shared ``apply.Applier`` flow with the
+controller lock and the compare-and-swap read) checks the change with ``vtysh -C -f`` (dry run),
+applies it with ``vtysh -f``, re-reads the whole running config and compares, and on any failure
+applies the computed reverse and proves it by read-back; save with ``write memory``.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import ipaddress
 import re
-import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError, DeviceIO
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
 
 FRR_SECTIONS = ("underlay", "pbr")
@@ -56,12 +54,16 @@ def _ip_key(text):
 class FrrDriver(Driver):
     name = "frr"
     device_type = "linux"
-    transaction = "frr"
+    # what switch_config accepts: qos and mtu render nothing here (FRR has neither), so a role asking for them is fine
+    sections = ("qos", "mtu", "pbr", "underlay")
+    transaction = transactions.FrrVtyshTxn
     show_running = "vtysh -c 'show running-config'"
     save_command = "vtysh -c 'write memory'"
     # vtysh prints "% Unknown command", "% Invalid input", "% Command incomplete", "% Ambiguous command",
-    # and with -f "line N: % ..." for a refused line
-    error_pattern = r"^% |line \d+: %|command not found"
+    # and with -f "line N: ..." for a refused line: "line 2: % Unknown command[25]: ..." (a parse error)
+    # or "line 5: Failure to communicate[13] to bgpd, line: router bgp 65001" (a daemon's refusal),
+    # both seen on FRR 8.4.4 (tests/fixtures/switches/frr/vtysh-f-refusals.txt)
+    error_pattern = r"^% |^line \d+: |command not found"
 
     # --- which interfaces are ours ---------------------------------------------------
     @staticmethod
@@ -200,6 +202,34 @@ class FrrDriver(Driver):
                 out[(kind, name)] = lines
         return self._text(out)
 
+    def outside(self, running, intent, sections=FRR_SECTIONS):
+        """Every line of the running config outside the managed view (``parse``), as ``header > child``
+        paths, and top-level lines without children as themselves: apply.py proves a change or an undo
+        left them alone (fullconfig.image). A header with children is represented only by them: FRR
+        prints ``interface X`` only while X has config, so adding our first line there adds the header."""
+        mine = set()
+        for key, lines in self.blocks_of(self.parse(running, intent, sections)).items():
+            mine.add("%s %s" % key)
+            mine.update("%s %s > %s" % (key + (line,)) for line in lines)
+        out, header, children = [], None, 0
+
+        def close():
+            if header is not None and not children and header not in mine:
+                out.append(header)
+        for raw in running.splitlines():
+            line = raw.rstrip()
+            if not line.strip() or line.strip() == "!":
+                continue
+            if line.startswith(" ") and header is not None:
+                children += 1
+                if "%s > %s" % (header, line[1:]) not in mine:
+                    out.append("%s > %s" % (header, line[1:]))
+                continue
+            close()
+            header, children = (None if line == "exit" else line), 0
+        close()
+        return sorted(out)
+
     # --- diff --------------------------------------------------------------------------
     @staticmethod
     def _negate(line):
@@ -250,114 +280,3 @@ class FrrDriver(Driver):
 
     def state(self, managed):
         return {"blocks": ["%s %s" % key for key in self.blocks_of(managed)]}
-
-
-class FrrTransaction(object):
-    """switch_config's apply for FRR: same interface as apply.Applier (plan, apply, rollback, close)."""
-
-    def __init__(self, driver, connect, intent, qos, sections=FRR_SECTIONS, commit_timer=0, name_suffix=None):
-        self.driver, self.connect, self.intent, self.qos = driver, connect, intent, qos
-        # qos/mtu are accepted (switch_config passes them) and render nothing on FRR
-        self.sections = tuple(s for s in sections if s in FRR_SECTIONS) or FRR_SECTIONS
-        self.tag = "aif-%s" % (name_suffix or int(time.time() * 1000) % 100000000)
-        # the shared session handling of apply.py (connect once, close quietly)
-        self.io = DeviceIO(driver, connect)
-        self.attempted = []
-
-    def _conn(self):
-        return self.io.get()
-
-    def close(self):
-        self.io.close()
-
-    def read(self):
-        self.running_text = self._conn().send_command(self.driver.show_running)
-        return self.driver.parse(self.running_text, self.intent, self.sections)
-
-    @property
-    def config_digest(self):
-        """Digest of the whole running config read by plan() (switch_config's expected_config_digest)."""
-        text = getattr(self, "running_text", None)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
-
-    def plan(self):
-        before = self.read()
-        self.planned_digest = self.config_digest
-        after = self.driver.render(self.intent, self.qos, self.sections)
-        return before, after, self.driver.diff(before, after)
-
-    def _shell(self, command, verify_echo=True):
-        """Run one shell command on the router; returns (exit status, output). Long staging lines
-        wrap in the terminal's echo, so those skip netmiko's echo check (the status marker stays)."""
-        out = self._conn().send_command("%s; echo AIF-RC=$?" % command, read_timeout=120, cmd_verify=verify_echo)
-        m = re.search(r"AIF-RC=(\d+)\s*$", out)
-        return (int(m.group(1)) if m else -1), out[:m.start()] if m else out
-
-    def _vtysh_file(self, cmds, dry_run=False):
-        """Stage ``cmds`` as a file on the router (base64 in short lines: a tty line holds 4095
-        bytes) and feed it to ``vtysh -f`` (``-C``: check only). Raises ApplyError on a refusal."""
-        path = "/tmp/%s.conf" % self.tag
-        data = base64.b64encode(("\n".join(cmds) + "\n").encode()).decode()
-        self._shell("rm -f %s.b64" % path)
-        for start in range(0, len(data), 1000):
-            status, out = self._shell("printf '%%s' '%s' >> %s.b64" % (data[start:start + 1000], path), verify_echo=False)
-            if status:
-                raise ApplyError("cannot stage the change on the router", list(self.attempted), out, False)
-        status, out = self._shell("base64 -d %s.b64 > %s && rm -f %s.b64" % (path, path, path))
-        if status:
-            raise ApplyError("cannot stage the change on the router", list(self.attempted), out, False)
-        command = "vtysh %s-f %s" % ("-C " if dry_run else "", path)
-        if not dry_run:
-            self.attempted += cmds
-        status, out = self._shell(command)
-        self._shell("rm -f %s" % path)
-        if status or re.search(self.driver.error_pattern, out, re.M):
-            raise ApplyError("vtysh refused the change%s" % (" (dry run)" if dry_run else ""), list(self.attempted), out, False)
-        return out
-
-    def apply(self, before, after, cmds, save=True, expected_digest=None):
-        # The router changed since it was read (or since the reviewed check run): send nothing.
-        self.read()
-        if self.config_digest != (expected_digest or self.planned_digest):
-            raise ApplyError("the running config changed since it was read; nothing was changed: review the new diff",
-                             [], None, None, step="preflight")
-        # A refused line in the dry run means nothing was touched: fail without rollback.
-        self._vtysh_file(cmds, dry_run=True)
-        try:
-            self._vtysh_file(cmds)
-            got = self.read()
-            if got != after:
-                raise ApplyError("verification failed: managed config differs from intent after apply",
-                                 list(self.attempted), _first_diff(got, after), False)
-            if save:
-                self.save()
-        except Exception as exc:  # noqa: BLE001 - any failure leads to rollback
-            device_error = getattr(exc, "device_error", None) or str(exc)
-            ok, state = self.rollback(before)
-            raise ApplyError("apply failed on frr (%s); rollback %s" % (
-                device_error.strip().splitlines()[-1] if device_error.strip() else type(exc).__name__,
-                "restored the previous config" if ok else "DID NOT restore the previous config"),
-                list(self.attempted), device_error, ok, state)
-        return True
-
-    def save(self):
-        status, out = self._shell(self.driver.save_command)
-        if status:
-            raise ApplyError("write memory failed", list(self.attempted), out, False)
-
-    def rollback(self, before):
-        """Apply the reverse of what is now on the router and verify; returns (ok, state seen)."""
-        state = None
-        try:
-            state = self.read()
-            if state != before:
-                self._vtysh_file(self.driver.diff(state, before))
-                state = self.read()
-            return state == before, state
-        except Exception:  # noqa: BLE001
-            return False, state
-
-
-def _first_diff(got, want):
-    g, w = set(got.splitlines()), set(want.splitlines())
-    return "missing: %s; unexpected: %s" % (sorted(w - g)[:5], sorted(g - w)[:5])

@@ -40,7 +40,9 @@ def image(driver, running, intent, sections):
     managed = driver.parse(running, intent, sections)
     norm = getattr(driver.transaction, "normalize", None)
     text = norm(running) if norm else running
-    if hasattr(driver, "interface_re"):
+    if hasattr(driver, "outside"):   # a driver with its own config layout (frr)
+        outside = driver.outside(text, intent, sections)
+    elif hasattr(driver, "interface_re"):
         outside = _cli_outside(driver, text, intent, sections)
     else:
         outside = _nvue_outside(driver, text, intent, sections)

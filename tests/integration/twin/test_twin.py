@@ -43,6 +43,15 @@ def vtysh_json(router, command):
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory):
+    reuse = os.environ.get("AIFABRIC_TWIN_STATE")
+    if reuse:   # the twin Molecule built and converged with site.yml (extensions/molecule/twin), same PREFIX
+        with open(os.path.join(reuse, "plan", "plan.json")) as handle:
+            plan = json.load(handle)
+        with open(os.path.join(reuse, "twin.json")) as handle:
+            record = json.load(handle)
+        assert record["prefix"] == PREFIX, "the twin at %s was built with prefix %s" % (reuse, record["prefix"])
+        yield {"plan": plan, "state": reuse, "record": record}
+        return
     state = str(tmp_path_factory.mktemp("twin"))
     cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", PREFIX,
            "--base-port", str(24000 + PORT_OFFSET)]
@@ -68,7 +77,9 @@ def twin(tmp_path_factory):
 
 def playbook(state, path, *extra):
     """ansible-playbook PATH on the twin inventory -> its output (-v: the module results are in it)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
+    # the project's ansible.cfg only: a caller's ANSIBLE_* (Molecule's colours, callbacks, paths) would change the recap
+    env = dict(((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_")),
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1")
     out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-v", "-i",
                           os.path.join(state, "inventory.yml"), path] + list(extra), capture_output=True, text=True,
@@ -238,14 +249,17 @@ def test_no_blackhole_when_the_bound_spine_loses_the_destination_leaf(twin):
 
 
 def _transaction(twin, name):
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver, FrrTransaction
+    """switch_config's applier for one twin router (shared flow: controller lock, compare-and-swap, verify, undo)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
     import twin as twin_lab
     driver = FrrDriver()
     plan = twin["plan"]
     intent = dict(plan["leafs"].get(name) or plan["spines"][name], name=name)
     params = twin_lab.connection_params(twin["record"], name, twin["state"])
-    return FrrTransaction(driver, netmiko_factory(params, driver), intent, plan["qos"], sections=("underlay", "pbr"))
+    return Applier(driver, netmiko_factory(params, driver), intent, plan["qos"], sections=("underlay", "pbr"),
+                   lock_key=lock_key(params))
 
 
 def test_idempotent_and_an_injected_change_is_found_and_repaired(twin):
@@ -287,6 +301,74 @@ def test_a_refused_change_leaves_the_router_as_it_was(twin):
         assert tx.plan()[0] == before
     finally:
         tx.close()
+
+
+def test_a_line_a_daemon_refuses_mid_apply_is_undone_on_the_engine(twin):
+    """`router bgp OTHER-ASN` passes vtysh's dry run but bgpd refuses it at apply time, after the line
+    before it (a new neighbor) was applied; vtysh -f exits 0 all the same. The transaction must see
+    the refusal, push the reverse, and prove the whole running config equals the before-image."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+    name = list(twin["plan"]["spines"])[-1]
+    asn = twin["plan"]["spines"][name]["bgp"]["asn"]
+    tx = _transaction(twin, name)
+    try:
+        before, _after, _cmds = tx.plan()
+        whole = tx.read_image()
+        bad = ["router bgp %d" % asn, "neighbor 10.254.0.250 remote-as 65099", "exit",
+               "router bgp %d" % (asn + 1), "bgp router-id 10.0.0.2", "exit"]
+        with pytest.raises(ApplyError) as err:
+            tx.apply(before, before, bad, save=False)
+        assert err.value.step == "stage" and "Failure to communicate" in err.value.device_error, str(err.value)
+        assert err.value.rolled_back is True and "pushed the reverse" in str(err.value), str(err.value)
+        tx.close()
+        assert tx.read_image() == whole
+        assert "10.254.0.250" not in sh(ns(name), "vtysh", "-N", ns(name), "-c", "show running-config")
+    finally:
+        tx.close()
+
+
+def test_two_concurrent_runs_on_one_router_serialize_on_the_engine(twin):
+    """Two runs repair one drifted leaf at once (one the underlay, one the PBR): the controller lock lets
+    one apply; the other's compare-and-swap read then sees that change and refuses, sending nothing;
+    replanned, it applies. The router ends as planned, nothing interleaved."""
+    import threading
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+    name = list(twin["plan"]["leafs"])[-1]
+    leaf = twin["plan"]["leafs"][name]
+    neighbor = leaf["bgp"]["neighbors"][-1]
+    sh(ns(name), "vtysh", "-N", ns(name), "-c", "configure terminal", "-c", "router bgp %d" % leaf["bgp"]["asn"],
+       "-c", "no neighbor %s" % neighbor["address"], "-c", "exit", "-c", "no pbr-map AIF-PBR seq 100")
+    runs = [_transaction(twin, name), _transaction(twin, name)]
+    runs[0].sections, runs[1].sections = ("underlay",), ("pbr",)
+    try:
+        planned = [run.plan() for run in runs]
+        assert all(p[2] for p in planned), planned
+        outcome = {}
+
+        def go(i):
+            try:
+                runs[i].apply(*planned[i], save=False)
+                outcome[i] = "applied"
+            except ApplyError as exc:
+                outcome[i] = exc
+        threads = [threading.Thread(target=go, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        applied = [i for i in (0, 1) if outcome[i] == "applied"]
+        assert len(applied) == 1, outcome
+        other = outcome[1 - applied[0]]
+        assert other.step == "preflight" and "changed since this run read it" in str(other) and other.attempted == []
+        loser = runs[1 - applied[0]]
+        loser.close()
+        loser.apply(*loser.plan(), save=False)
+        check = _transaction(twin, name)
+        assert check.plan()[2] == []
+        check.close()
+    finally:
+        for run in runs:
+            run.close()
 
 
 def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):

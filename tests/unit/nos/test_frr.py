@@ -1,11 +1,11 @@
-"""The frr driver against FRR 8.4.4's own output (tests/fixtures/switches/frr, captured from the twin)."""
+"""The frr driver against FRR 8.4.4's own output (tests/fixtures/switches/frr, captured from the twin).
+Its transaction on the shared apply flow: tests/unit/nos/test_frr_transaction.py."""
 import json
 import os
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver, FrrTransaction
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches", "frr")
 
@@ -92,44 +92,3 @@ def test_diff_negates_a_no_line_and_drops_a_whole_old_asn():
 
 def test_qos_and_mtu_render_nothing():
     assert FrrDriver().render(INTENTS["leaf0"], INTENTS["qos"], sections=("qos", "mtu")) == ""
-
-
-class FakeShell(object):
-    """A shell that records commands; vtysh answers come from the test."""
-
-    def __init__(self, running, refuse=None):
-        self.running, self.refuse, self.sent = running, refuse, []
-
-    def send_command(self, command, **_kw):
-        self.sent.append(command)
-        if command.startswith("vtysh -c 'show running-config'"):
-            return self.running
-        if self.refuse and command.startswith(self.refuse):
-            return "line 3: %% Unknown command: bogus\nAIF-RC=1"
-        return "AIF-RC=0"
-
-    def disconnect(self):
-        pass
-
-
-def test_a_refused_dry_run_touches_nothing():
-    driver = FrrDriver()
-    shell = FakeShell("", refuse="vtysh -C -f")
-    tx = FrrTransaction(driver, lambda: shell, INTENTS["leaf0"], INTENTS["qos"], name_suffix="t")
-    before, after, cmds = tx.plan()
-    with pytest.raises(ApplyError) as err:
-        tx.apply(before, after, cmds)
-    assert "dry run" in str(err.value)
-    assert not any(c.startswith("vtysh -f") for c in shell.sent)
-    assert tx.attempted == []
-
-
-def test_failed_verification_rolls_back_with_the_reverse():
-    driver = FrrDriver()
-    shell = FakeShell("")   # the router never shows the change: verification fails
-    tx = FrrTransaction(driver, lambda: shell, INTENTS["leaf0"], INTENTS["qos"], name_suffix="t")
-    before, after, cmds = tx.plan()
-    with pytest.raises(ApplyError) as err:
-        tx.apply(before, after, cmds)
-    assert err.value.rolled_back is True        # state read back equals before (empty)
-    assert "verification failed" in err.value.device_error or "missing" in err.value.device_error

@@ -21,28 +21,21 @@ def plan():
         return build_plan(yaml.safe_load(fh)["fabric"])
 
 
-# FRR brings its own applier (FrrTransaction: vtysh dry run, apply, read-back, computed reverse) until it
-# moves onto the shared Transaction flow; its reverse is tested in tests/unit/nos/test_frr.py.
-OWN_APPLIER = ("frr",)
-
-
 def test_every_driver_has_a_transaction_class():
     for name, cls in DRIVERS.items():
-        if name in OWN_APPLIER:
-            assert cls.transaction == name
-            continue
         assert issubclass(cls.transaction, Transaction), name
         for step in ("preflight", "begin", "stage", "commit", "save", "abort", "cleanup", "leftovers"):
             assert callable(getattr(cls.transaction, step)), (name, step)
 
 
-@pytest.mark.parametrize("platform", sorted(set(DRIVERS) - set(OWN_APPLIER)))
+@pytest.mark.parametrize("platform", sorted(DRIVERS))
 def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
     """The audited bug: hier_config's reverse of an MTU-only change on a port with no managed line before
     is `no interface EthernetN` (wipes descriptions, addresses). Ours is `no <line>` under the interface."""
     drv = get_driver(platform)
     intent = dict(plan["leafs"]["leaf1"], platform=platform)
-    for sections in (("mtu",), ("qos", "mtu", "pbr")):
+    # FRR carries no QoS or MTU (the Linux/ASIC layer's): its sections are the underlay and the PBR
+    for sections in ((("underlay",), ("underlay", "pbr")) if platform == "frr" else (("mtu",), ("qos", "mtu", "pbr"))):
         applied = drv.render(intent, plan["qos"], sections)
         raw = drv.diff(applied, "")
         back = managed_reverse(drv, applied, "")
@@ -50,7 +43,13 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
         # a port is never removed; an SVI the PBR/underlay created may be (transactions.CREATED)
         assert not [c for c in back if (c.startswith("no interface") and not CREATED.match(c))
                     or c.strip() == "nv unset interface"], back
-        if platform != "nvue":
+        if platform == "frr":
+            # the FRR diff itself negates the lines inside `interface X` ... `exit`, never the interface
+            assert back == raw
+            i = back.index("interface vlan%d" % intent["host_interfaces"][0]["vlan"])
+            block = back[i + 1:back.index("exit", i)]
+            assert block and all(c.startswith("no ") for c in block), block
+        elif platform != "nvue":
             assert any(c.startswith("no interface") for c in raw), "the raw remediation would remove ports"
             port = drv.port(intent["downlinks"][0]["port"])
             i = back.index("interface %s" % port)
