@@ -98,3 +98,42 @@ def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan
     assert " green minimum-threshold 146.484375 maximum-threshold 1464.84375 drop-probability 100" in shown
     assert drv.parse(shown, leaf) == want
     assert drv.diff(drv.parse(shown, leaf), want) == []
+
+
+ALL = ("qos", "mtu", "pbr", "underlay")
+
+
+@pytest.mark.parametrize("name", ["leaf1", "spine1"])
+def test_eos_simulator_takes_the_underlay_and_prints_it_as_eos_does(plan, name):
+    intent = plan["leafs"].get(name) or plan["spines"][name]
+    drv = get_driver("eos")
+    sess = session("eos")
+    push(sess, drv.render_explicit(intent, plan["qos"], ALL).splitlines())
+    shown = sess.handle("show running-config")
+    # EOS leaves out access-port defaults and (4.21) prints each neighbor's default maximum-routes
+    assert "switchport mode access" not in shown and "maximum-routes 12000" in shown
+    assert drv.parse(shown, intent, ALL) == drv.render(intent, plan["qos"], ALL)
+    assert drv.diff(drv.parse(shown, intent, ALL), drv.render(intent, plan["qos"], ALL)) == []
+
+
+def test_eos_underlay_from_scratch_sends_no_switchport_before_the_address(plan):
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    sess = session("eos")
+    cmds = drv.diff("", drv.render(leaf, plan["qos"], ALL))
+    at = cmds.index("interface Ethernet9")
+    assert [c.strip() for c in cmds[at + 1:at + 3]] == ["no switchport", "ip address 10.254.0.9/31"], cmds[at:at + 3]
+    push(sess, cmds)
+    assert drv.parse(sess.handle("show running-config"), leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
+
+
+def test_nvue_simulator_takes_the_underlay_and_readback_is_a_noop(plan):
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    sess = session("nvue")
+    for cmd in drv.diff("", drv.render(leaf, plan["qos"], ALL)):
+        assert not sess.handle(cmd), cmd
+    assert "applied" in sess.handle("nv config apply -y")
+    shown = sess.handle("nv config show -o commands")
+    assert "nv set interface swp1-4 bridge domain br_default access 100 \n" in shown
+    assert drv.parse(shown, leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
