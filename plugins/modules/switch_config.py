@@ -45,8 +45,9 @@ options:
   sections:
     description:
       - Managed sections to render and reconcile.
-      - C(underlay) (interface addresses and eBGP from the plan's C(bgp)) is rendered by the C(frr) driver only;
-        C(qos) and C(mtu) render nothing on C(frr).
+      - C(underlay) (loopback, fabric /31s, the host VLAN and SVI or routed host ports, eBGP from the plan's C(bgp))
+        is rendered by the C(frr), C(eos) and C(nvue) drivers; other drivers refuse it.
+      - C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]
@@ -247,9 +248,10 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
-    if "underlay" in p["sections"] and driver.name != "frr":
-        module.fail_json(msg="section underlay is rendered by the frr driver only so far, not by %s; "
-                             "remove underlay from sections" % driver.name)
+    # drivers that render the underlay say so (renders_underlay); frr's own transaction always did
+    if "underlay" in p["sections"] and not (driver.name == "frr" or getattr(driver, "renders_underlay", False)):
+        module.fail_json(msg="section underlay is not rendered by the %s driver yet; remove underlay from sections"
+                             % driver.name)
     if driver.name == "frr":
         # FRR has no NOS transaction: its driver brings its own (vtysh dry run, apply, verify, reverse)
         applier = FrrTransaction(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"],

@@ -85,6 +85,7 @@ def _visible(nodes):
 
 
 class EosDriver(CliDriver):
+    renders_underlay = True   # switch_config accepts section underlay for this driver
     name = "eos"
     device_type = device_type_for(name)
     indent = 3
@@ -153,6 +154,15 @@ class EosDriver(CliDriver):
             elif self._owned(line, sections):
                 out.append((line, children))
         return self.canonical(_visible(out))
+
+    @staticmethod
+    def ets_queues(qos):
+        """{tx-queue: [lines]} of the ETS shares: RoCE queue and best-effort queue in round robin."""
+        if not qos.get("ets_roce_percent"):
+            return {}
+        default_queue = default_traffic_class(0)
+        return {qos["ecn_queue"]: [("no priority", []), ("bandwidth percent %d" % qos["ets_roce_percent"], [])],
+                default_queue: [("no priority", []), ("bandwidth percent %d" % qos["ets_default_percent"], [])]}
 
     # --- underlay ----------------------------------------------------------------------
     @staticmethod
@@ -270,9 +280,16 @@ class EosDriver(CliDriver):
                     children.append(("priority-flow-control pause watchdog", []))
             children += extra.pop(self.port(port), [])
             if "qos" in sections:
+                # ETS: the RoCE queue and the best-effort queue leave strict priority (EOS's tx-queue default) for
+                # round robin with the profile's shares; best effort (DSCP 0) rides traffic class 1 on EOS's
+                # default map (default_traffic_class), whose tx-queue is 1
+                ets = self.ets_queues(qos)
                 children.append(("tx-queue %d" % qos["ecn_queue"], [(
                     "random-detect ecn minimum-threshold %d kbytes maximum-threshold %d kbytes max-mark-probability %d"
-                    % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]))
+                    % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]
+                    + ets.pop(qos["ecn_queue"], [])))
+                for queue, lines in sorted(ets.items()):
+                    children.append(("tx-queue %d" % queue, lines))
                 if qos.get("cnp_strict_priority"):
                     children.append(("tx-queue %d" % qos["cnp_priority"], [("priority strict", [])]))
             if children:

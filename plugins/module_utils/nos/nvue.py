@@ -119,6 +119,7 @@ def nh_name(address):
 
 
 class NvueDriver(Driver):
+    renders_underlay = True   # switch_config accepts section underlay for this driver
     name = "nvue"
     device_type = device_type_for(name)
     transaction = transactions.NvueRevisionTxn

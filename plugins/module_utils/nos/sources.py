@@ -149,6 +149,11 @@ LINE_SOURCES["eos"] += [
     (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors); " + _VEOS),
     (r"address-family ipv4", VERIFIED, _AVD + " (router_bgp.address_family_ipv4); " + _VEOS),
     (r"network %s" % _NET, VERIFIED, _AVD + " (address_family_ipv4.networks)"),
+    # ETS shares (qos section): round robin with a bandwidth share on the RoCE and the best-effort tx-queue
+    (r"no priority", VERIFIED, _AVD + " (qos_profiles tx_queues priority); hardware session diff in avd PR #6318; "
+     "real EOS 4.34 running-config (tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
+    (r"bandwidth percent %s" % _N, VERIFIED, _AVD + " (qos_profiles tx_queues bandwidth_percent); real EOS 4.34 running-config "
+     "(tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
 ]
 # NVUE underlay + PBR on the SVI (CL 5.15+ paths; docs/switch-commands-sources.md#nvue-underlay)
 _NVS = "nvueschema CL 5.18 oracle test"

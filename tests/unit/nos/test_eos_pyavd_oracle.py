@@ -96,6 +96,12 @@ def structured_config(intent, qos, sections=("qos", "mtu", "pbr")):
     if qos.get("cnp_strict_priority") and "qos" in sections:
         # CNPs ride traffic class cnp_priority, which EOS's default map sends to the tx-queue of the same number
         profile["tx_queues"] = [{"id": qos["cnp_priority"], "priority": "priority strict"}]
+    if qos.get("ets_roce_percent") and "qos" in sections:
+        # ETS: round robin with a share for the RoCE queue and the best-effort queue; best effort (DSCP 0) is traffic
+        # class 1 on EOS's default DSCP map (DSCP 0-7 -> TC 1), sent to tx-queue 1
+        profile.setdefault("tx_queues", []).extend([
+            {"id": qos["ecn_queue"], "priority": "no priority", "bandwidth_percent": qos["ets_roce_percent"]},
+            {"id": 1, "priority": "no priority", "bandwidth_percent": qos["ets_default_percent"]}])
     ecn = {"units": "kbytes", "min": qos["ecn_min_kbytes"], "max": qos["ecn_max_kbytes"], "max_probability": qos["ecn_probability_percent"]}
     config, eth, svis = underlay_config(intent, mtu) if "underlay" in sections else ({}, {}, [])
     interfaces = []
@@ -190,6 +196,18 @@ def paths(nodes, parents=()):
     return out
 
 
+def merged(nodes):
+    """Same-named sibling nodes as one (a port's own tx-queue 3 and the QoS profile's tx-queue 3 are one queue on EOS)."""
+    out, index = [], {}
+    for line, children in nodes:
+        if line in index:
+            index[line].extend(children)
+        else:
+            index[line] = list(children)
+            out.append((line, index[line]))
+    return out
+
+
 def managed(text):
     """The managed sections of an EOS config, as a list of paths; a port's `service-profile` is expanded to the
     QoS profile's lines, which is what EOS applies to the port."""
@@ -204,7 +222,7 @@ def managed(text):
                     lines.extend(profiles[child[0].split()[1]])
                 else:
                     lines.append(child)
-            lines = [c for c in lines if re.match(MANAGED_PORT, c[0])]
+            lines = merged([c for c in lines if re.match(MANAGED_PORT, c[0])])
             if line.startswith(("interface Loopback", "interface Vlan")):
                 lines = [c for c in children if re.match(MANAGED_PORT, c[0])]
             if lines:
@@ -233,7 +251,8 @@ def test_eos_driver_matches_pyavd_line_for_line(plan):
                    "interface Vlan100 > service-policy type pbr input AIF-PBR-Vlan100", "priority-flow-control pause watchdog default timeout 0.2",
                    "priority-flow-control pause watchdog default recovery-time 0.4", "priority-flow-control pause watchdog action drop",
                    "ip access-list AIF-LOCAL > 10 permit ip any ",
-                   " > match ip access-group AIF-", " > set nexthop "):
+                   " > match ip access-group AIF-", " > set nexthop ", " > tx-queue 3 > bandwidth percent 50",
+                   " > tx-queue 1 > no priority", " > tx-queue 3 > no priority"):
         assert any(needle in line for line in compared), needle
 
 
