@@ -134,26 +134,58 @@ class EosDriver(CliDriver):
         return self.canonical(self.render_tree(intent, qos, sections))
 
     def parse(self, running, intent, sections=SECTIONS):
-        ports = set(self.port(p) for p in ports_of(intent))
-        virtual = set(self.virtual_interfaces(intent))
-        vlans = set(i["vlan"] for i in intent.get("host_interfaces") or [] if i["kind"] == "svi")
         out = []
         for line, children in parse_tree(running):
             m = re.match(self.interface_re, line)
             if m:
-                name = m.group(1)
-                patterns = self.l3_children if name in virtual else self.interface_children if name in ports else {}
-                kept = [c for c in children if any(re.match(pat, c[0]) for sec in sections for pat in patterns.get(sec, ()))]
+                kept = [c for c in children if self.managed_child(m.group(1), c[0], intent, sections)]
                 if kept:
                     out.append((line, kept))
             elif "underlay" in sections and re.match(r"vlan [\d,-]+$", line):
                 # only our VLAN, whatever else the line lists; its children (name, state) are not ours
+                vlans = self.host_vlans(intent)
                 out += [("vlan %d" % v, []) for v in _vlan_ids(line.split()[1]) if v in vlans]
-            elif "underlay" in sections and any(re.match(pat, line) for pat in UNDERLAY_GLOBAL[:1] + UNDERLAY_GLOBAL[2:]):
-                out.append((line, children))
-            elif self._owned(line, sections):
+            elif self._owned_global(line, sections):
                 out.append((line, children))
         return self.canonical(_visible(out))
+
+    # --- what is ours in a full running config (parse above; fullconfig's outside view) -----------------
+    @staticmethod
+    def host_vlans(intent):
+        return set(i["vlan"] for i in intent.get("host_interfaces") or [] if i["kind"] == "svi")
+
+    def managed_child(self, interface, line, intent, sections):
+        """Whether one child line of ``interface`` belongs to a managed section."""
+        if interface in self.virtual_interfaces(intent):
+            patterns = self.l3_children
+        elif interface in set(self.port(p) for p in ports_of(intent)):
+            patterns = self.interface_children
+        else:
+            return False
+        return any(re.match(pat, line) for sec in sections for pat in patterns.get(sec, ()))
+
+    def _owned_global(self, line, sections):
+        if "underlay" in sections and any(re.match(pat, line) for pat in (UNDERLAY_GLOBAL[0], UNDERLAY_GLOBAL[2])):
+            return True
+        return self._owned(line, sections)
+
+    def owns_interface(self, interface, intent):
+        """Interfaces the underlay creates (Loopback0, the host SVI): ours whole, not part of the outside view."""
+        return interface in self.virtual_interfaces(intent)
+
+    def outside_global(self, line, intent, sections):
+        """A top-level line as the outside view keeps it: None when it is managed; a ``vlan`` list without our
+        VLAN (EOS prints ``vlan 10,100`` once VLAN 100 joins VLAN 10)."""
+        if self._owned_global(line, sections):
+            return None
+        if "underlay" in sections and re.match(r"vlan [\d,-]+$", line):
+            ids = _vlan_ids(line.split()[1])
+            rest = [v for v in ids if v not in self.host_vlans(intent)]
+            if ids and not rest:
+                return None
+            if ids and len(rest) < len(ids):
+                return "vlan " + ",".join(str(v) for v in rest)
+        return line
 
     @staticmethod
     def ets_queues(qos):
@@ -233,7 +265,27 @@ class EosDriver(CliDriver):
                         mine[1].append(("priority strict", []))
         cmds = CliDriver.diff(self, current, self.canonical(want))
         # hier_config negates `no priority` as a bare `priority` (not an EOS command); `priority strict` follows
-        return [c for c in cmds if c.strip() != "priority"]
+        cmds = [c for c in cmds if c.strip() != "priority"]
+        return self._drop_virtual_interfaces(cmds, current, want)
+
+    def _drop_virtual_interfaces(self, cmds, current, want):
+        """A Loopback/Vlan interface the intent no longer has is removed whole (``no interface VlanN``): negating
+        its lines would leave an empty ``interface VlanN`` behind, which EOS keeps and prints."""
+        wanted = set(line for line, _kids in want if line.startswith("interface "))
+        gone = set(line for line, _kids in parse_tree(current)
+                   if re.match(r"interface (Loopback|Vlan)\d+$", line) and line not in wanted)
+        if not gone:
+            return cmds
+        out, skip = [], False
+        for c in cmds:
+            if not c.startswith(" "):
+                skip = c in gone
+                if skip:
+                    continue
+            elif skip:
+                continue
+            out.append(c)
+        return ["no %s" % line for line in sorted(gone)] + out
 
     def render_tree(self, intent, qos, sections=SECTIONS):
         nodes = []

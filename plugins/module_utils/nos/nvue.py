@@ -237,6 +237,17 @@ class NvueDriver(Driver):
     def _canonical(paths):
         return "".join("nv set %s\n" % p for p in sorted(set(paths)))
 
+    def managed_path(self, path, intent, sections):
+        """Whether one expanded ``nv set`` path belongs to a managed section of this switch."""
+        return self._managed(path, dict((sec, self.names_of(intent, sec)) for sec in sections), sections)
+
+    def created_paths(self, intent):
+        """Paths NVUE may print for interfaces the underlay creates (their type / VLAN), not changes of ours."""
+        out = {"interface lo type loopback"}
+        for vlan in sorted(int(v) for v in self.names_of(intent, "underlay") if v.isdigit()):
+            out |= {"interface vlan%d type svi" % vlan, "interface vlan%d vlan %d" % (vlan, vlan)}
+        return out
+
     @staticmethod
     def _managed(path, names, sections):
         for sec in sections:

@@ -129,7 +129,10 @@ LINE_SOURCES = {
         (r"nv set router pbr state enabled", VERIFIED, _CLP),
         (r"nv set router nexthop group %s via %s" % (_NAME, _IP), VERIFIED, _CLP),
         (r"nv set router pbr map %s rule %s match (source|destination)-ip %s" % (_NAME, _N, _NET), VERIFIED, _CLP),
-        (r"nv set router pbr map %s rule %s action (nexthop-group %s|vrf default)" % (_NAME, _N, _NAME), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s action nexthop-group %s" % (_NAME, _N, _NAME), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s action vrf default" % (_NAME, _N), UNVERIFIED,
+         _CLP + "; but the CL 5.15 PBR guide says setting the VRF works in a virtual environment only, "
+         "not on an NVIDIA switch (docs/underlay.md#pbr-fallback-per-nos)"),
     ],
 }
 # EOS underlay + PBR on the L3 ingress (section underlay; docs/switch-commands-sources.md#eos-underlay)

@@ -137,3 +137,41 @@ def test_nvue_simulator_takes_the_underlay_and_readback_is_a_noop(plan):
     shown = sess.handle("nv config show -o commands")
     assert "nv set interface swp1-4 bridge domain br_default access 100 \n" in shown
     assert drv.parse(shown, leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
+
+
+def test_eos_underlay_leaves_the_outside_view_unchanged(plan):
+    """Verification compares everything outside the managed view before and after: the underlay's own objects
+    (Loopback0, the SVI, our VLAN inside EOS's `vlan 10,100` list, router bgp) must not show up there."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    sess = session("eos")
+    # a real switch always shows its physical ports; the simulator once they were entered
+    ports = [d["port"] for d in leaf["downlinks"]] + [u["port"] for u in leaf["uplinks"]]
+    push(sess, ["hostname leaf1", "vlan 10", "interface Ethernet20", "description other"] + ["interface %s" % p for p in ports])
+    before = image(drv, sess.handle("show running-config"), leaf, ALL)
+    push(sess, drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)))
+    shown = sess.handle("show running-config")
+    assert "vlan 10,100" in shown
+    after = image(drv, shown, leaf, ALL)
+    assert after.outside == before.outside and "vlan 10" in after.outside
+    assert after.managed == drv.render(leaf, plan["qos"], ALL)
+    # a change outside (another VLAN) is still seen
+    push(sess, ["vlan 30"])
+    assert image(drv, sess.handle("show running-config"), leaf, ALL).outside != before.outside
+
+
+def test_nvue_underlay_leaves_the_outside_view_unchanged(plan):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    sess = session("nvue")
+    for cmd in ("nv set system hostname leaf2", "nv set interface swp20 link mtu 1500"):
+        assert not sess.handle(cmd)
+    sess.handle("nv config apply -y")
+    before = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
+    for cmd in drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)):
+        assert not sess.handle(cmd), cmd
+    sess.handle("nv config apply -y")
+    after = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
+    assert after.outside == before.outside and after.managed == drv.render(leaf, plan["qos"], ALL)

@@ -46,7 +46,9 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
         raw = drv.diff(applied, "")
         back = managed_reverse(drv, applied, "")
         assert back, platform
-        assert not [c for c in back if c.startswith("no interface") or c.strip() == "nv unset interface"], back
+        # a physical port is never removed whole; the SVI the PBR section binds to (EOS) is the driver's own object
+        assert not [c for c in back if (c.startswith("no interface") and not c.startswith("no interface Vlan"))
+                    or c.strip() == "nv unset interface"], back
         if platform != "nvue":
             assert any(c.startswith("no interface") for c in raw), "the raw remediation would remove ports"
             port = drv.port(intent["downlinks"][0]["port"])
@@ -67,6 +69,10 @@ def test_check_safe_refuses_whole_interface_removal():
     with pytest.raises(StepError):
         check_safe(["nv unset interface swp3"])
     check_safe(["nv unset interface swp3 link mtu", "no interface-profile X"])
+    # the underlay's own virtual interfaces may go whole (EOS keeps an emptied SVI); a physical port never
+    check_safe(["no interface Vlan100", "no interface Loopback0"])
+    with pytest.raises(StepError):
+        check_safe(["no interface Vlan100.5"])
 
 
 def test_image_sees_damage_outside_the_managed_view(plan):

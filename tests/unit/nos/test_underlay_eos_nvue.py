@@ -118,14 +118,16 @@ def test_nvue_diff_of_a_removed_neighbor_a_changed_one_and_a_removed_pbr_rule():
 
 @pytest.mark.parametrize("inventory", ["lab", "rail512"])
 def test_every_underlay_line_has_a_source(inventory):
-    for platform, unverified in (("eos", {"bgp bestpath as-path multipath-relax"}), ("nvue", set())):
+    for platform, unverified in (("eos", {"bgp bestpath as-path multipath-relax"}),
+                                 ("nvue", {"nv set router pbr map AIF-PBR-vlan100 rule 10 action vrf default"})):
         plan = plan_for(inventory, platform)
         drv = get_driver(platform)
         for name, intent in some_devices(plan):
             text = getattr(drv, "render_explicit", drv.render)(intent, plan["qos"], ALL)
             missing, shaky = audit(platform, text)
             assert not missing, (platform, name, missing[:5])
-            assert set(shaky) == unverified, (platform, name, shaky)
+            expected = unverified if platform == "eos" or intent.get("bindings") else set()
+            assert set(shaky) == expected, (platform, name, shaky)
 
 
 def test_nvue_ecmp_hash_includes_the_udp_ports():
@@ -187,3 +189,18 @@ def test_nvue_real_commands_output_reads_the_default_vrf_bgp_and_globals():
     assert not [l for l in got if "vrf GREEN" in l or "vrf RED" in l or l.startswith("nv set router policy ")]
     # the default VRF's BGP is owned whole (like FRR's router bgp): its unnumbered neighbors are read too
     assert "nv set vrf default router bgp neighbor swp1 type unnumbered" in got
+
+
+def test_eos_removes_a_virtual_interface_whole_instead_of_leaving_it_empty():
+    """Undoing the PBR (or the underlay) must not leave an empty `interface Vlan100`: EOS keeps and prints it."""
+    plan = plan_for("lab", "eos")
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    cur = drv.render(leaf, plan["qos"], ("pbr",))
+    cmds = drv.diff(cur, "")
+    assert "no interface Vlan100" in cmds and "interface Vlan100" not in cmds, cmds
+    assert not [c for c in cmds if "service-policy" in c]
+    # when the intent keeps the SVI with fewer lines, only those lines go
+    full = drv.render(leaf, plan["qos"], ("pbr", "underlay"))
+    cmds = [c.strip() for c in drv.diff(full, drv.render(leaf, plan["qos"], ("underlay",)))]
+    assert "no interface Vlan100" not in cmds and "no service-policy type pbr input AIF-PBR-Vlan100" in cmds, cmds
