@@ -1,7 +1,6 @@
 """Section underlay and the L3-ingress PBR on the EOS and NVUE drivers: render -> parse round trips on the lab and
 rail512 plans (both addressing schemes), diffs of a changed BGP neighbor and a removed PBR rule, the line sources,
 and the read path on real captured configs (tests/fixtures/switches/, SOURCE.md there)."""
-import copy
 import os
 
 import pytest
