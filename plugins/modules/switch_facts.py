@@ -29,10 +29,13 @@ options:
     type: dict
     required: true
   sections:
-    description: Managed sections to report.
+    description:
+      - Managed sections to report.
+      - C(underlay) (addresses, host VLAN/SVI or routed ports, eBGP) only for the drivers that render it
+        (C(frr), C(eos), C(nvue)); other drivers refuse it.
     type: list
     elements: str
-    choices: [qos, mtu, pbr]
+    choices: [qos, mtu, pbr, underlay]
     default: [qos, mtu, pbr]
   counters:
     description: Also read PFC counters where one show command gives them.
@@ -143,7 +146,7 @@ def main():
     argument_spec = dict(
         platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
         intent=dict(type="dict", required=True),
-        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr"], default=["qos", "mtu", "pbr"]),
+        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr", "underlay"], default=["qos", "mtu", "pbr"]),
         counters=dict(type="bool", default=True),
     )
     argument_spec.update(CONNECTION_ARGS)
@@ -151,6 +154,8 @@ def main():
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     driver = get_driver(module.params["platform"])
+    if "underlay" in module.params["sections"] and not (driver.name == "frr" or getattr(driver, "renders_underlay", False)):
+        module.fail_json(msg="section underlay is not rendered by the %s driver yet; remove underlay from sections" % driver.name)
     conn = None
     try:
         conn = netmiko_factory(module.params, driver)()
