@@ -46,9 +46,10 @@ options:
   sections:
     description:
       - Managed sections to render and reconcile.
-      - C(underlay) (loopback, fabric /31s, host SVI or routed host ports, eBGP from the plan's C(bgp), ECMP hash)
-        is rendered by the drivers that list it in their C(sections) (C(frr), C(nxos), C(sonic), C(asternos));
-        any other driver refuses it. C(qos) and C(mtu) render nothing on C(frr).
+      - C(underlay) (loopback, fabric /31s, the host VLAN and SVI or routed host ports, eBGP from the plan's C(bgp),
+        ECMP hash fields where the NOS has a line for them) is rendered by the drivers that list it in their
+        C(sections) (C(frr), C(eos), C(nvue), C(nxos), C(sonic), C(asternos)); any other driver refuses it.
+      - C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]

@@ -29,10 +29,13 @@ options:
     type: dict
     required: true
   sections:
-    description: Managed sections to report.
+    description:
+      - Managed sections to report.
+      - C(underlay) (addresses, host VLAN/SVI or routed ports, eBGP) only for the drivers that render it
+        (C(frr), C(eos), C(nvue)); other drivers refuse it.
     type: list
     elements: str
-    choices: [qos, mtu, pbr]
+    choices: [qos, mtu, pbr, underlay]
     default: [qos, mtu, pbr]
   counters:
     description: Also read PFC counters where one show command gives them.
@@ -143,7 +146,7 @@ def main():
     argument_spec = dict(
         platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
         intent=dict(type="dict", required=True),
-        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr"], default=["qos", "mtu", "pbr"]),
+        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr", "underlay"], default=["qos", "mtu", "pbr"]),
         counters=dict(type="bool", default=True),
     )
     argument_spec.update(CONNECTION_ARGS)
@@ -151,6 +154,10 @@ def main():
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     driver = get_driver(module.params["platform"])
+    refused = [s for s in module.params["sections"] if s not in driver.sections]
+    if refused:
+        module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
+                             % (", ".join(refused), driver.name, ", ".join(driver.sections)))
     conn = None
     try:
         conn = netmiko_factory(module.params, driver)()

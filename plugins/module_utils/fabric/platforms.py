@@ -88,8 +88,9 @@ PLATFORMS = {
                                   "and action as printed by EOS 4.35.1F (tests/fixtures/switches/eos/)"),
             "ecn": _fact(VERIFIED, _AVD + " ethernet-interface-tx-queues.j2"),
             "strict_priority": _fact(VERIFIED, _AVD + " tx_queues priority"),
-            "ets": _fact(UNVERIFIED, "not rendered: no vendor source read for `bandwidth percent` on a RoCE tx-queue",
-                         rendered=False),
+            "ets": _fact(VERIFIED, _AVD + " qos_profiles tx_queues (`no priority`, `bandwidth percent`) on the RoCE "
+                         "queue and tx-queue 1 (best effort: DSCP 0 is traffic class 1 on EOS's default map); "
+                         "printed so by EOS 4.34 (tests/fixtures/switches/eos/)"),
             "lossless_buffers": _fact(VERIFIED, "platform-managed on EOS: no buffer command in AVD's RoCE/QoS templates "
                                                 "(review ../shared/reviews/switch-correctness.md §7)"),
             "pbr": _fact(VERIFIED, _AVD + " class-maps-pbr.j2 / policy-maps-pbr.j2"),

@@ -61,13 +61,27 @@ def _cli_outside(driver, text, intent, sections):
         for line, kids in nodes:
             out.append(prefix + line)
             walk(kids, prefix + line + " > ")
+    # drivers that manage more than physical ports (EOS underlay: Loopback0, the host SVI, VLANs, router bgp)
+    # say per line what is theirs; the others keep the port/section rule below
+    child_hook = getattr(driver, "managed_child", None)
+    global_hook = getattr(driver, "outside_global", None)
+    own_hook = getattr(driver, "owns_interface", None)
     for line, children in parse_tree(text):
         m = re.match(driver.interface_re, line)
         if m:
-            mine = m.group(1) in ports
-            if m.group(1) not in created or not any(driver._child_managed(c[0], sections, m.group(1)) for c in children):
-                out.append(line)   # a port itself is never ours to remove; an SVI/loopback we manage is
-            walk([c for c in children if not (mine and driver._child_managed(c[0], sections, m.group(1)))], line + " > ")
+            if child_hook:   # EOS: the driver says per line what is its own (underlay objects included)
+                if not (own_hook and own_hook(m.group(1), intent)):
+                    out.append(line)   # the interface itself is never ours to remove (unless the underlay created it)
+                walk([c for c in children if not child_hook(m.group(1), c[0], intent, sections)], line + " > ")
+            else:
+                mine = m.group(1) in ports
+                if m.group(1) not in created or not any(driver._child_managed(c[0], sections, m.group(1)) for c in children):
+                    out.append(line)   # a port itself is never ours to remove; an SVI/loopback we manage is
+                walk([c for c in children if not (mine and driver._child_managed(c[0], sections, m.group(1)))], line + " > ")
+        elif global_hook:
+            shown = global_hook(line, intent, sections)
+            if shown is not None:
+                walk([(shown, children)], "")
         elif not driver._owned(line, sections) and not any(rx.match(line) for rx in extra):
             walk([(line, children)], "")
     return sorted(out)
@@ -76,14 +90,19 @@ def _cli_outside(driver, text, intent, sections):
 def _nvue_outside(driver, text, intent, sections):
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import expand_path
     ports = set(driver.port(p) for p in ports_of(intent))
+    hook = getattr(driver, "managed_path", None)
+    created = getattr(driver, "created_paths", None)
+    created = created(intent) if created else ()
     out = set()
     for line in text.splitlines():
         line = line.strip()
         if not line.startswith("nv set "):
             continue
         for path in expand_path(line[7:]):
+            mine = hook(path, intent, sections) if hook else driver._managed(path, ports, sections)
             # NVUE adds `interface swpN type swp` when a port is first configured: the port itself, not a change
-            if not driver._managed(path, ports, sections) and not re.match(r"interface (%s) type swp$" % "|".join(
+            # (likewise the type/vlan of an interface the underlay creates: the driver's created_paths)
+            if not mine and path not in created and not re.match(r"interface (%s) type swp$" % "|".join(
                     re.escape(p) for p in ports), path):
                 out.add(path)
     return sorted(out)

@@ -5,6 +5,12 @@
 Config is a flat list of ``nv set`` commands (``nv config show -o commands``); changes are staged in
 the pending revision and applied atomically with ``nv config apply -y``; ``nv config detach`` drops
 a pending revision. Command sources: docs/switch-commands-sources.md#nvidia-cumulus-linux-nvue.
+
+Sections: mtu, qos, pbr (map on the L3 ingress: the host SVI ``vlanN`` in scheme subnet_per_leaf, each routed
+host port in p2p), underlay (loopback and /31 ``ipv4 address``es, the host VLAN in ``br_default`` with the host
+ports as access members and the SVI, ``router bgp`` globals, the default VRF's ``router bgp`` owned whole, ECMP
+hash fields). Paths are those of Cumulus Linux 5.15+ (``ipv4 address``, ``state enabled``), checked against
+nvueschema (tests/unit/nos/test_nvue_schema_oracle.py).
 """
 
 from __future__ import annotations
@@ -25,9 +31,18 @@ MANAGED = {
             r"qos traffic-pool default-(?:lossless|lossy) memory-percent ", r"qos pfc-watchdog (?:polling-interval|robustness) "),
     "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop group %s" % PREFIX,
             r"interface (\S+) router pbr map "),
+    "underlay": (r"interface (\S+) ipv4 address \S+$", r"interface (\S+) bridge domain br_default access \d+$",
+                 r"interface (vlan\d+) link mtu \d+$", r"bridge domain br_default vlan (\d+)$",
+                 r"router bgp (?:autonomous-system|router-id|state) ", r"vrf default router bgp ",
+                 r"system forwarding ecmp-hash "),
 }
+BRIDGE = "br_default"
+# ECMP hash inputs: the 5-tuple, so RoCEv2 flows (UDP 4791, the source port varies per QP) spread over the uplinks
+ECMP_HASH_FIELDS = ("source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port")
 # how many trailing tokens of a managed line are the value (dropped to build the nv unset path)
-VALUE_TOKENS = ((r"interface \S+ qos pfc-watchdog$", 0), (r"interface \S+ router pbr map ", 1), (r".*", 1))
+VALUE_TOKENS = ((r"interface \S+ qos pfc-watchdog$", 0), (r"interface \S+ router pbr map ", 1),
+                (r"interface \S+ ipv4 address ", 0), (r"bridge domain \S+ vlan ", 0),
+                (r"vrf default router bgp address-family ipv4-unicast network ", 0), (r".*", 1))
 
 
 _ITEM = re.compile(r"^([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?)(?:-([A-Za-z][A-Za-z_]*?)?(\d+(?:s\d+)?))?$")
@@ -82,7 +97,8 @@ RANGED = ((re.compile(r"^(interface )(\S+)( .*)?$"), expand_names),
           (re.compile(r"^(qos mapping \S+ dscp )(\S+)( .*)$"), expand_numbers),
           (re.compile(r"^(qos pfc \S+ switch-priority )(\S+)()$"), expand_numbers),
           (re.compile(r"^(qos (?:congestion-control|egress-scheduler) \S+ traffic-class )(\S+)( .*)$"), expand_numbers),
-          (re.compile(r"^(qos traffic-pool \S+ switch-priority )(\S+)()$"), expand_numbers))
+          (re.compile(r"^(qos traffic-pool \S+ switch-priority )(\S+)()$"), expand_numbers),
+          (re.compile(r"^(bridge domain \S+ vlan )(\S+)()$"), expand_numbers))
 
 
 def expand_path(path):
@@ -94,11 +110,17 @@ def expand_path(path):
     return [path]
 
 
+# NVUE PBR rules: local destinations take 10, 20, .. (below 1000), host pins 1000, 1010, ..; CL allows 255 match rules
+FIRST_BINDING_RULE = 1000
+MAX_RULES = 255
+
+
 def nh_name(address):
     return "%sNH-%s" % (PREFIX, address.replace(".", "-").replace(":", "-"))
 
 
 class NvueDriver(Driver):
+    sections = SECTIONS + ("underlay",)   # switch_config accepts section underlay for this driver
     name = "nvue"
     device_type = device_type_for(name)
     transaction = transactions.NvueRevisionTxn
@@ -133,47 +155,118 @@ class NvueDriver(Driver):
                 lines += ["interface %s qos pfc-watchdog" % p for p in ports]
                 lines += ["qos pfc-watchdog polling-interval %d" % qos["pfc_watchdog_poll_ms"],
                           "qos pfc-watchdog robustness %d" % (qos["pfc_watchdog_detect_ms"] // qos["pfc_watchdog_poll_ms"])]
-        bindings = intent.get("bindings") or [] if "pbr" in sections else []
-        if bindings:
+        if "underlay" in sections and intent.get("bgp"):
+            lines += self.underlay_lines(intent)
+        ingress = self.pbr_ingress(intent) if "pbr" in sections else {}
+        if ingress:
             lines.append("router pbr state enabled")
+            bindings = [b for bound in ingress.values() for b in bound]
             for nh in sorted(set(b["next_hop"] for b in bindings)):
                 lines.append("router nexthop group %s via %s" % (nh_name(nh), nh))
             local = local_destinations(intent)
-            for b in bindings:
-                port = self.port(b["ingress"])
-                name = "%sBIND-%s" % (PREFIX, safe_name(port))
-                rule = 10
-                for dest in local:
+            if len(local) >= FIRST_BINDING_RULE // 10 or len(bindings) > MAX_RULES - len(local):
+                raise ValueError("%d local prefixes and %d bindings do not fit NVUE's %d PBR rules"
+                                 % (len(local), len(bindings), MAX_RULES))
+            for l3, bound in sorted(ingress.items()):
+                name = "%sPBR-%s" % (PREFIX, safe_name(l3))
+                # local destinations first, for every source (routed normally), then one pin per host source
+                for i, dest in enumerate(local, 1):
+                    lines += ["router pbr map %s rule %d match destination-ip %s" % (name, 10 * i, dest),
+                              "router pbr map %s rule %d action vrf default" % (name, 10 * i)]
+                for i, b in enumerate(bound):
+                    rule = FIRST_BINDING_RULE + 10 * i
                     lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
-                              "router pbr map %s rule %d match destination-ip %s" % (name, rule, dest),
-                              "router pbr map %s rule %d action vrf default" % (name, rule)]
-                    rule += 10
-                lines += ["router pbr map %s rule %d match source-ip %s" % (name, rule, b["source"]),
-                          "router pbr map %s rule %d action nexthop-group %s" % (name, rule, nh_name(b["next_hop"])),
-                          "interface %s router pbr map %s" % (port, name)]
+                              "router pbr map %s rule %d action nexthop-group %s" % (name, rule, nh_name(b["next_hop"]))]
+                lines.append("interface %s router pbr map %s" % (l3, name))
         return self._canonical(lines)
+
+    # --- underlay and the L3 ingress ----------------------------------------------------
+    @staticmethod
+    def svi(vlan):
+        return "vlan%d" % vlan
+
+    def pbr_ingress(self, intent):
+        """{L3 interface: [bindings]}: NVUE applies PBR to routed ports and SVIs (not L2 bridge members): the
+        SVI in scheme subnet_per_leaf, each routed host port in p2p; without host interfaces, the binding port."""
+        svis = [self.svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
+        out = {}
+        for b in intent.get("bindings") or []:
+            out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
+        return out
+
+    def underlay_lines(self, intent):
+        bgp = intent["bgp"]
+        lines = ["interface lo ipv4 address %s/32" % intent["loopback"]]
+        routed = ["%s ipv4 address %s/%d" % (self.port(u["port"]), u["address"], u["prefixlen"]) for u in intent.get("uplinks") or []]
+        routed += ["%s ipv4 address %s/%d" % (self.port(d["port"]), d["address"], d["prefixlen"])
+                   for d in intent.get("downlinks") or [] if "leaf" in d]
+        for iface in intent.get("host_interfaces") or []:
+            if iface["kind"] == "svi":
+                svi = self.svi(iface["vlan"])
+                lines += ["bridge domain %s vlan %d" % (BRIDGE, iface["vlan"]),
+                          "interface %s ipv4 address %s" % (svi, iface["address"]),
+                          "interface %s link mtu %d" % (svi, self.mtu(intent))]
+                lines += ["interface %s bridge domain %s access %d" % (self.port(m), BRIDGE, iface["vlan"]) for m in iface["members"]]
+            else:
+                routed.append("%s ipv4 address %s" % (self.port(iface["port"]), iface["address"]))
+        lines += ["interface " + r for r in routed]
+        lines += ["router bgp autonomous-system %d" % bgp["asn"], "router bgp router-id %s" % bgp["router_id"],
+                  "router bgp state enabled", "vrf default router bgp state enabled",
+                  "vrf default router bgp address-family ipv4-unicast state enabled",
+                  "vrf default router bgp address-family ipv4-unicast multipaths ebgp %d" % bgp["maximum_paths"]]
+        if bgp["multipath_relax"]:
+            lines.append("vrf default router bgp path-selection multipath aspath-ignore enabled")
+        lines += ["vrf default router bgp address-family ipv4-unicast network %s" % net for net in bgp["networks"]]
+        for n in bgp["neighbors"]:
+            head = "vrf default router bgp neighbor %s " % n["address"]
+            lines += [head + "remote-as %d" % n["remote_as"], head + "type numbered",
+                      head + "timers keepalive %d" % bgp["keepalive_seconds"], head + "timers hold %d" % bgp["hold_seconds"]]
+        lines += ["system forwarding ecmp-hash %s enabled" % field for field in ECMP_HASH_FIELDS]
+        return lines
+
+    def names_of(self, intent, section):
+        """Interface names (and, for the bridge VLAN, VLAN ids) a section manages on this switch."""
+        ports = set(self.port(p) for p in ports_of(intent))
+        if section == "pbr":
+            return ports | set(self.pbr_ingress(intent))
+        if section == "underlay":
+            svis = [i["vlan"] for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
+            return ports | {"lo"} | set(self.svi(v) for v in svis) | set(str(v) for v in svis)
+        return ports
 
     @staticmethod
     def _canonical(paths):
         return "".join("nv set %s\n" % p for p in sorted(set(paths)))
 
-    def _managed(self, path, ports, sections):
+    def managed_path(self, path, intent, sections):
+        """Whether one expanded ``nv set`` path belongs to a managed section of this switch."""
+        return self._managed(path, dict((sec, self.names_of(intent, sec)) for sec in sections), sections)
+
+    def created_paths(self, intent):
+        """Paths NVUE may print for interfaces the underlay creates (their type / VLAN), not changes of ours."""
+        out = {"interface lo type loopback"}
+        for vlan in sorted(int(v) for v in self.names_of(intent, "underlay") if v.isdigit()):
+            out |= {"interface vlan%d type svi" % vlan, "interface vlan%d vlan %d" % (vlan, vlan)}
+        return out
+
+    @staticmethod
+    def _managed(path, names, sections):
         for sec in sections:
             for pat in MANAGED[sec]:
                 m = re.match(pat, path)
-                if m:
-                    return not (m.groups() and m.group(1) not in ports)
+                if m and not (m.groups() and m.group(1) not in names[sec]):
+                    return True
         return False
 
     def parse(self, running, intent, sections=SECTIONS):
-        ports = set(self.port(p) for p in ports_of(intent))
+        names = dict((sec, self.names_of(intent, sec)) for sec in sections)
         paths = []
         for line in running.splitlines():
             line = line.strip()
             if not line.startswith("nv set "):
                 continue
             for path in expand_path(line[7:]):
-                if self._managed(path, ports, sections):
+                if self._managed(path, names, sections):
                     paths.append(path)
         return self._canonical(paths)
 
@@ -189,7 +282,13 @@ class NvueDriver(Driver):
         want = set(intended.splitlines())
         cmds = []
         want_paths = set(self.unset_path(w[7:]) for w in want)
+        # a BGP neighbor the intent no longer has goes with one unset of the whole entry
+        gone = set(m.group(1) for m in (re.match(r"nv set (vrf default router bgp neighbor \S+) ", c) for c in cur - want) if m)
+        gone -= set(m.group(1) for m in (re.match(r"nv set (vrf default router bgp neighbor \S+) ", w) for w in want) if m)
+        cmds += ["nv unset %s" % g for g in sorted(gone)]
         for line in sorted(cur - want):
+            if any(line.startswith("nv set %s " % g) for g in gone):
+                continue
             path = self.unset_path(line[7:])
             # a changed leaf value is simply re-set; only unset what the intent no longer has
             if path not in want_paths or path == line[7:]:

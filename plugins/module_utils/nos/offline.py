@@ -4,13 +4,14 @@
 ``playbooks/plan.yml`` writes to ``<build>/switches/<name>.cfg``, like AVD's intended configs.
 
 Each file holds every line the switch role would push to an empty switch (the managed sections:
-QoS, MTU, PBR; no underlay yet), in the NOS's own syntax, headed by comments naming the platform and what the
+QoS, MTU, PBR, and the underlay where the driver renders it), in the NOS's own syntax, headed by comments naming the platform and what the
 platform table (fabric/platforms.py) marks unverified for it.
 """
 
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 
@@ -31,8 +32,8 @@ def switch_config(name, intent, qos):
         head.append("%s unverified: %s (%s)" % (lead, item, source))
     for feature in platforms.not_rendered(platform):
         head.append("%s not rendered: %s" % (lead, feature))
-    # every section the driver renders (the frr driver's default is already its underlay + pbr)
-    body = render(intent, qos) if platform == "frr" else render(intent, qos, sections=driver.sections)
+    # every section the driver renders (its `sections`), as the switch role pushes them
+    body = render(intent, qos, sections=driver.sections)
     missing, shaky = audit(platform, body)
     lines = len([line for line in body.splitlines() if line.strip()])
     head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"

@@ -133,9 +133,58 @@ LINE_SOURCES = {
         (r"nv set router pbr state enabled", VERIFIED, _CLP),
         (r"nv set router nexthop group %s via %s" % (_NAME, _IP), VERIFIED, _CLP),
         (r"nv set router pbr map %s rule %s match (source|destination)-ip %s" % (_NAME, _N, _NET), VERIFIED, _CLP),
-        (r"nv set router pbr map %s rule %s action (nexthop-group %s|vrf default)" % (_NAME, _N, _NAME), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s action nexthop-group %s" % (_NAME, _N, _NAME), VERIFIED, _CLP),
+        (r"nv set router pbr map %s rule %s action vrf default" % (_NAME, _N), UNVERIFIED,
+         _CLP + "; but the CL 5.15 PBR guide says setting the VRF works in a virtual environment only, "
+         "not on an NVIDIA switch (docs/underlay.md#pbr-fallback-per-nos)"),
     ],
 }
+# EOS underlay + PBR on the L3 ingress (section underlay; docs/switch-commands-sources.md#eos-underlay)
+_VEOS = "real vEOS 4.21 running-config (tests/fixtures/switches/eos/veos-4.21-leaf-running-config.txt) [V]"
+LINE_SOURCES["eos"] += [
+    (r"interface (Loopback0|Vlan%s)" % _N, VERIFIED, _AVD + " (loopback_interfaces, vlan_interfaces); " + _VEOS),
+    (r"ip routing", VERIFIED, _AVD + " (ip_routing); " + _VEOS),
+    (r"vlan %s" % _N, VERIFIED, _AVD + " (vlans); " + _VEOS),
+    (r"no switchport", VERIFIED, _AVD + " (ethernet_interfaces switchport.enabled false); " + _VEOS),
+    (r"switchport( mode access| access vlan %s)?" % _N, VERIFIED, _AVD + " (switchport access_vlan/mode); " + _VEOS),
+    (r"ip address %s" % _NET, VERIFIED, _AVD + "; " + _VEOS),
+    (r"router bgp %s" % _N, VERIFIED, _AVD + " (router_bgp); " + _VEOS),
+    (r"router-id %s" % _IP, VERIFIED, _AVD + " (router_bgp.router_id); " + _VEOS),
+    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _AVD + " (router_bgp.timers)"),
+    (r"maximum-paths %s" % _N, VERIFIED, _AVD + " (router_bgp.maximum_paths); " + _VEOS),
+    (r"bgp bestpath as-path multipath-relax", UNVERIFIED, "no Arista source found (pyavd has no key for it)"),
+    (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors); " + _VEOS),
+    (r"address-family ipv4", VERIFIED, _AVD + " (router_bgp.address_family_ipv4); " + _VEOS),
+    (r"network %s" % _NET, VERIFIED, _AVD + " (address_family_ipv4.networks)"),
+    # ETS shares (qos section): round robin with a bandwidth share on the RoCE and the best-effort tx-queue
+    (r"no priority", VERIFIED, _AVD + " (qos_profiles tx_queues priority); hardware session diff in avd PR #6318; "
+     "real EOS 4.34 running-config (tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
+    (r"bandwidth percent %s" % _N, VERIFIED, _AVD + " (qos_profiles tx_queues bandwidth_percent); real EOS 4.34 running-config "
+     "(tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
+]
+# NVUE underlay + PBR on the SVI (CL 5.15+ paths; docs/switch-commands-sources.md#nvue-underlay)
+_NVS = "nvueschema CL 5.18 oracle test"
+_CLCAP = "real `nv config show -o commands` (tests/fixtures/switches/nvue/cl-dci-borderleaf01-nv-config-show-commands.txt) [V]"
+_CLB = "Cumulus Linux BGP guide / NVUE reference Router BGP, VRF BGP [V] + " + _NVS
+LINE_SOURCES["nvue"] += [
+    (r"nv set interface (lo|swp\d+(s\d+)?|vlan%s) ipv4 address %s" % (_N, _NET), VERIFIED,
+     _NVS + "; `ip address` form (CL <= 5.14) in " + _CLCAP),
+    (r"nv set interface vlan%s link mtu %s" % (_N, _N), VERIFIED, "Cumulus Linux Interface Configuration [V] + " + _NVS),
+    (r"nv set interface vlan%s router pbr map %s" % (_N, _NAME), VERIFIED, _CLP + "; PBR on SVIs: CL PBR guide [V]"),
+    (r"nv set interface swp\d+(s\d+)? bridge domain br_default access %s" % _N, VERIFIED,
+     "Cumulus Linux Ethernet Bridging - VLAN-aware (access ports) [V] + " + _NVS),
+    (r"nv set bridge domain br_default vlan %s" % _N, VERIFIED, "Cumulus Linux Ethernet Bridging - VLAN-aware [V] + " + _NVS),
+    (r"nv set router bgp (autonomous-system %s|router-id %s)" % (_N, _IP), VERIFIED, _CLB + "; " + _CLCAP),
+    (r"nv set (vrf default )?router bgp state enabled", VERIFIED, _CLB + "; `enable on` form (CL <= 5.14) in " + _CLCAP),
+    (r"nv set vrf default router bgp address-family ipv4-unicast state enabled", VERIFIED, _CLB),
+    (r"nv set vrf default router bgp address-family ipv4-unicast network %s" % _NET, VERIFIED, _CLB + "; " + _CLCAP),
+    (r"nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp %s" % _N, VERIFIED, _CLB),
+    (r"nv set vrf default router bgp path-selection multipath aspath-ignore enabled", VERIFIED, _CLB),
+    (r"nv set vrf default router bgp neighbor %s (remote-as %s|type numbered|timers (keepalive|hold) %s)" % (_IP, _N, _N),
+     VERIFIED, _CLB),
+    (r"nv set system forwarding ecmp-hash (source-ip|destination-ip|ip-protocol|source-port|destination-port) enabled",
+     VERIFIED, "Cumulus Linux Equal Cost Multipath Load Sharing (custom hashing) [V] + " + _NVS),
+]
 # FRR 8.4 (docs.frrouting.org/en/stable-8.4/): the routed twin runs these on FRR 8.4.4 from Debian.
 _FRR = "FRR 8.4 user guide [V]"
 LINE_SOURCES["frr"] = [

@@ -48,8 +48,11 @@ def _tail(text, lines=4):
     return " | ".join(rows[-lines:])
 
 
-# A reverse may only take back what we manage: never a whole interface.
-FORBIDDEN = re.compile(r"^(no interface \S+\s*$|nv unset interface \S+\s*$)")
+# A reverse may only take back what we manage: never a whole physical interface. A Loopback or Vlan (SVI)
+# interface is the underlay's own creation (section underlay, PBR on the SVI): it may go whole, since EOS keeps
+# an emptied `interface VlanN` and prints it.
+VIRTUAL_INTERFACE = r"(Loopback|loopback|Vlan|vlan)\d+"
+FORBIDDEN = re.compile(r"^(no interface (?!%s\s*$)\S+\s*$|nv unset interface \S+\s*$)" % VIRTUAL_INTERFACE)
 
 
 # ... except the virtual interfaces the underlay creates (SVI, loopback): taking those back is the undo.
@@ -74,7 +77,7 @@ def managed_reverse(driver, current, target):
     out = []
     for cmd in cmds:
         m = re.match(r"^no (interface \S+)\s*$", cmd)
-        if m and m.group(1) in cur and not CREATED.match(cmd):
+        if m and m.group(1) in cur and not CREATED.match(cmd) and not re.match(r"interface %s$" % VIRTUAL_INTERFACE, m.group(1)):
             out.append(m.group(1))
             pad = " " * getattr(driver, "indent", 1)
             out += [pad + "no " + child for child, kids in cur[m.group(1)]]

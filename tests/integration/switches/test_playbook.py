@@ -61,10 +61,16 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     now = entries(switch_lab)
     assert all(now[n] == seen[n] + 1 for n in SWITCHES if n != "leaf2"), ("one transaction per switch", seen, now)
     assert lab.read_state("leaf2", switch_lab["root"]).get("revision", 1) == revision + 1, "one NVUE revision"
+    # the port binding: per-port AIF-BIND-* objects, or one AIF-PBR-<L3 ingress> policy (EOS/NVUE bind on the SVI)
     for name in ("spine1", "spine2"):
-        assert "BIND" not in "\n".join(res[name][TASK]["commands"]), name  # spines carry no port binding
+        text = "\n".join(res[name][TASK]["commands"])
+        assert "AIF-BIND" not in text and "AIF-PBR" not in text, name  # spines carry no port binding
+        assert "router bgp" in text, name  # the EOS spines carry the underlay
     for name in ("leaf0", "leaf1", "leaf2", "leaf3"):
-        assert "BIND" in "\n".join(res[name][TASK]["commands"]), name
+        text = "\n".join(res[name][TASK]["commands"])
+        assert "AIF-BIND" in text or "AIF-PBR" in text, name
+    assert "service-policy type pbr input AIF-PBR-Vlan100" in "\n".join(res["leaf1"][TASK]["commands"])
+    assert "nv set interface vlan100 router pbr map AIF-PBR-vlan100" in res["leaf2"][TASK]["commands"]
 
     # idempotence: nothing changes and no switch enters config mode
     seen = entries(switch_lab)

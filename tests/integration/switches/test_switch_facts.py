@@ -63,3 +63,26 @@ def test_module_through_ansible(switch_lab):
     assert res["changed"] is False
     assert "mtu 9216" in res["sections"]["mtu"]["config"]
     assert res["ansible_facts"]["aifabric_switch"]["pfc_counters"]["Ethernet1/1"] == {"rx_pfc": 101, "tx_pfc": 201}
+
+
+@pytest.mark.parametrize("name", ["leaf1", "leaf2", "spine1"])
+def test_underlay_applies_reads_back_and_is_a_noop_again(switch_lab, name):
+    """EOS and NVUE: the underlay with the other sections in one transaction, read back by switch_facts equal to the
+    render, and a second run has nothing to do (the simulators print EOS's hidden defaults / NVUE's range keys)."""
+    dev = switch_lab["devices"][name]
+    drv = get_driver(dev["platform"])
+    sections = ("qos", "mtu", "pbr", "underlay") if name.startswith("leaf") else ("qos", "mtu", "underlay")
+    reset(switch_lab, name)
+    a = applier(switch_lab, name, sections=sections)
+    before, after, cmds = a.plan()
+    assert cmds and after == drv.render(dev["intent"], switch_lab["plan"]["qos"], sections)
+    a.apply(before, after, cmds)
+    a.close()
+    conn = netmiko_factory(params(switch_lab, name), drv)()
+    got = collect(drv, conn, dev["intent"], ["underlay"], False)
+    conn.disconnect()
+    assert got["sections"]["underlay"]["config"] == drv.render(dev["intent"], switch_lab["plan"]["qos"], ("underlay",))
+    assert str(dev["intent"]["bgp"]["asn"]) in got["sections"]["underlay"]["config"]
+    b = applier(switch_lab, name, sections=sections)
+    assert b.plan()[2] == [], "a second run changes nothing"
+    b.close()

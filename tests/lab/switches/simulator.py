@@ -542,6 +542,14 @@ class EosSession(CliSession):
                                    for d in dscps)
             self.changed()
             return ""
+        if line in ("no switchport", "switchport") and self.stack and self.stack[-1][1] == "if":
+            # `no switchport` is a stored line on EOS (a routed port), `switchport` undoes it
+            kids = self.stack[-1][0][1]
+            kids[:] = [k for k in kids if k[0] != "no switchport" and not (line == "no switchport" and k[0].startswith("switchport "))]
+            if line == "no switchport":
+                kids.insert(0, new_node("no switchport"))
+            self.changed()
+            return ""
         if line in ("no priority", "priority strict") and self.stack and self.stack[-1][1] == "txq":
             kids = self.stack[-1][0][1]
             kids[:] = [k for k in kids if k[0] not in ("no priority", "priority strict")]
@@ -560,9 +568,26 @@ class EosSession(CliSession):
                     shown.extend(eos_dscp_lines(self.dev.running))
                     grouped = True
                 continue
+            if re.match(r"vlan \d+$", node[0]) and not node[1]:
+                # EOS prints child-less VLANs on one comma-separated line (`vlan 10,20`, vEOS 4.21 capture)
+                if not any(n[0].startswith("vlan ") and "," in n[0] for n in shown):
+                    ids = sorted(int(n[0].split()[1]) for n in self.dev.running if re.match(r"vlan \d+$", n[0]) and not n[1])
+                    shown.append(new_node("vlan " + ",".join(str(i) for i in ids)) if len(ids) > 1 else node)
+                continue
+            if node[0].startswith("router bgp "):
+                # older EOS prints each neighbor's default `maximum-routes 12000` (vEOS 4.21 capture)
+                kids = []
+                for kid in node[1]:
+                    kids.append(kid)
+                    m = re.match(r"neighbor (\S+) remote-as ", kid[0])
+                    if m and not any(k[0].startswith("neighbor %s maximum-routes" % m.group(1)) for k in node[1]):
+                        kids.append(new_node("neighbor %s maximum-routes 12000" % m.group(1)))
+                node = [node[0], kids]
             if node[0].startswith("interface "):
                 kids = []
                 for kid in node[1]:
+                    if kid[0] in ("switchport", "switchport mode access"):
+                        continue   # EOS defaults, not printed
                     if re.match(r"(uc-)?tx-queue \d+$", kid[0]):
                         sub = [k for k in kid[1] if k[0] != "priority strict"]
                         if not sub:

@@ -67,8 +67,11 @@ def test_every_switch_gets_its_rendered_config_offline():
     eos = files["switches/leaf1.cfg"]
     # the full config to push (EOS defaults included), after a comment header naming the platform
     body = "".join(l + "\n" for l in eos.splitlines() if not l.startswith("!"))
-    assert body == get_driver("eos").render_explicit(plan["leafs"]["leaf1"], plan["qos"])
-    assert "interface Ethernet1\n   mtu 9214\n" in eos and eos.startswith("! leaf1: Arista EOS")
+    # with the underlay, which the EOS driver renders (interfaces first sorted by name: Ethernet1 opens with its switchport)
+    assert body == get_driver("eos").render_explicit(plan["leafs"]["leaf1"], plan["qos"], ("qos", "mtu", "pbr", "underlay"))
+    assert "router bgp 4200001001\n" in eos and "interface Vlan100\n" in eos
+    assert "interface Ethernet1\n   switchport\n   switchport access vlan 100\n   switchport mode access\n   mtu 9214\n" in eos
+    assert eos.startswith("! leaf1: Arista EOS")
     nvue = files["switches/leaf2.cfg"]
     assert nvue.startswith("# leaf2:") and "nv set interface swp1 link mtu 9216\n" in nvue
     assert "nv set qos traffic-pool default-lossless memory-percent 50\n" in nvue
@@ -80,5 +83,5 @@ def test_every_switch_gets_its_rendered_config_offline():
 def test_report_shows_unverified_platforms():
     report = render_all(build_plan(lab()))["report.md"]
     section = report[report.index("## Platforms"):]
-    assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | ets |" in section
+    assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | - |" in section and "| nvue | 1 | verified | ets |" in section
     assert "Unverified on `asternos` (leaf0):" in section and "Unverified on `eos`" not in section

@@ -169,6 +169,33 @@ def test_rail512_as_nvue_with_breakout_ports_validates():
     leaf = big["leafs"]["leaf-r0"]
     assert [d["port"] for d in leaf["downlinks"][:3]] == ["swp1s0", "swp1s1", "swp2s0"]
     lines = get_driver("nvue").render(leaf, big["qos"]).splitlines()
-    assert "nv set interface swp1s1 router pbr map AIF-BIND-swp1s1" in lines
+    assert "nv set interface vlan100 router pbr map AIF-PBR-vlan100" in lines
     assert "nv set interface swp33 link mtu 9216" in lines
     validate(root_model(RELEASE), lines)
+
+
+ALL = ("qos", "mtu", "pbr", "underlay")
+
+
+def test_underlay_validates_against_nvue_schema(plan):
+    """Section underlay on every lab leaf and a spine (rendered as NVUE): loopback and /31 addresses, the host VLAN
+    in br_default with its SVI, BGP globals, the default VRF's BGP and the ECMP hash fields."""
+    model = root_model(RELEASE)
+    drv = get_driver("nvue")
+    devices = sorted(plan["leafs"].items()) + sorted(plan["spines"].items())[:1]
+    for name, intent in devices:
+        lines = drv.render(dict(intent, platform="nvue"), plan["qos"], sections=ALL).splitlines()
+        tree = validate(model, lines)
+        assert {"interface", "router", "vrf", "system"} <= set(tree), name
+    assert "nv set interface vlan100 router pbr map AIF-PBR-vlan100" in drv.render(plan["leafs"]["leaf2"], plan["qos"], ALL)
+
+
+@pytest.mark.parametrize("line, error", [
+    ("nv set interface swp9 ip address 10.254.0.9/31", SchemaPathError),        # CL 5.14 and earlier: `ip`
+    ("nv set router bgp enable on", SchemaPathError),                          # CL 5.14 and earlier: `enable on`
+    ("nv set system forwarding ecmp-hash source-port on", pydantic.ValidationError),
+    ("nv set vrf default router bgp neighbor 10.0.0.1 timers hold nine", pydantic.ValidationError),
+])
+def test_wrong_underlay_commands_are_rejected(line, error):
+    with pytest.raises(error):
+        validate(root_model(RELEASE), [line])

@@ -127,3 +127,80 @@ def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
         assert any(c.strip() == "neighbor %s" % nbr["address"] for c in cmds), cmds
         push(sess, cmds)
         assert drv.parse(sess.handle(drv.show_running), intent, sections) == want
+
+
+ALL = ("qos", "mtu", "pbr", "underlay")
+
+
+@pytest.mark.parametrize("name", ["leaf1", "spine1"])
+def test_eos_simulator_takes_the_underlay_and_prints_it_as_eos_does(plan, name):
+    intent = plan["leafs"].get(name) or plan["spines"][name]
+    drv = get_driver("eos")
+    sess = session("eos")
+    push(sess, drv.render_explicit(intent, plan["qos"], ALL).splitlines())
+    shown = sess.handle("show running-config")
+    # EOS leaves out access-port defaults and (4.21) prints each neighbor's default maximum-routes
+    assert "switchport mode access" not in shown and "maximum-routes 12000" in shown
+    assert drv.parse(shown, intent, ALL) == drv.render(intent, plan["qos"], ALL)
+    assert drv.diff(drv.parse(shown, intent, ALL), drv.render(intent, plan["qos"], ALL)) == []
+
+
+def test_eos_underlay_from_scratch_sends_no_switchport_before_the_address(plan):
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    sess = session("eos")
+    cmds = drv.diff("", drv.render(leaf, plan["qos"], ALL))
+    at = cmds.index("interface Ethernet9")
+    assert [c.strip() for c in cmds[at + 1:at + 3]] == ["no switchport", "ip address 10.254.0.9/31"], cmds[at:at + 3]
+    push(sess, cmds)
+    assert drv.parse(sess.handle("show running-config"), leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
+
+
+def test_nvue_simulator_takes_the_underlay_and_readback_is_a_noop(plan):
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    sess = session("nvue")
+    for cmd in drv.diff("", drv.render(leaf, plan["qos"], ALL)):
+        assert not sess.handle(cmd), cmd
+    assert "applied" in sess.handle("nv config apply -y")
+    shown = sess.handle("nv config show -o commands")
+    assert "nv set interface swp1-4 bridge domain br_default access 100 \n" in shown
+    assert drv.parse(shown, leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
+
+
+def test_eos_underlay_leaves_the_outside_view_unchanged(plan):
+    """Verification compares everything outside the managed view before and after: the underlay's own objects
+    (Loopback0, the SVI, our VLAN inside EOS's `vlan 10,100` list, router bgp) must not show up there."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+    leaf = plan["leafs"]["leaf1"]
+    drv = get_driver("eos")
+    sess = session("eos")
+    # a real switch always shows its physical ports; the simulator once they were entered
+    ports = [d["port"] for d in leaf["downlinks"]] + [u["port"] for u in leaf["uplinks"]]
+    push(sess, ["hostname leaf1", "vlan 10", "interface Ethernet20", "description other"] + ["interface %s" % p for p in ports])
+    before = image(drv, sess.handle("show running-config"), leaf, ALL)
+    push(sess, drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)))
+    shown = sess.handle("show running-config")
+    assert "vlan 10,100" in shown
+    after = image(drv, shown, leaf, ALL)
+    assert after.outside == before.outside and "vlan 10" in after.outside
+    assert after.managed == drv.render(leaf, plan["qos"], ALL)
+    # a change outside (another VLAN) is still seen
+    push(sess, ["vlan 30"])
+    assert image(drv, sess.handle("show running-config"), leaf, ALL).outside != before.outside
+
+
+def test_nvue_underlay_leaves_the_outside_view_unchanged(plan):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+    leaf = plan["leafs"]["leaf2"]
+    drv = get_driver("nvue")
+    sess = session("nvue")
+    for cmd in ("nv set system hostname leaf2", "nv set interface swp20 link mtu 1500"):
+        assert not sess.handle(cmd)
+    sess.handle("nv config apply -y")
+    before = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
+    for cmd in drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)):
+        assert not sess.handle(cmd), cmd
+    sess.handle("nv config apply -y")
+    after = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
+    assert after.outside == before.outside and after.managed == drv.render(leaf, plan["qos"], ALL)

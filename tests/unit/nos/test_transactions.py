@@ -69,10 +69,12 @@ def test_check_safe_refuses_whole_interface_removal():
     with pytest.raises(StepError):
         check_safe(["nv unset interface swp3"])
     check_safe(["nv unset interface swp3 link mtu", "no interface-profile X"])
-    # the SVI / loopback the underlay created may be taken back; a port still may not
+    # the SVI / loopback the underlay created may be taken back (EOS keeps an emptied SVI); a port never
     check_safe(["no interface Vlan100", "no interface loopback0", "no interface Loopback0"])
     with pytest.raises(StepError):
         check_safe(["no interface Eth1/1"])
+    with pytest.raises(StepError):
+        check_safe(["no interface Vlan100.5"])
 
 
 def test_image_sees_damage_outside_the_managed_view(plan):
