@@ -182,7 +182,7 @@ def test_every_rendered_line_has_a_source_entry(inventory):
             assert not missing, (inventory, platform, name, missing[:5])
             unverified.update(line.split()[0] for line in shaky)
         # nvue: `action vrf default` (local destinations), which CL supports in virtual environments only
-        expected = {"nxos": {"feature", "ip"}, "frr": {"timers"}, "nvue": {"nv"},
+        expected = {"nxos": {"feature", "ip"}, "frr": {"timers"}, "nvue": {"nv"}, "eos": {"bgp"},  # eos: bgp bestpath multipath-relax
                     # Dell: loopback name, access-VLAN line and multipath-relax form have no example read
                     "sonic": {"interface", "switchport", "bestpath"}}.get(platform, set())
         if platform == "asternos":
