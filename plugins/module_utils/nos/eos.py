@@ -242,6 +242,9 @@ class EosDriver(CliDriver):
         if bgp["multipath_relax"]:
             lines.append(("bgp bestpath as-path multipath-relax", []))
         lines += [("neighbor %s remote-as %d" % (n["address"], n["remote_as"]), []) for n in bgp["neighbors"]]
+        if bgp.get("allowas_in"):
+            # spines take their plane ASN once from leafs (fabric.underlay.spine_allowas_in, docs/underlay.md)
+            lines += [("neighbor %s allowas-in %d" % (n["address"], bgp["allowas_in"]), []) for n in bgp["neighbors"]]
         lines.append(("address-family ipv4", [("network %s" % net, []) for net in bgp["networks"]]))
         nodes.append(("router bgp %d" % bgp["asn"], lines))
         return nodes, intfs

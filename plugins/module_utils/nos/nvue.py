@@ -221,6 +221,10 @@ class NvueDriver(Driver):
             head = "vrf default router bgp neighbor %s " % n["address"]
             lines += [head + "remote-as %d" % n["remote_as"], head + "type numbered",
                       head + "timers keepalive %d" % bgp["keepalive_seconds"], head + "timers hold %d" % bgp["hold_seconds"]]
+            if bgp.get("allowas_in"):
+                # spines take their plane ASN once from leafs (fabric.underlay.spine_allowas_in, docs/underlay.md)
+                aspath = head + "address-family ipv4-unicast aspath allow-my-asn "
+                lines += [aspath + "state enabled", aspath + "occurrences %d" % bgp["allowas_in"]]
         lines += ["system forwarding ecmp-hash %s enabled" % field for field in ECMP_HASH_FIELDS]
         return lines
 

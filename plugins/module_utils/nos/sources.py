@@ -154,6 +154,7 @@ LINE_SOURCES["eos"] += [
     (r"maximum-paths %s" % _N, VERIFIED, _AVD + " (router_bgp.maximum_paths); " + _VEOS),
     (r"bgp bestpath as-path multipath-relax", UNVERIFIED, "no Arista source found (pyavd has no key for it)"),
     (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors); " + _VEOS),
+    (r"neighbor %s allowas-in %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors[].allowas_in.times) + pyavd oracle test"),
     (r"address-family ipv4", VERIFIED, _AVD + " (router_bgp.address_family_ipv4); " + _VEOS),
     (r"network %s" % _NET, VERIFIED, _AVD + " (address_family_ipv4.networks)"),
     # ETS shares (qos section): round robin with a bandwidth share on the RoCE and the best-effort tx-queue
@@ -180,6 +181,9 @@ LINE_SOURCES["nvue"] += [
     (r"nv set vrf default router bgp address-family ipv4-unicast network %s" % _NET, VERIFIED, _CLB + "; " + _CLCAP),
     (r"nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp %s" % _N, VERIFIED, _CLB),
     (r"nv set vrf default router bgp path-selection multipath aspath-ignore enabled", VERIFIED, _CLB),
+    (r"nv set vrf default router bgp neighbor %s address-family ipv4-unicast aspath allow-my-asn (state enabled|occurrences %s)" % (_IP, _N),
+     VERIFIED, "NVUE schema /vrf/{vrf-id}/router/bgp/neighbor/{neighbor-id}/address-family/ipv4-unicast/aspath/allow-my-asn "
+     "(state, occurrences 1-10; nvueschema 5.18) + nvueschema oracle test"),
     (r"nv set vrf default router bgp neighbor %s (remote-as %s|type numbered|timers (keepalive|hold) %s)" % (_IP, _N, _N),
      VERIFIED, _CLB),
     (r"nv set system forwarding ecmp-hash (source-ip|destination-ip|ip-protocol|source-port|destination-port) enabled",

@@ -30,6 +30,7 @@ EOS = {
         (r"bgp bestpath as-path multipath-relax$", None, 0),
         (r"neighbor \S+ remote-as \d+$", None, 3),
         (r"neighbor \S+ maximum-routes \d+$", None, 3),
+        (r"neighbor \S+ allowas-in \d+$", None, 3),
         (r"address-family ipv4$", "bgp-af", 0),
     ],
     "bgp-af": [(r"network \S+/\d+$", None, 0)],
@@ -200,5 +201,6 @@ NVUE_PATHS = [
     (r"vrf default router bgp neighbor \S+ remote-as \S+$", 1),
     (r"vrf default router bgp neighbor \S+ type (numbered|unnumbered)$", 1),
     (r"vrf default router bgp neighbor \S+ timers (keepalive|hold) \d+$", 1),
+    (r"vrf default router bgp neighbor \S+ address-family ipv4-unicast aspath allow-my-asn (state (enabled|disabled)|occurrences \d+)$", 1),
     (r"system forwarding ecmp-hash (source-ip|destination-ip|ip-protocol|source-port|destination-port) (enabled|disabled)$", 1),
 ]

@@ -86,7 +86,9 @@ def underlay_config(intent, mtu):
               "router_bgp": {"as": str(bgp["asn"]), "router_id": bgp["router_id"],
                              "timers": {"keepalive_time": bgp["keepalive_seconds"], "hold_time": bgp["hold_seconds"]},
                              "maximum_paths": {"paths": bgp["maximum_paths"]},
-                             "neighbors": [{"ip_address": n["address"], "remote_as": str(n["remote_as"])} for n in bgp["neighbors"]],
+                             "neighbors": [dict({"ip_address": n["address"], "remote_as": str(n["remote_as"])},
+                                                **({"allowas_in": {"enabled": True, "times": bgp["allowas_in"]}} if bgp.get("allowas_in") else {}))
+                                           for n in bgp["neighbors"]],
                              "address_family_ipv4": {"networks": [{"prefix": net} for net in bgp["networks"]]}}}
     if vlans:
         config["vlans"] = vlans

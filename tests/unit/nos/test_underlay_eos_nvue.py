@@ -203,3 +203,21 @@ def test_eos_removes_a_virtual_interface_whole_instead_of_leaving_it_empty():
     full = drv.render(leaf, plan["qos"], ("pbr", "underlay"))
     cmds = [c.strip() for c in drv.diff(full, drv.render(leaf, plan["qos"], ("underlay",)))]
     assert "no interface Vlan100" not in cmds and "no service-policy type pbr input AIF-PBR-Vlan100" in cmds, cmds
+
+
+@pytest.mark.parametrize("platform, line", [("eos", "neighbor %s allowas-in %d"),
+                                            ("nvue", "nv set vrf default router bgp neighbor %s address-family ipv4-unicast aspath allow-my-asn occurrences %d")])
+def test_spines_accept_their_plane_asn_once_from_leafs_and_leafs_never(platform, line):
+    """fabric.underlay.spine_allowas_in (docs/underlay.md "When a spine loses a leaf"): one line per leaf session on a
+    spine, none on a leaf; a spine read back without it is drift."""
+    plan = plan_for("lab", platform)
+    drv = get_driver(platform)
+    spine = plan["spines"]["spine1"]
+    text = drv.render(spine, plan["qos"], ("underlay",))
+    for n in spine["bgp"]["neighbors"]:
+        assert line % (n["address"], spine["bgp"]["allowas_in"]) in text
+    assert spine["bgp"]["allowas_in"] == 1
+    leaf = plan["leafs"]["leaf1"]
+    assert "allow" not in drv.render(leaf, plan["qos"], ("underlay",))
+    stripped = "\n".join(l for l in text.splitlines() if "allow" not in l) + "\n"
+    assert drv.diff(drv.parse(stripped, spine, ("underlay",)), text)
