@@ -27,7 +27,7 @@ MANAGED = {
     "mtu": (r"interface (\S+) link mtu \d+$",),
     "qos": (r"qos mapping default-global trust ", r"qos mapping default-global dscp \d+ switch-priority ",
             r"qos pfc default-global switch-priority ", r"qos congestion-control default-global traffic-class ",
-            r"qos egress-scheduler default-global traffic-class \d+ mode ", r"interface (\S+) qos pfc-watchdog$",
+            r"qos egress-scheduler default-global traffic-class \d+ (?:mode|bw-percent) ", r"interface (\S+) qos pfc-watchdog$",
             r"qos traffic-pool default-(?:lossless|lossy) memory-percent ", r"qos pfc-watchdog (?:polling-interval|robustness) "),
     "pbr": (r"router pbr state ", r"router pbr map %s" % PREFIX, r"router nexthop group %s" % PREFIX,
             r"interface (\S+) router pbr map "),
@@ -146,8 +146,13 @@ class NvueDriver(Driver):
                       tc + " ecn enable"]
             if qos.get("cnp_strict_priority"):
                 lines.append("qos egress-scheduler default-global traffic-class %d mode strict" % qos["cnp_priority"])
-            # No ETS shares here: NVIDIA's 50/50 (TC3/TC0) goes with remapping every other switch priority to TC0
-            # (egress-queue-mapping), which this driver does not render; docs/platforms.md lists it as a gap.
+            # ETS: DWRR shares of the RoCE class and the default class (NVIDIA's RoCE default TC3 50 / TC0 50). The
+            # complete DSCP map sends every other DSCP to the default priority, so only these two classes and the
+            # strict CNP class carry traffic; the other classes' default-global weights stay, unused (DWRR shares
+            # what is queued). Switch priority N -> traffic class N is the default egress-queue mapping.
+            for tc, share in ((qos["ecn_queue"], qos["ets_roce_percent"]), (qos["dscp_default_priority"], qos["ets_default_percent"])):
+                head = "qos egress-scheduler default-global traffic-class %d " % tc
+                lines += [head + "mode dwrr", head + "bw-percent %d" % share]
             # lossless buffer pool before PFC (CL QoS guide, Flow Control Buffers: 100 % lossy by default)
             lines += ["qos traffic-pool default-lossless memory-percent %d" % qos["lossless_pool_percent"],
                       "qos traffic-pool default-lossy memory-percent %d" % (100 - qos["lossless_pool_percent"])]

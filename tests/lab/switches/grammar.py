@@ -179,6 +179,7 @@ NVUE_PATHS = [
     (r"qos congestion-control default-global traffic-class [0-7] probability \d+$", 1),
     (r"qos congestion-control default-global traffic-class [0-7] ecn (enable|disable)$", 1),
     (r"qos egress-scheduler default-global traffic-class [0-7] mode (strict|dwrr)$", 1),
+    (r"qos egress-scheduler default-global traffic-class [0-7] bw-percent \d+$", 1),
     (r"qos traffic-pool default-(lossless|lossy) memory-percent \d+$", 1),
     (r"qos pfc-watchdog (polling-interval|robustness) \d+$", 1),
     (r"router pbr state (enabled|disabled)$", 1),

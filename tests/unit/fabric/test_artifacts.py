@@ -83,5 +83,5 @@ def test_every_switch_gets_its_rendered_config_offline():
 def test_report_shows_unverified_platforms():
     report = render_all(build_plan(lab()))["report.md"]
     section = report[report.index("## Platforms"):]
-    assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | - |" in section and "| nvue | 1 | verified | ets |" in section
+    assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | - |" in section and "| nvue | 1 | verified | - |" in section
     assert "Unverified on `asternos` (leaf0):" in section and "Unverified on `eos`" not in section
