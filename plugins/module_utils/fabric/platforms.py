@@ -153,8 +153,8 @@ PLATFORMS = {
             "ecn": _fact(VERIFIED, _NVUE_QOS),
             "strict_priority": _fact(VERIFIED, _NVUE_QOS),
             "ets": _fact(VERIFIED, _NVUE_QOS + " (RoCE default ETS: TC3 50 / TC0 50 DWRR, TC6 strict); `mode dwrr` + "
-                                   "`bw-percent` on the RoCE and default classes; the complete DSCP map leaves no traffic in "
-                                   "the other classes, so their default-global weights share nothing (not measured on a switch)"),
+                         "`bw-percent` on the RoCE and default classes; the complete DSCP map leaves no traffic in "
+                         "the other classes, so their default-global weights share nothing (not measured on a switch)"),
             "lossless_buffers": _fact(VERIFIED, _NVUE_QOS + " (Flow Control Buffers: `nv set qos traffic-pool "
                                       "default-lossless memory-percent 50` before PFC); headroom and cable "
                                       "length stay at the platform defaults"),

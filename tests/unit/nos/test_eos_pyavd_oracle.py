@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 # port, rendered by the same tx-queue template as the interface. The extractor below applies the profile to the port.
 PROFILE = "AIF-ORACLE"
 
-# What our driver manages: global lines/sections, and the lines it manages under each interface.
+
 def dscp_map_lines(qos):
     """The complete DSCP map as AVD's qos.map.dscp entries: `D D .. to traffic-class T`, one per class."""
     by_class = {}
@@ -34,6 +34,7 @@ def dscp_map_lines(qos):
     return ["%s to traffic-class %s" % (" ".join(dscps), prio) for prio, dscps in sorted(by_class.items())]
 
 
+# What our driver manages: global lines/sections, and the lines it manages under each interface.
 MANAGED_GLOBAL = (r"(qos map dscp |ip access-list AIF-|class-map type pbr match-any AIF-|policy-map type pbr AIF-|priority-flow-control pause watchdog "
                   r"|ip routing$|vlan \d+$|router bgp )")
 MANAGED_PORT = r"(mtu |qos trust |priority-flow-control |(uc-)?tx-queue |service-policy type pbr input |(no )?switchport|ip address )"
