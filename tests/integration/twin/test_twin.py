@@ -282,6 +282,42 @@ def test_idempotent_and_an_injected_change_is_found_and_repaired(twin):
         tx.close()
 
 
+def audit(state):
+    """playbooks/audit.yml on the twin inventory -> the drift report (drift-report.json)."""
+    build = os.path.join(state, "build")
+    out = playbook(state, os.path.join(ROOT, "playbooks", "audit.yml"), "-e", "aifabric_build_dir=%s" % build)
+    with open(os.path.join(build, "audit", "drift-report.json")) as handle:
+        return json.load(handle), out
+
+
+def test_drift_audit_of_the_routers_is_clean_and_finds_an_injected_change(twin):
+    """The operators' audit (playbooks/audit.yml, check mode) on the twin's routers: in sync after site.yml; a
+    removed BGP neighbor and a removed pbr rule on one leaf are listed as that leaf's drift, nothing else."""
+    report, out = audit(twin["state"])
+    routers = sorted(list(twin["plan"]["leafs"]) + list(twin["plan"]["spines"]))
+    assert report["verdict"] == "IN SYNC", out[-3000:]
+    assert report["summary"]["devices_unreachable"] == [] and report["summary"]["devices_fail"] == []
+    name = sorted(twin["plan"]["leafs"])[-1]
+    leaf = twin["plan"]["leafs"][name]
+    neighbor = leaf["bgp"]["neighbors"][0]
+    sh(ns(name), "vtysh", "-N", ns(name), "-c", "configure terminal", "-c", "router bgp %d" % leaf["bgp"]["asn"],
+       "-c", "no neighbor %s" % neighbor["address"], "-c", "exit", "-c", "no pbr-map AIF-PBR seq 100")
+    try:
+        report, out = audit(twin["state"])
+        assert report["summary"]["devices_drift"] == [name], (report["summary"], out[-3000:])
+        drifted = json.dumps(report)
+        assert neighbor["address"] in drifted and "AIF-PBR seq 100" in drifted, drifted[:3000]
+        assert set(routers) >= set(report["summary"]["devices_drift"])
+    finally:
+        tx = _transaction(twin, name)
+        try:
+            before, after, cmds = tx.plan()
+            tx.apply(before, after, cmds, save=False)
+            assert tx.plan()[2] == []
+        finally:
+            tx.close()
+
+
 def test_role_is_idempotent_in_check_mode(twin):
     recap = converge(twin["state"], "--check")
     assert all(r["changed"] == 0 and r["failed"] == 0 for r in recap.values()), recap
