@@ -21,7 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach, render_sections
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 
 # Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
@@ -97,8 +97,6 @@ class EosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show priority-flow-control counters"
     port_abbrev = (("Et", "Ethernet"),)
-    section_objects = ()   # set below the class: the Section objects (QOS, MTU, PBR, UNDERLAY)
-
     def canonical(self, nodes):
         """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes
         ``ip address`` only on a routed port, so ``no switchport`` must be sent before it."""
@@ -240,9 +238,6 @@ class EosDriver(CliDriver):
                 continue
             out.append(c)
         return ["no %s" % line for line in sorted(gone)] + out
-
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        return render_sections(self, self.section_objects, sections, intent, qos)
 
 
 # --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------

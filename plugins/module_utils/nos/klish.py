@@ -21,7 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import co
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach, render_sections
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 ECMP_HASH_FIELDS = ("src-ip", "dst-ip", "ip-proto", "l4-src-port", "l4-dst-port")
 
@@ -79,13 +79,8 @@ class KlishDriver(CliDriver):
     sections = SECTIONS + ("underlay",)
     error_pattern = r"%\s*Error"
     save_command = "write memory"
-    section_objects = ()   # set below the class: the Section objects (QOS, MTU, PBR, UNDERLAY)
-
     def parse(self, running, intent, sections=SECTIONS):
         return CliDriver.parse(self, normalize_running(running), intent, sections)
-
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        return render_sections(self, self.section_objects, sections, intent, qos)
 
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)

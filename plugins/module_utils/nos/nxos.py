@@ -16,7 +16,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach, render_sections
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 
 def svi_name(vlan):
@@ -34,11 +34,6 @@ class NxosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show interface priority-flow-control"
     port_abbrev = (("Eth", "Ethernet"),)
-    section_objects = ()   # set below the class: the Section objects (QOS, MTU, PBR, UNDERLAY)
-
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        return render_sections(self, self.section_objects, sections, intent, qos)
-
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)
         names.add("loopback0")
