@@ -97,6 +97,7 @@ class EosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show priority-flow-control counters"
     port_abbrev = (("Et", "Ethernet"),)
+
     def canonical(self, nodes):
         """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes
         ``ip address`` only on a routed port, so ``no switchport`` must be sent before it."""

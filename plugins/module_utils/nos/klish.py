@@ -79,6 +79,7 @@ class KlishDriver(CliDriver):
     sections = SECTIONS + ("underlay",)
     error_pattern = r"%\s*Error"
     save_command = "write memory"
+
     def parse(self, running, intent, sections=SECTIONS):
         return CliDriver.parse(self, normalize_running(running), intent, sections)
 

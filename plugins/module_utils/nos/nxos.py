@@ -34,6 +34,7 @@ class NxosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show interface priority-flow-control"
     port_abbrev = (("Eth", "Ethernet"),)
+
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)
         names.add("loopback0")

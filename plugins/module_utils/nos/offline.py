@@ -11,7 +11,6 @@ platform table (fabric/platforms.py) marks unverified for it.
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 

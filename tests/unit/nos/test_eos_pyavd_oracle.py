@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 # port, rendered by the same tx-queue template as the interface. The extractor below applies the profile to the port.
 PROFILE = "AIF-ORACLE"
 
+
 # What our driver manages: global lines/sections, and the lines it manages under each interface.
 def dscp_map_lines(qos):
     """The complete DSCP map as AVD's qos.map.dscp entries: `D D .. to traffic-class T`, one per class."""

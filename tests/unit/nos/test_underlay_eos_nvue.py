@@ -205,8 +205,9 @@ def test_eos_removes_a_virtual_interface_whole_instead_of_leaving_it_empty():
     assert "no interface Vlan100" not in cmds and "no service-policy type pbr input AIF-PBR-Vlan100" in cmds, cmds
 
 
-@pytest.mark.parametrize("platform, line", [("eos", "neighbor %s allowas-in %d"),
-                                            ("nvue", "nv set vrf default router bgp neighbor %s address-family ipv4-unicast aspath allow-my-asn occurrences %d")])
+@pytest.mark.parametrize("platform, line", [
+    ("eos", "neighbor %s allowas-in %d"),
+    ("nvue", "nv set vrf default router bgp neighbor %s address-family ipv4-unicast aspath allow-my-asn occurrences %d")])
 def test_spines_accept_their_plane_asn_once_from_leafs_and_leafs_never(platform, line):
     """fabric.underlay.spine_allowas_in (docs/underlay.md "When a spine loses a leaf"): one line per leaf session on a
     spine, none on a leaf; a spine read back without it is drift."""
