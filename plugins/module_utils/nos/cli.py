@@ -16,6 +16,7 @@ import importlib.util
 HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
 
 
 def parse_tree(text):
@@ -62,10 +63,13 @@ def dump_tree(nodes, indent, depth=0):
 class CliDriver(Driver):
     indent = 3
     hier_platform = "GENERIC"
-    # top-level sections owned entirely by us (regex on the section line)
-    owned_sections = ()
-    # top-level single lines owned by us
-    owned_lines = ()
+    # the driver's Section objects (nos/sections.py: each concern's render next to the line forms it reads
+    # back); sections.attach() sets them and derives the read-back tables below from them
+    section_objects = ()
+    # top-level lines owned by us, per section (regex on the line; a section line owns its whole block)
+    owned_sections = {}
+    # top-level single lines owned by us, per section (kept for drivers without section objects)
+    owned_lines = {}
     # interface child lines we manage, per section
     interface_children = {}
     interface_re = r"interface (\S+)$"
@@ -95,8 +99,9 @@ class CliDriver(Driver):
         """Regexes of top-level lines owned because the intent names them (e.g. the host VLAN)."""
         return ()
 
-    def render_tree(self, intent, qos, sections):
-        raise NotImplementedError
+    def render_tree(self, intent, qos, sections=SECTIONS):
+        """Nodes of the wanted sections, each rendered by its Section object."""
+        return render_sections(self, self.section_objects, sections, intent, qos)
 
     def render(self, intent, qos, sections=SECTIONS):
         return self.canonical(self.render_tree(intent, qos, sections))
@@ -119,10 +124,7 @@ class CliDriver(Driver):
 
     def _owned(self, line, sections):
         for sec in sections:
-            for pat in self.owned_sections.get(sec, ()) if isinstance(self.owned_sections, dict) else ():
-                if re.match(pat, line):
-                    return True
-            for pat in self.owned_lines.get(sec, ()) if isinstance(self.owned_lines, dict) else ():
+            for pat in self.owned_sections.get(sec, ()) + self.owned_lines.get(sec, ()):
                 if re.match(pat, line):
                     return True
         return False

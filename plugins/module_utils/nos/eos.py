@@ -13,6 +13,7 @@ eos_cli_config_gen (tests/unit/nos/test_eos_pyavd_oracle.py).
 
 from __future__ import annotations
 
+import copy
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
@@ -20,6 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 
 # Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
@@ -41,7 +43,6 @@ def _seconds(ms):
 _QOS_MAP = re.compile(r"^qos map dscp ((?:\d+ )+)to traffic-class (\d+)( drop-precedence \d+)?$")
 
 
-UNDERLAY_GLOBAL = (r"ip routing$", r"vlan \d+$", r"router bgp \d+$")
 # EOS defaults it leaves out of `show running-config` (a real vEOS 4.21 config, tests/fixtures/switches/eos/):
 # `switchport` and `switchport mode access` on an access port, and older releases print every neighbor's
 # default `maximum-routes 12000` although nobody typed it.
@@ -96,24 +97,6 @@ class EosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show priority-flow-control counters"
     port_abbrev = (("Et", "Ethernet"),)
-    owned_sections = {
-        "qos": (r"qos map dscp (\d+ )+to traffic-class \d+( drop-precedence \d+)?$",
-                r"priority-flow-control pause watchdog (default (timeout|recovery-time)|action) "),
-        "pbr": (r"ip access-list %s" % PREFIX, r"class-map type pbr match-any %s" % PREFIX, r"policy-map type pbr %s" % PREFIX),
-    }
-    owned_lines = {}
-    interface_children = {
-        "mtu": (r"mtu \d+$",),
-        "qos": (r"qos trust ", r"priority-flow-control ", r"(uc-)?tx-queue \d+$"),
-        "pbr": (r"service-policy type pbr input ",),
-        "underlay": (r"no switchport$", r"switchport$", r"switchport mode access$", r"switchport access vlan \d+$",
-                     r"ip address \S+$"),
-    }
-    # children of the interfaces only the underlay creates (Loopback0, the host SVI): its MTU is the underlay's
-    l3_children = {
-        "underlay": (r"mtu \d+$", r"ip address \S+$"),
-        "pbr": (r"service-policy type pbr input ",),
-    }
 
     def canonical(self, nodes):
         """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes
@@ -166,8 +149,6 @@ class EosDriver(CliDriver):
         return any(re.match(pat, line) for sec in sections for pat in patterns.get(sec, ()))
 
     def _owned_global(self, line, sections):
-        if "underlay" in sections and any(re.match(pat, line) for pat in (UNDERLAY_GLOBAL[0], UNDERLAY_GLOBAL[2])):
-            return True
         return self._owned(line, sections)
 
     def owns_interface(self, interface, intent):
@@ -217,38 +198,6 @@ class EosDriver(CliDriver):
             out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
         return out
 
-    def underlay_tree(self, intent):
-        """(global nodes, {interface: children}) of the routed underlay; pyavd forms (explicit defaults)."""
-        bgp = intent["bgp"]
-        nodes = [("ip routing", [])]
-        intfs = {"Loopback0": [("ip address %s/32" % intent["loopback"], [])]}
-        routed = [(u["port"], u["address"], u["prefixlen"]) for u in intent.get("uplinks") or []]
-        routed += [(d["port"], d["address"], d["prefixlen"]) for d in intent.get("downlinks") or [] if "leaf" in d]
-        for iface in intent.get("host_interfaces") or []:
-            if iface["kind"] == "svi":
-                nodes.append(("vlan %d" % iface["vlan"], []))
-                intfs[self.svi(iface["vlan"])] = [("mtu %d" % self.mtu(intent), []), ("ip address %s" % iface["address"], [])]
-                for member in iface["members"]:
-                    intfs[self.port(member)] = [("switchport access vlan %d" % iface["vlan"], []),
-                                                ("switchport mode access", []), ("switchport", [])]
-            else:
-                address, prefixlen = iface["address"].split("/")
-                routed.append((iface["port"], address, int(prefixlen)))
-        for port, address, prefixlen in routed:
-            intfs[self.port(port)] = [("no switchport", []), ("ip address %s/%d" % (address, prefixlen), [])]
-        lines = [("router-id %s" % bgp["router_id"], []),
-                 ("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []),
-                 ("maximum-paths %d" % bgp["maximum_paths"], [])]
-        if bgp["multipath_relax"]:
-            lines.append(("bgp bestpath as-path multipath-relax", []))
-        lines += [("neighbor %s remote-as %d" % (n["address"], n["remote_as"]), []) for n in bgp["neighbors"]]
-        if bgp.get("allowas_in"):
-            # spines take their plane ASN once from leafs (fabric.underlay.spine_allowas_in, docs/underlay.md)
-            lines += [("neighbor %s allowas-in %d" % (n["address"], bgp["allowas_in"]), []) for n in bgp["neighbors"]]
-        lines.append(("address-family ipv4", [("network %s" % net, []) for net in bgp["networks"]]))
-        nodes.append(("router bgp %d" % bgp["asn"], lines))
-        return nodes, intfs
-
     def diff(self, current, intended):
         """Remediation between visible forms. Where the running config holds a non-default value of a
         line whose intended value is the default (hidden), the explicit default is pushed: ``no priority``
@@ -291,69 +240,138 @@ class EosDriver(CliDriver):
             out.append(c)
         return ["no %s" % line for line in sorted(gone)] + out
 
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        nodes = []
-        if "qos" in sections:
-            # the complete map (fabric/qos.py complete_dscp_map), grouped per traffic class as EOS prints it
-            by_class = {}
-            for dscp, prio in complete_dscp_map(qos):
-                by_class.setdefault(prio, []).append(str(dscp))
-            for prio in sorted(by_class):
-                nodes.append(("qos map dscp %s to traffic-class %s" % (" ".join(by_class[prio]), prio), []))
-            if qos.get("pfc_watchdog"):
-                # global watchdog timers (seconds) and action: AVD priority-flow-control.j2
-                nodes.append(("priority-flow-control pause watchdog default timeout %s" % _seconds(qos["pfc_watchdog_detect_ms"]), []))
-                nodes.append(("priority-flow-control pause watchdog default recovery-time %s"
-                              % _seconds(qos["pfc_watchdog_restore_ms"]), []))
-                nodes.append(("priority-flow-control pause watchdog action drop", []))
-        ingress = self.pbr_ingress(intent) if "pbr" in sections else {}
-        extra = {}   # interface -> children from the underlay and pbr sections
-        if "underlay" in sections and intent.get("bgp"):
-            glob, extra = self.underlay_tree(intent)
-            nodes += glob
-        for l3, bound in sorted(ingress.items()):
-            # local destinations first (normal routing), then one class per host source pinned to its uplink
-            policy = "%sPBR-%s" % (PREFIX, safe_name(l3))
-            classes = [("class %sLOCAL" % PREFIX, [])]
-            for b in bound:
-                name = "%sBIND-%s" % (PREFIX, safe_name(self.port(b["ingress"])))
-                nodes.append(("ip access-list %s" % name, [("10 permit ip host %s any" % host_of(b["source"]), [])]))
-                nodes.append(("class-map type pbr match-any %s" % name, [("match ip access-group %s" % name, [])]))
-                classes.append(("class %s" % name, [("set nexthop %s" % b["next_hop"], [])]))
-            nodes.append(("policy-map type pbr %s" % policy, classes))
-            extra.setdefault(l3, []).append(("service-policy type pbr input %s" % policy, []))
-        if ingress:
-            local = sorted(set(local_destinations(intent)))
-            nodes.append(("ip access-list %sLOCAL" % PREFIX,
-                          [("%d permit ip any %s" % (10 * (i + 1), d), []) for i, d in enumerate(local)]))
-            nodes.append(("class-map type pbr match-any %sLOCAL" % PREFIX, [("match ip access-group %sLOCAL" % PREFIX, [])]))
-        for port in ports_of(intent):
-            children = []
-            if "mtu" in sections:
-                children.append(("mtu %d" % self.mtu(intent), []))
-            if "qos" in sections:
-                children.append(("qos trust %s" % qos["trust"], []))
-                children.append(("priority-flow-control on", []))
-                for p in qos["lossless_priorities"]:
-                    children.append(("priority-flow-control priority %d no-drop" % p, []))
-                if qos.get("pfc_watchdog"):
-                    children.append(("priority-flow-control pause watchdog", []))
-            children += extra.pop(self.port(port), [])
-            if "qos" in sections:
-                # ETS: the RoCE queue and the best-effort queue leave strict priority (EOS's tx-queue default) for
-                # round robin with the profile's shares; best effort (DSCP 0) rides traffic class 1 on EOS's
-                # default map (default_traffic_class), whose tx-queue is 1
-                ets = self.ets_queues(qos)
-                children.append(("tx-queue %d" % qos["ecn_queue"], [(
-                    "random-detect ecn minimum-threshold %d kbytes maximum-threshold %d kbytes max-mark-probability %d"
-                    % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]
-                    + ets.pop(qos["ecn_queue"], [])))
-                for queue, lines in sorted(ets.items()):
-                    children.append(("tx-queue %d" % queue, lines))
-                if qos.get("cnp_strict_priority"):
-                    children.append(("tx-queue %d" % qos["cnp_priority"], [("priority strict", [])]))
-            if children:
-                nodes.append(("interface %s" % self.port(port), children))
-        for name, children in sorted(extra.items()):
-            nodes.append(("interface %s" % name, children))
-        return nodes
+
+# --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
+MTU = Form("mtu {mtu}", mtu=r"\d+")
+QOS_MAP = Form("qos map dscp {dscps} to traffic-class {tc}", owns=_QOS_MAP.pattern[1:])
+WATCHDOG_GLOBAL = r"priority-flow-control pause watchdog (default (timeout|recovery-time)|action) "
+WATCHDOG_DEFAULT = Form("priority-flow-control pause watchdog default {timer} {seconds}", owns=WATCHDOG_GLOBAL)
+WATCHDOG_ACTION = Form("priority-flow-control pause watchdog action drop", owns=WATCHDOG_GLOBAL)
+PFC = r"priority-flow-control "          # every PFC line of a port is the qos section's
+QOS_TRUST = Form("qos trust {trust}", owns=r"qos trust ")
+PFC_ON = Form("priority-flow-control on", owns=PFC)
+PFC_NO_DROP = Form("priority-flow-control priority {priority} no-drop", owns=PFC)
+PFC_WATCHDOG = Form("priority-flow-control pause watchdog", owns=PFC)
+TX_QUEUE = Form("tx-queue {queue}", owns=r"(uc-)?tx-queue \d+$")   # EOS may show a unicast queue as uc-tx-queue
+
+
+def _qos(drv, intent, qos):
+    nodes = []
+    # the complete map (fabric/qos.py complete_dscp_map), grouped per traffic class as EOS prints it
+    by_class = {}
+    for dscp, prio in complete_dscp_map(qos):
+        by_class.setdefault(prio, []).append(str(dscp))
+    for prio in sorted(by_class):
+        nodes.append(QOS_MAP.node(dscps=" ".join(by_class[prio]), tc=prio))
+    if qos.get("pfc_watchdog"):
+        # global watchdog timers (seconds) and action: AVD priority-flow-control.j2
+        nodes.append(WATCHDOG_DEFAULT.node(timer="timeout", seconds=_seconds(qos["pfc_watchdog_detect_ms"])))
+        nodes.append(WATCHDOG_DEFAULT.node(timer="recovery-time", seconds=_seconds(qos["pfc_watchdog_restore_ms"])))
+        nodes.append(WATCHDOG_ACTION.node())
+    children = [QOS_TRUST.node(trust=qos["trust"]), PFC_ON.node()]
+    children += [PFC_NO_DROP.node(priority=p) for p in qos["lossless_priorities"]]
+    if qos.get("pfc_watchdog"):
+        children.append(PFC_WATCHDOG.node())
+    # ETS: the RoCE queue and the best-effort queue leave strict priority (EOS's tx-queue default) for
+    # round robin with the profile's shares; best effort (DSCP 0) rides traffic class 1 on EOS's
+    # default map (default_traffic_class), whose tx-queue is 1
+    ets = drv.ets_queues(qos)
+    children.append(TX_QUEUE.node([(
+        "random-detect ecn minimum-threshold %d kbytes maximum-threshold %d kbytes max-mark-probability %d"
+        % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]
+        + ets.pop(qos["ecn_queue"], []), queue=qos["ecn_queue"]))
+    for queue, lines in sorted(ets.items()):
+        children.append(TX_QUEUE.node(lines, queue=queue))
+    if qos.get("cnp_strict_priority"):
+        children.append(TX_QUEUE.node([("priority strict", [])], queue=qos["cnp_priority"]))
+    return nodes, dict((drv.port(p), copy.deepcopy(children)) for p in ports_of(intent))
+
+
+def _mtu(drv, intent, qos):
+    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
+
+
+ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
+PBR_CLASS = Form("class-map type pbr match-any {name}", owns=r"class-map type pbr match-any %s" % PREFIX)
+PBR_POLICY = Form("policy-map type pbr {name}", owns=r"policy-map type pbr %s" % PREFIX)
+PBR_INPUT = Form("service-policy type pbr input {name}", owns=r"service-policy type pbr input ")
+
+
+def _pbr(drv, intent, qos):
+    """Policy on the L3 ingress (EosDriver.pbr_ingress): local destinations first (normal routing), then one
+    class per host source pinned to its uplink."""
+    ingress = drv.pbr_ingress(intent)
+    nodes, interfaces = [], {}
+    for l3, bound in sorted(ingress.items()):
+        policy = "%sPBR-%s" % (PREFIX, safe_name(l3))
+        classes = [("class %sLOCAL" % PREFIX, [])]
+        for b in bound:
+            name = "%sBIND-%s" % (PREFIX, safe_name(drv.port(b["ingress"])))
+            nodes.append(ACL.node([("10 permit ip host %s any" % host_of(b["source"]), [])], name=name))
+            nodes.append(PBR_CLASS.node([("match ip access-group %s" % name, [])], name=name))
+            classes.append(("class %s" % name, [("set nexthop %s" % b["next_hop"], [])]))
+        nodes.append(PBR_POLICY.node(classes, name=policy))
+        interfaces.setdefault(l3, []).append(PBR_INPUT.node(name=policy))
+    if ingress:
+        local = sorted(set(local_destinations(intent)))
+        nodes.append(ACL.node([("%d permit ip any %s" % (10 * (i + 1), d), []) for i, d in enumerate(local)],
+                              name="%sLOCAL" % PREFIX))
+        nodes.append(PBR_CLASS.node([("match ip access-group %sLOCAL" % PREFIX, [])], name="%sLOCAL" % PREFIX))
+    return nodes, interfaces
+
+
+IP_ROUTING = Form("ip routing")
+VLAN = Form("vlan {vlan}", owns=False)   # read back per intent from EOS's range-compressed list: EosDriver.parse
+ROUTER_BGP = Form("router bgp {asn}", asn=r"\d+")   # the default-VRF instance, whole
+IP_ADDRESS = Form("ip address {address}")
+NO_SWITCHPORT = Form("no switchport")
+SWITCHPORT = Form("switchport")
+ACCESS_MODE = Form("switchport mode access")
+ACCESS_VLAN = Form("switchport access vlan {vlan}", vlan=r"\d+")
+
+
+def _underlay(drv, intent, qos):
+    """``ip routing``, Loopback0, routed fabric /31s, the host VLAN + SVI or routed /31 host ports, the
+    default-VRF ``router bgp`` block; pyavd forms (explicit defaults)."""
+    if not intent.get("bgp"):
+        return [], {}
+    bgp = intent["bgp"]
+    nodes = [IP_ROUTING.node()]
+    intfs = {"Loopback0": [IP_ADDRESS.node(address="%s/32" % intent["loopback"])]}
+    routed = [(u["port"], u["address"], u["prefixlen"]) for u in intent.get("uplinks") or []]
+    routed += [(d["port"], d["address"], d["prefixlen"]) for d in intent.get("downlinks") or [] if "leaf" in d]
+    for iface in intent.get("host_interfaces") or []:
+        if iface["kind"] == "svi":
+            nodes.append(VLAN.node(vlan=iface["vlan"]))
+            intfs[drv.svi(iface["vlan"])] = [MTU.node(mtu=drv.mtu(intent)), IP_ADDRESS.node(address=iface["address"])]
+            for member in iface["members"]:
+                intfs[drv.port(member)] = [ACCESS_VLAN.node(vlan=iface["vlan"]), ACCESS_MODE.node(), SWITCHPORT.node()]
+        else:
+            address, prefixlen = iface["address"].split("/")
+            routed.append((iface["port"], address, int(prefixlen)))
+    for port, address, prefixlen in routed:
+        intfs[drv.port(port)] = [NO_SWITCHPORT.node(), IP_ADDRESS.node(address="%s/%d" % (address, prefixlen))]
+    lines = [("router-id %s" % bgp["router_id"], []),
+             ("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []),
+             ("maximum-paths %d" % bgp["maximum_paths"], [])]
+    if bgp["multipath_relax"]:
+        lines.append(("bgp bestpath as-path multipath-relax", []))
+    lines += [("neighbor %s remote-as %d" % (n["address"], n["remote_as"]), []) for n in bgp["neighbors"]]
+    if bgp.get("allowas_in"):
+        # spines take their plane ASN once from leafs (fabric.underlay.spine_allowas_in, docs/underlay.md)
+        lines += [("neighbor %s allowas-in %d" % (n["address"], bgp["allowas_in"]), []) for n in bgp["neighbors"]]
+    lines.append(("address-family ipv4", [("network %s" % net, []) for net in bgp["networks"]]))
+    nodes.append(ROUTER_BGP.node(lines, asn=bgp["asn"]))
+    return nodes, intfs
+
+
+attach(EosDriver,
+       Section("qos", _qos, top=(QOS_MAP, WATCHDOG_DEFAULT, WATCHDOG_ACTION),
+               children=(QOS_TRUST, PFC_ON, PFC_NO_DROP, PFC_WATCHDOG, TX_QUEUE)),
+       Section("mtu", _mtu, children=(MTU,)),
+       # on the interfaces only the underlay creates (Loopback0, the host SVI) the policy is read back too
+       Section("pbr", _pbr, top=(ACL, PBR_CLASS, PBR_POLICY), children=(PBR_INPUT,), l3_children=(PBR_INPUT,)),
+       # the MTU of those interfaces is the underlay's
+       Section("underlay", _underlay, top=(IP_ROUTING, VLAN, ROUTER_BGP),
+               children=(NO_SWITCHPORT, SWITCHPORT, ACCESS_MODE, ACCESS_VLAN, IP_ADDRESS),
+               l3_children=(MTU, IP_ADDRESS)))

@@ -21,6 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import co
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 ECMP_HASH_FIELDS = ("src-ip", "dst-ip", "ip-proto", "l4-src-port", "l4-dst-port")
 
@@ -78,109 +79,9 @@ class KlishDriver(CliDriver):
     sections = SECTIONS + ("underlay",)
     error_pattern = r"%\s*Error"
     save_command = "write memory"
-    owned_sections = {
-        "qos": (r"qos map dscp-tc %s" % PREFIX, r"qos wred-policy %s" % PREFIX, r"qos scheduler-policy %s" % PREFIX),
-        "pbr": (r"ip access-list %s" % PREFIX, r"class-map %s" % PREFIX, r"policy-map %s" % PREFIX),
-        # the default-VRF BGP instance is the plan's, whole (`router bgp N vrf V` is not ours)
-        "underlay": (r"router bgp \d+$",),
-    }
-    owned_lines = {"qos": (r"buffer init lossless$",), "underlay": (r"ip load-share hash ipv4 ",)}
-    interface_children = {
-        "mtu": (r"mtu \d+$",),
-        "qos": (r"qos-map dscp-tc ", r"priority-flow-control ", r"queue \d+ wred-policy ", r"scheduler-policy ",
-                r"cable-length "),
-        "pbr": (r"service-policy type forwarding in ",),
-        "underlay": (r"ip address ", r"switchport access Vlan "),
-    }
 
     def parse(self, running, intent, sections=SECTIONS):
         return CliDriver.parse(self, normalize_running(running), intent, sections)
-
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        nodes = []
-        if "qos" in sections:
-            # lossless buffer pools, profiles and priority groups from the platform defaults (dellemc sonic_qos_buffer);
-            # Dell asks to save and reboot after the first `buffer init lossless`
-            nodes.append(("buffer init lossless", []))
-            nodes.append(("qos map dscp-tc %sDSCP-TC" % PREFIX, [
-                ("dscp %s traffic-class %s" % (d, p), [])
-                for d, p in complete_dscp_map(qos)]))   # every DSCP, none left to a platform default
-            nodes.append(("qos wred-policy %sECN" % PREFIX, [
-                ("green minimum-threshold %d maximum-threshold %d drop-probability %d"
-                 % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), []),
-                ("ecn green", [])]))
-            # ETS: DWRR weights of the RoCE queue and the default queue (TC0 -> queue 0), CNP strict; the
-            # `queue N` / `type dwrr` / `weight W` form is the SONiC ROCEv2 HLD's ETS example (3.6.2.3.5)
-            queues = [("queue %d" % qos["ecn_queue"], [("type dwrr", []), ("weight %d" % qos["ets_roce_percent"], [])]),
-                      ("queue 0", [("type dwrr", []), ("weight %d" % qos["ets_default_percent"], [])])]
-            if qos.get("cnp_strict_priority"):
-                queues.append(("queue %d" % qos["cnp_priority"], [("type strict", [])]))
-            nodes.append(("qos scheduler-policy %sSCHED" % PREFIX, queues))
-        interfaces = {}
-        if "underlay" in sections and intent.get("bgp"):
-            nodes += self._underlay_globals(intent)
-            for name, children in self._underlay_interfaces(intent):
-                interfaces.setdefault(name, []).extend(children)
-        if "pbr" in sections:
-            for ingress, bindings in pbr_groups(intent, svi_name):
-                pbr_nodes, child = self._pbr(intent, ingress, bindings)
-                nodes += pbr_nodes
-                interfaces.setdefault(self.port(ingress), []).append(child)
-        for port in ports_of(intent):
-            children = []
-            if "mtu" in sections:
-                children.append(("mtu %d" % self.mtu(intent), []))
-            if "qos" in sections:
-                children.append(("qos-map dscp-tc %sDSCP-TC" % PREFIX, []))
-                for p in qos["lossless_priorities"]:
-                    children.append(("priority-flow-control priority %d" % p, []))
-                if qos.get("pfc_watchdog"):
-                    children += [("priority-flow-control watchdog action drop", []),
-                                 ("priority-flow-control watchdog on detect-time %d" % qos["pfc_watchdog_detect_ms"], []),
-                                 ("priority-flow-control watchdog restore-time %d" % qos["pfc_watchdog_restore_ms"], [])]
-                # headroom follows the cable length (dellemc sonic_qos_interfaces: `cable-length 40m`)
-                children.append(("cable-length %dm" % qos["cable_length_m"], []))
-                children.append(("queue %d wred-policy %sECN" % (qos["ecn_queue"], PREFIX), []))
-                children.append(("scheduler-policy %sSCHED" % PREFIX, []))
-            interfaces.setdefault(self.port(port), [])[0:0] = children
-        for name, children in interfaces.items():
-            if children:
-                nodes.append(("interface %s" % name, children))
-        return nodes
-
-    # --- underlay ------------------------------------------------------------------------
-    @staticmethod
-    def _underlay_globals(intent):
-        bgp = intent["bgp"]
-        # ECMP hash: addresses, protocol and both L4 ports (the RoCEv2 UDP source port varies per QP);
-        # dellemc sonic_ecmp_load_share shows these lines in `show running-configuration`
-        nodes = [("ip load-share hash ipv4 ipv4-%s" % field, []) for field in ECMP_HASH_FIELDS]
-        router = [("router-id %s" % bgp["router_id"], [])]
-        router.append(("timers %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []))
-        if bgp["multipath_relax"]:
-            router.append(("bestpath as-path multipath-relax", []))
-        router.append(("address-family ipv4 unicast",
-                       [("maximum-paths %d" % bgp["maximum_paths"], [])] + [("network %s" % net, []) for net in bgp["networks"]]))
-        for n in bgp["neighbors"]:
-            # spine_allowas_in: see docs/underlay.md "When a spine loses a leaf"
-            family = [("activate", [])] + ([("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else [])
-            router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
-                                                          ("address-family ipv4 unicast", family)]))
-        nodes.append(("router bgp %d" % bgp["asn"], router))
-        return nodes
-
-    def _underlay_interfaces(self, intent):
-        # SONiC ports are routed unless they are VLAN members: no `no switchport` line exists
-        out = [("Loopback0", [("ip address %s/32" % intent["loopback"], [])])]
-        for port, address in fabric_links(intent):
-            out.append((self.port(port), [("ip address %s" % address, [])]))
-        for svi in svis(intent):
-            out.append((svi_name(svi["vlan"]), [("ip address %s" % svi["address"], [])]))
-            for member in svi["members"]:
-                out.append((self.port(member), [("switchport access Vlan %d" % svi["vlan"], [])]))
-        for host in routed_host_ports(intent):
-            out.append((self.port(host["port"]), [("ip address %s" % host["address"], [])]))
-        return out
 
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)
@@ -200,25 +101,130 @@ class KlishDriver(CliDriver):
             return next((i for i, head in enumerate(order) if child.startswith(head)), len(order))
         return 0
 
-    # --- PBR (Flow Based Services, forwarding policy) on the L3 ingress --------------------
-    def _pbr(self, intent, ingress, bindings):
-        """Per binding an ACL (deny ACEs exclude the local destinations: FBS takes no action on a
-        classifier's DROP rules, Broadcom FBS HLD 2.2.2.1.1.2) and a class; one forwarding policy per
-        L3 ingress (the SVI in scheme A, the routed port in scheme B). No ``set interface null``: FBS
-        drops on unreachable next hops only with that explicit "default drop action" (HLD 2.3.4)."""
+
+# --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
+MTU = Form("mtu {mtu}", mtu=r"\d+")
+BUFFER_INIT = Form("buffer init lossless")
+DSCP_TC = Form("qos map dscp-tc {name}", owns=r"qos map dscp-tc %s" % PREFIX)
+WRED = Form("qos wred-policy {name}", owns=r"qos wred-policy %s" % PREFIX)
+SCHEDULER = Form("qos scheduler-policy {name}", owns=r"qos scheduler-policy %s" % PREFIX)
+PFC = r"priority-flow-control "          # every PFC line of a port is the qos section's
+PORT_DSCP_TC = Form("qos-map dscp-tc {name}", owns=r"qos-map dscp-tc ")
+PORT_PFC = Form("priority-flow-control priority {priority}", owns=PFC)
+PORT_WATCHDOG = Form("priority-flow-control watchdog {setting}", owns=PFC)
+CABLE_LENGTH = Form("cable-length {length}m", owns=r"cable-length ")
+PORT_WRED = Form("queue {queue} wred-policy {name}", owns=r"queue \d+ wred-policy ")
+PORT_SCHEDULER = Form("scheduler-policy {name}", owns=r"scheduler-policy ")
+
+
+def _qos(drv, intent, qos):
+    # lossless buffer pools, profiles and priority groups from the platform defaults (dellemc sonic_qos_buffer);
+    # Dell asks to save and reboot after the first `buffer init lossless`
+    nodes = [BUFFER_INIT.node()]
+    nodes.append(DSCP_TC.node([("dscp %s traffic-class %s" % (d, p), [])
+                               for d, p in complete_dscp_map(qos)],   # every DSCP, none left to a platform default
+                              name="%sDSCP-TC" % PREFIX))
+    nodes.append(WRED.node([("green minimum-threshold %d maximum-threshold %d drop-probability %d"
+                             % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), []),
+                            ("ecn green", [])], name="%sECN" % PREFIX))
+    # ETS: DWRR weights of the RoCE queue and the default queue (TC0 -> queue 0), CNP strict; the
+    # `queue N` / `type dwrr` / `weight W` form is the SONiC ROCEv2 HLD's ETS example (3.6.2.3.5)
+    queues = [("queue %d" % qos["ecn_queue"], [("type dwrr", []), ("weight %d" % qos["ets_roce_percent"], [])]),
+              ("queue 0", [("type dwrr", []), ("weight %d" % qos["ets_default_percent"], [])])]
+    if qos.get("cnp_strict_priority"):
+        queues.append(("queue %d" % qos["cnp_priority"], [("type strict", [])]))
+    nodes.append(SCHEDULER.node(queues, name="%sSCHED" % PREFIX))
+    children = [PORT_DSCP_TC.node(name="%sDSCP-TC" % PREFIX)]
+    children += [PORT_PFC.node(priority=p) for p in qos["lossless_priorities"]]
+    if qos.get("pfc_watchdog"):
+        children += [PORT_WATCHDOG.node(setting="action drop"),
+                     PORT_WATCHDOG.node(setting="on detect-time %d" % qos["pfc_watchdog_detect_ms"]),
+                     PORT_WATCHDOG.node(setting="restore-time %d" % qos["pfc_watchdog_restore_ms"])]
+    # headroom follows the cable length (dellemc sonic_qos_interfaces: `cable-length 40m`)
+    children.append(CABLE_LENGTH.node(length=qos["cable_length_m"]))
+    children.append(PORT_WRED.node(queue=qos["ecn_queue"], name="%sECN" % PREFIX))
+    children.append(PORT_SCHEDULER.node(name="%sSCHED" % PREFIX))
+    return nodes, dict((drv.port(p), list(children)) for p in ports_of(intent))
+
+
+def _mtu(drv, intent, qos):
+    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
+
+
+ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
+CLASS_MAP = Form("class-map {name} match-type acl", owns=r"class-map %s" % PREFIX)
+POLICY_MAP = Form("policy-map {name} type forwarding", owns=r"policy-map %s" % PREFIX)
+FORWARDING_IN = Form("service-policy type forwarding in {name}", owns=r"service-policy type forwarding in ")
+
+
+def _pbr(drv, intent, qos):
+    """(Flow Based Services, forwarding policy) per binding an ACL (deny ACEs exclude the local destinations:
+    FBS takes no action on a classifier's DROP rules, Broadcom FBS HLD 2.2.2.1.1.2) and a class; one forwarding
+    policy per L3 ingress (the SVI in scheme A, the routed port in scheme B). No ``set interface null``: FBS
+    drops on unreachable next hops only with that explicit "default drop action" (HLD 2.3.4)."""
+    nodes, interfaces = [], {}
+    for ingress, bindings in pbr_groups(intent, svi_name):
         name = "%sBIND-%s" % (PREFIX, safe_name(ingress)) if len(bindings) == 1 and not ingress.startswith("Vlan") \
             else "%sPBR-%s" % (PREFIX, ingress)
-        nodes, classes = [], []
+        classes = []
         for i, b in enumerate(bindings):
             cname = name if len(bindings) == 1 and not ingress.startswith("Vlan") else "%sBIND-%s" % (PREFIX, safe_name(b["ingress"]))
             src = host_of(b["source"])
             rules = [("seq %d deny ip host %s %s" % (10 * (j + 1), src, d), []) for j, d in enumerate(local_destinations(intent))]
             rules.append(("seq %d permit ip host %s any" % (10 * (len(rules) + 1), src), []))
-            nodes.append(("ip access-list %s" % cname, rules))
-            nodes.append(("class-map %s match-type acl" % cname, [("match access-group ip %s" % cname, [])]))
+            nodes.append(ACL.node(rules, name=cname))
+            nodes.append(CLASS_MAP.node([("match access-group ip %s" % cname, [])], name=cname))
             classes.append(("class %s priority %d" % (cname, 10 + i), [("set ip next-hop %s" % b["next_hop"], [])]))
-        nodes.append(("policy-map %s type forwarding" % name, classes))
-        return nodes, ("service-policy type forwarding in %s" % name, [])
+        nodes.append(POLICY_MAP.node(classes, name=name))
+        interfaces.setdefault(drv.port(ingress), []).append(FORWARDING_IN.node(name=name))
+    return nodes, interfaces
+
+
+LOAD_SHARE = Form("ip load-share hash ipv4 ipv4-{field}", owns=r"ip load-share hash ipv4 ")
+ROUTER_BGP = Form("router bgp {asn}", asn=r"\d+")   # the default-VRF instance, whole (`router bgp N vrf V` is not ours)
+IP_ADDRESS = Form("ip address {address}", owns=r"ip address ")
+ACCESS_VLAN = Form("switchport access Vlan {vlan}", owns=r"switchport access Vlan ")
+
+
+def _underlay(drv, intent, qos):
+    """Loopback0, fabric /31s, host SVI + members or routed host ports, ECMP hash, ``router bgp``."""
+    if not intent.get("bgp"):
+        return [], {}
+    bgp = intent["bgp"]
+    # ECMP hash: addresses, protocol and both L4 ports (the RoCEv2 UDP source port varies per QP);
+    # dellemc sonic_ecmp_load_share shows these lines in `show running-configuration`
+    nodes = [LOAD_SHARE.node(field=field) for field in ECMP_HASH_FIELDS]
+    router = [("router-id %s" % bgp["router_id"], [])]
+    router.append(("timers %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []))
+    if bgp["multipath_relax"]:
+        router.append(("bestpath as-path multipath-relax", []))
+    router.append(("address-family ipv4 unicast",
+                   [("maximum-paths %d" % bgp["maximum_paths"], [])] + [("network %s" % net, []) for net in bgp["networks"]]))
+    for n in bgp["neighbors"]:
+        # spine_allowas_in: see docs/underlay.md "When a spine loses a leaf"
+        family = [("activate", [])] + ([("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else [])
+        router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
+                                                      ("address-family ipv4 unicast", family)]))
+    nodes.append(ROUTER_BGP.node(router, asn=bgp["asn"]))
+    # SONiC ports are routed unless they are VLAN members: no `no switchport` line exists
+    interfaces = {"Loopback0": [IP_ADDRESS.node(address="%s/32" % intent["loopback"])]}
+    for port, address in fabric_links(intent):
+        interfaces.setdefault(drv.port(port), []).append(IP_ADDRESS.node(address=address))
+    for svi in svis(intent):
+        interfaces.setdefault(svi_name(svi["vlan"]), []).append(IP_ADDRESS.node(address=svi["address"]))
+        for member in svi["members"]:
+            interfaces.setdefault(drv.port(member), []).append(ACCESS_VLAN.node(vlan=svi["vlan"]))
+    for host in routed_host_ports(intent):
+        interfaces.setdefault(drv.port(host["port"]), []).append(IP_ADDRESS.node(address=host["address"]))
+    return nodes, interfaces
+
+
+attach(KlishDriver,
+       Section("qos", _qos, top=(BUFFER_INIT, DSCP_TC, WRED, SCHEDULER),
+               children=(PORT_DSCP_TC, PORT_PFC, PORT_WATCHDOG, CABLE_LENGTH, PORT_WRED, PORT_SCHEDULER)),
+       Section("mtu", _mtu, children=(MTU,)),
+       Section("pbr", _pbr, top=(ACL, CLASS_MAP, POLICY_MAP), children=(FORWARDING_IN,)),
+       Section("underlay", _underlay, top=(LOAD_SHARE, ROUTER_BGP), children=(IP_ADDRESS, ACCESS_VLAN)))
 
 
 class AsterNosDriver(KlishDriver):

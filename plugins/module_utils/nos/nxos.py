@@ -16,6 +16,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 
 
 def svi_name(vlan):
@@ -33,115 +34,6 @@ class NxosDriver(CliDriver):
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show interface priority-flow-control"
     port_abbrev = (("Eth", "Ethernet"),)
-    owned_sections = {
-        "qos": (r"class-map type qos match-all %s" % PREFIX, r"policy-map type (qos|network-qos|queuing) %s" % PREFIX, r"system qos$",
-                r"priority-flow-control watch-dog-interval "),
-        "pbr": (r"feature pbr$", r"ip access-list %s" % PREFIX, r"route-map %s" % PREFIX),
-        # the default-VRF BGP instance is the plan's, whole (NX-OS has one `router bgp`)
-        "underlay": (r"feature (bgp|interface-vlan)$", r"ip load-sharing address ", r"router bgp \S+$"),
-    }
-    interface_children = {
-        "mtu": (r"mtu \d+$",),
-        "qos": (r"priority-flow-control ", r"service-policy type qos input "),
-        "pbr": (r"ip policy route-map ",),
-        "underlay": (r"ip address ", r"no switchport$", r"switchport$", r"switchport access vlan "),
-    }
-
-    def render_tree(self, intent, qos, sections=SECTIONS):
-        nodes = []
-        if "qos" in sections:
-            classes = []
-            for dscp, prio in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0])):
-                cname = "%sDSCP%s" % (PREFIX, dscp)
-                nodes.append(("class-map type qos match-all %s" % cname, [("match dscp %s" % dscp, [])]))
-                classes.append(("class %s" % cname, [("set qos-group %d" % prio, [])]))
-            nodes.append(("policy-map type qos %sQOS-IN" % PREFIX, classes))
-            nq = []
-            for p in qos["lossless_priorities"]:
-                nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % self.mtu(intent), [])]))
-            # the default class carries jumbo frames too (Cisco roce_enable.py: c-8q-nq-default / mtu 9216)
-            nq.append(("class type network-qos c-8q-nq-default", [("mtu %d" % self.mtu(intent), [])]))
-            nodes.append(("policy-map type network-qos %sNQ" % PREFIX, nq))
-            # ETS: DWRR shares of the RoCE queue and the default queue (roce_enable.py: 50 / 50); CNP strict
-            queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [
-                ("bandwidth remaining percent %d" % qos["ets_roce_percent"], []),
-                ("random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
-                 % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]),
-                ("class type queuing c-out-8q-q-default", [("bandwidth remaining percent %d" % qos["ets_default_percent"], [])])]
-            if qos.get("cnp_strict_priority"):
-                queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
-            nodes.append(("policy-map type queuing %sQ-OUT" % PREFIX, queues))
-            if qos.get("pfc_watchdog"):
-                # global switch of the PFC watchdog; the interface line alone leaves it off (Cisco RoCE examples)
-                nodes.append(("priority-flow-control watch-dog-interval on", []))
-            nodes.append(("system qos", [("service-policy type network-qos %sNQ" % PREFIX, []),
-                                         ("service-policy type queuing output %sQ-OUT" % PREFIX, [])]))
-        interfaces = {}
-        if "underlay" in sections and intent.get("bgp"):
-            nodes += self._underlay_globals(intent)
-            for name, children in self._underlay_interfaces(intent):
-                interfaces.setdefault(name, []).extend(children)
-        if "pbr" in sections:
-            groups = pbr_groups(intent, svi_name)
-            if groups:
-                nodes.append(("feature pbr", []))
-            for ingress, bindings in groups:
-                pbr_nodes, child = self._pbr(intent, ingress, bindings)
-                nodes += pbr_nodes
-                interfaces.setdefault(ingress, []).append(child)
-        for port in ports_of(intent):
-            children = []
-            if "mtu" in sections:
-                children.append(("mtu %d" % self.mtu(intent), []))
-            if "qos" in sections:
-                children.append(("priority-flow-control mode on", []))
-                if qos.get("pfc_watchdog"):
-                    children.append(("priority-flow-control watch-dog-interval on", []))
-                children.append(("service-policy type qos input %sQOS-IN" % PREFIX, []))
-            interfaces.setdefault(self.port(port), [])[0:0] = children
-        for name, children in interfaces.items():
-            if children:
-                nodes.append(("interface %s" % name, children))
-        return nodes
-
-    # --- underlay ------------------------------------------------------------------------
-    @staticmethod
-    def _underlay_globals(intent):
-        bgp = intent["bgp"]
-        nodes = [("feature bgp", [])]
-        vlans = svis(intent)
-        if vlans:
-            nodes.append(("feature interface-vlan", []))
-        # ECMP hash on addresses and L4 ports: the RoCEv2 UDP source port varies per QP (Cisco N9K
-        # Unicast Routing guide, "Configuring ECMP Load Balancing")
-        nodes.append(("ip load-sharing address source-destination port source-destination", []))
-        nodes += [("vlan %d" % v["vlan"], []) for v in vlans]
-        router = [("router-id %s" % bgp["router_id"], [])]
-        if bgp["multipath_relax"]:
-            router.append(("bestpath as-path multipath-relax", []))
-        router.append(("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []))
-        router.append(("address-family ipv4 unicast",
-                       [("network %s" % net, []) for net in bgp["networks"]] + [("maximum-paths %d" % bgp["maximum_paths"], [])]))
-        for n in bgp["neighbors"]:
-            # spines accept their plane ASN once from leafs (fabric.underlay.spine_allowas_in): a spine that lost a
-            # leaf reaches it through another leaf instead of blackholing pinned traffic (docs/underlay.md)
-            family = [("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else []
-            router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
-                                                          ("address-family ipv4 unicast", family)]))
-        nodes.append(("router bgp %d" % bgp["asn"], router))
-        return nodes
-
-    def _underlay_interfaces(self, intent):
-        out = [("loopback0", [("ip address %s/32" % intent["loopback"], [])])]
-        for port, address in fabric_links(intent):
-            out.append((self.port(port), [("no switchport", []), ("ip address %s" % address, [])]))
-        for svi in svis(intent):
-            out.append((svi_name(svi["vlan"]), [("no shutdown", []), ("ip address %s" % svi["address"], [])]))
-            for member in svi["members"]:
-                out.append((self.port(member), [("switchport", []), ("switchport access vlan %d" % svi["vlan"], [])]))
-        for host in routed_host_ports(intent):
-            out.append((self.port(host["port"]), [("no switchport", []), ("ip address %s" % host["address"], [])]))
-        return out
 
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)
@@ -171,31 +63,151 @@ class NxosDriver(CliDriver):
                          (head.endswith(" ") and child.startswith(head))), len(order))
         return 0
 
-    # --- PBR on the L3 ingress -----------------------------------------------------------
-    def _pbr(self, intent, ingress, bindings):
-        """ACLs + one route-map for one L3 ingress interface, and the interface line binding it.
 
-        An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines): local
-        destinations are excluded by a route-map *deny* sequence first, which routes normally. Plain
-        ``set ip next-hop A`` (no ``drop-on-fail``) falls back to normal routing when A becomes
-        unreachable (cisco.nxos nxos_route_maps: drop-on-fail "Drop packets instead of using default
-        routing when the configured next hop becomes unreachable")."""
-        name = "%sBIND-%s" % (PREFIX, safe_name(self.port(ingress))) if not ingress.startswith("Vlan") else \
+# --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
+MTU = Form("mtu {mtu}", mtu=r"\d+")
+PFC = r"priority-flow-control "          # every PFC line of a port or the switch is the qos section's
+PFC_MODE = Form("priority-flow-control mode on", owns=PFC)
+PFC_WATCHDOG = Form("priority-flow-control watch-dog-interval on", owns=PFC)
+PFC_WATCHDOG_GLOBAL = Form("priority-flow-control watch-dog-interval on", owns=r"priority-flow-control watch-dog-interval ")
+QOS_CLASS = Form("class-map type qos match-all {name}", owns=r"class-map type qos match-all %s" % PREFIX)
+QOS_POLICY = Form("policy-map type {kind} {name}", owns=r"policy-map type (qos|network-qos|queuing) %s" % PREFIX)
+SYSTEM_QOS = Form("system qos")
+QOS_INPUT = Form("service-policy type qos input {name}", owns=r"service-policy type qos input ")
+
+
+def _qos(drv, intent, qos):
+    nodes = []
+    classes = []
+    for dscp, prio in sorted(qos["dscp_to_priority"].items(), key=lambda kv: int(kv[0])):
+        cname = "%sDSCP%s" % (PREFIX, dscp)
+        nodes.append(QOS_CLASS.node([("match dscp %s" % dscp, [])], name=cname))
+        classes.append(("class %s" % cname, [("set qos-group %d" % prio, [])]))
+    nodes.append(QOS_POLICY.node(classes, kind="qos", name="%sQOS-IN" % PREFIX))
+    nq = []
+    for p in qos["lossless_priorities"]:
+        nq.append(("class type network-qos c-8q-nq%d" % p, [("pause pfc-cos %d" % p, []), ("mtu %d" % drv.mtu(intent), [])]))
+    # the default class carries jumbo frames too (Cisco roce_enable.py: c-8q-nq-default / mtu 9216)
+    nq.append(("class type network-qos c-8q-nq-default", [("mtu %d" % drv.mtu(intent), [])]))
+    nodes.append(QOS_POLICY.node(nq, kind="network-qos", name="%sNQ" % PREFIX))
+    # ETS: DWRR shares of the RoCE queue and the default queue (roce_enable.py: 50 / 50); CNP strict
+    queues = [("class type queuing c-out-8q-q%d" % qos["ecn_queue"], [
+        ("bandwidth remaining percent %d" % qos["ets_roce_percent"], []),
+        ("random-detect minimum-threshold %d kbytes maximum-threshold %d kbytes drop-probability %d weight 0 ecn"
+         % (qos["ecn_min_kbytes"], qos["ecn_max_kbytes"], qos["ecn_probability_percent"]), [])]),
+        ("class type queuing c-out-8q-q-default", [("bandwidth remaining percent %d" % qos["ets_default_percent"], [])])]
+    if qos.get("cnp_strict_priority"):
+        queues.append(("class type queuing c-out-8q-q%d" % qos["cnp_priority"], [("priority level 1", [])]))
+    nodes.append(QOS_POLICY.node(queues, kind="queuing", name="%sQ-OUT" % PREFIX))
+    if qos.get("pfc_watchdog"):
+        # global switch of the PFC watchdog; the interface line alone leaves it off (Cisco RoCE examples)
+        nodes.append(PFC_WATCHDOG_GLOBAL.node())
+    nodes.append(SYSTEM_QOS.node([("service-policy type network-qos %sNQ" % PREFIX, []),
+                                  ("service-policy type queuing output %sQ-OUT" % PREFIX, [])]))
+    children = [PFC_MODE.node()]
+    if qos.get("pfc_watchdog"):
+        children.append(PFC_WATCHDOG.node())
+    children.append(QOS_INPUT.node(name="%sQOS-IN" % PREFIX))
+    return nodes, dict((drv.port(p), list(children)) for p in ports_of(intent))
+
+
+def _mtu(drv, intent, qos):
+    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
+
+
+FEATURE_PBR = Form("feature pbr")
+ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
+ROUTE_MAP = Form("route-map {name} {action} {seq}", owns=r"route-map %s" % PREFIX)
+POLICY_ROUTE_MAP = Form("ip policy route-map {name}", owns=r"ip policy route-map ")
+
+
+def _pbr(drv, intent, qos):
+    """Per L3 ingress interface ACLs + one route-map, and the interface line binding it.
+
+    An ACL matched by a PBR route-map must not hold deny ACEs (Cisco PBR guidelines): local
+    destinations are excluded by a route-map *deny* sequence first, which routes normally. Plain
+    ``set ip next-hop A`` (no ``drop-on-fail``) falls back to normal routing when A becomes
+    unreachable (cisco.nxos nxos_route_maps: drop-on-fail "Drop packets instead of using default
+    routing when the configured next hop becomes unreachable")."""
+    groups = pbr_groups(intent, svi_name)
+    nodes = [FEATURE_PBR.node()] if groups else []
+    interfaces = {}
+    local = local_destinations(intent)
+    for ingress, bindings in groups:
+        name = "%sBIND-%s" % (PREFIX, safe_name(drv.port(ingress))) if not ingress.startswith("Vlan") else \
             "%sPBR-%s" % (PREFIX, ingress)
-        nodes = []
-        local = local_destinations(intent)
         seq = 10
         if local:
             # scheme B (one host per port): the local ACL names the host; scheme A: any source on the SVI
             src = "%s/32" % host_of(bindings[0]["source"]) if len(bindings) == 1 and not ingress.startswith("Vlan") else "any"
             aces = [("%d permit ip %s %s" % (10 * (i + 1), src, d), []) for i, d in enumerate(local)]
-            nodes.append(("ip access-list %s-LOCAL" % name, aces))
-            nodes.append(("route-map %s deny %d" % (name, seq), [("match ip address %s-LOCAL" % name, [])]))
+            nodes.append(ACL.node(aces, name="%s-LOCAL" % name))
+            nodes.append(ROUTE_MAP.node([("match ip address %s-LOCAL" % name, [])], name=name, action="deny", seq=seq))
             seq += 10
         for b in bindings:
-            acl = name if len(bindings) == 1 else "%sBIND-%s" % (PREFIX, safe_name(self.port(b["ingress"])))
-            nodes.append(("ip access-list %s" % acl, [("10 permit ip %s/32 any" % host_of(b["source"]), [])]))
-            nodes.append(("route-map %s permit %d" % (name, seq),
-                          [("match ip address %s" % acl, []), ("set ip next-hop %s" % b["next_hop"], [])]))
+            acl = name if len(bindings) == 1 else "%sBIND-%s" % (PREFIX, safe_name(drv.port(b["ingress"])))
+            nodes.append(ACL.node([("10 permit ip %s/32 any" % host_of(b["source"]), [])], name=acl))
+            nodes.append(ROUTE_MAP.node([("match ip address %s" % acl, []), ("set ip next-hop %s" % b["next_hop"], [])],
+                                        name=name, action="permit", seq=seq))
             seq += 10
-        return nodes, ("ip policy route-map %s" % name, [])
+        interfaces.setdefault(ingress, []).append(POLICY_ROUTE_MAP.node(name=name))
+    return nodes, interfaces
+
+
+FEATURE = Form("feature {feature}", feature="bgp|interface-vlan")
+LOAD_SHARING = Form("ip load-sharing address {fields}", owns=r"ip load-sharing address ")
+VLAN = Form("vlan {vlan}", owns=False)   # read back per intent: NxosDriver.intent_owned
+ROUTER_BGP = Form("router bgp {asn}")
+IP_ADDRESS = Form("ip address {address}", owns=r"ip address ")
+NO_SWITCHPORT = Form("no switchport")
+SWITCHPORT = Form("switchport")
+ACCESS_VLAN = Form("switchport access vlan {vlan}", owns=r"switchport access vlan ")
+NO_SHUTDOWN = Form("no shutdown", owns=False)   # ours on the SVI only: NxosDriver._child_managed
+
+
+def _underlay(drv, intent, qos):
+    """loopback0, fabric /31s, host SVI + members or routed host ports, ECMP hash, ``router bgp``."""
+    if not intent.get("bgp"):
+        return [], {}
+    bgp = intent["bgp"]
+    nodes = [FEATURE.node(feature="bgp")]
+    vlans = svis(intent)
+    if vlans:
+        nodes.append(FEATURE.node(feature="interface-vlan"))
+    # ECMP hash on addresses and L4 ports: the RoCEv2 UDP source port varies per QP (Cisco N9K
+    # Unicast Routing guide, "Configuring ECMP Load Balancing")
+    nodes.append(LOAD_SHARING.node(fields="source-destination port source-destination"))
+    nodes += [VLAN.node(vlan=v["vlan"]) for v in vlans]
+    router = [("router-id %s" % bgp["router_id"], [])]
+    if bgp["multipath_relax"]:
+        router.append(("bestpath as-path multipath-relax", []))
+    router.append(("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []))
+    router.append(("address-family ipv4 unicast",
+                   [("network %s" % net, []) for net in bgp["networks"]] + [("maximum-paths %d" % bgp["maximum_paths"], [])]))
+    for n in bgp["neighbors"]:
+        # spines accept their plane ASN once from leafs (fabric.underlay.spine_allowas_in): a spine that lost a
+        # leaf reaches it through another leaf instead of blackholing pinned traffic (docs/underlay.md)
+        family = [("allowas-in %d" % bgp["allowas_in"], [])] if bgp.get("allowas_in") else []
+        router.append(("neighbor %s" % n["address"], [("remote-as %d" % n["remote_as"], []),
+                                                      ("address-family ipv4 unicast", family)]))
+    nodes.append(ROUTER_BGP.node(router, asn=bgp["asn"]))
+    interfaces = {"loopback0": [IP_ADDRESS.node(address="%s/32" % intent["loopback"])]}
+    for port, address in fabric_links(intent):
+        interfaces.setdefault(drv.port(port), []).extend([NO_SWITCHPORT.node(), IP_ADDRESS.node(address=address)])
+    for svi in vlans:
+        interfaces.setdefault(svi_name(svi["vlan"]), []).extend([NO_SHUTDOWN.node(), IP_ADDRESS.node(address=svi["address"])])
+        for member in svi["members"]:
+            interfaces.setdefault(drv.port(member), []).extend([SWITCHPORT.node(), ACCESS_VLAN.node(vlan=svi["vlan"])])
+    for host in routed_host_ports(intent):
+        interfaces.setdefault(drv.port(host["port"]), []).extend([NO_SWITCHPORT.node(), IP_ADDRESS.node(address=host["address"])])
+    return nodes, interfaces
+
+
+attach(NxosDriver,
+       Section("qos", _qos, top=(QOS_CLASS, QOS_POLICY, SYSTEM_QOS, PFC_WATCHDOG_GLOBAL),
+               children=(PFC_MODE, PFC_WATCHDOG, QOS_INPUT)),
+       Section("mtu", _mtu, children=(MTU,)),
+       Section("pbr", _pbr, top=(FEATURE_PBR, ACL, ROUTE_MAP), children=(POLICY_ROUTE_MAP,)),
+       # the default-VRF BGP instance is the plan's, whole (NX-OS has one `router bgp`)
+       Section("underlay", _underlay, top=(FEATURE, LOAD_SHARING, VLAN, ROUTER_BGP),
+               children=(IP_ADDRESS, NO_SWITCHPORT, SWITCHPORT, ACCESS_VLAN, NO_SHUTDOWN)))

@@ -1,0 +1,109 @@
+"""Golden corpus of the NOS drivers' pure functions (render, parse, diff, the full-config image), so a
+refactor of the drivers can be proven behaviour-preserving byte for byte (tests/unit/nos/test_golden.py).
+
+    PYTHONPATH=.collections .venv/bin/python tests/unit/nos/golden/make_golden.py   # rewrite golden.json.gz
+
+Regenerate only when a change of rendered output is intended (and say so in the commit).
+"""
+import gzip
+import json
+import os
+import sys
+
+import yaml
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
+GOLDEN = os.path.join(HERE, "golden.json.gz")
+DRIVERS = ("eos", "nxos", "sonic", "asternos", "nvue", "frr")
+PLANS = (("lab", None), ("rail512", None), ("lab", "p2p"))
+# capture directory -> drivers that read that NOS's output
+CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("sonic", "asternos"), "nvue": ("nvue",), "frr": ("frr",)}
+
+
+def _plan(inventory, platform, scheme):
+    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
+        fabric = yaml.safe_load(handle)["fabric"]
+    fabric["leafs"].pop("platform_overrides", None)
+    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = platform
+    if scheme:
+        fabric["addressing"]["scheme"] = scheme
+    return build_plan(fabric)
+
+
+def _devices(plan):
+    return list(plan["leafs"].items())[:2] + list(plan["spines"].items())[:1]
+
+
+def _call(fn, *args):
+    """The result, or the error a driver raises (also part of its behaviour)."""
+    try:
+        return fn(*args)
+    except (ValueError, KeyError, TypeError) as exc:   # a refusal is recorded and compared like any output
+        return "ERROR %s: %s" % (type(exc).__name__, exc)
+
+
+def _image(drv, text, intent, sections):
+    img = _call(fullconfig.image, drv, text, intent, sections)
+    return img if isinstance(img, str) else {"managed": img.managed, "outside": img.outside}
+
+
+def corpus():
+    out = {}
+    for platform in DRIVERS:
+        drv = get_driver(platform)
+        for inventory, scheme in PLANS:
+            plan = _plan(inventory, platform, scheme)
+            every = tuple(drv.sections)
+            for name, intent in _devices(plan):
+                full = _call(drv.render, intent, plan["qos"], every)
+                for sections in [(s,) for s in every] + [every]:
+                    key = "%s|%s|%s|%s|%s" % (platform, inventory, scheme or "-", name, ",".join(sections))
+                    text = _call(drv.render, intent, plan["qos"], sections)
+                    entry = {"render": text,
+                             "parse": _call(drv.parse, text, intent, sections),
+                             "parse_of_all": _call(drv.parse, full, intent, sections),
+                             "diff_add": _call(drv.diff, "", text),
+                             "diff_remove": _call(drv.diff, text, ""),
+                             "image_of_all": _image(drv, full, intent, sections)}
+                    if hasattr(drv, "render_explicit"):
+                        entry["render_explicit"] = _call(drv.render_explicit, intent, plan["qos"], sections)
+                    if hasattr(drv, "interface_re"):
+                        entry["managed_interfaces"] = sorted(drv.managed_interfaces(intent, sections))
+                        entry["created_interfaces"] = sorted(drv.created_interfaces(intent, sections))
+                    out[key] = entry
+        # real captures of this NOS, read with the lab plan's first leaf and spine
+        plan = _plan("lab", platform, None)
+        for nos, readers in sorted(CAPTURE_DRIVERS.items()):
+            if platform not in readers:
+                continue
+            for fname in sorted(os.listdir(os.path.join(CAPTURES, nos))):
+                if fname.endswith(".md") or fname.endswith(".json"):
+                    continue
+                with open(os.path.join(CAPTURES, nos, fname)) as handle:
+                    running = handle.read()
+                for name, intent in _devices(plan)[:1] + _devices(plan)[2:]:
+                    for sections in [(s,) for s in drv.sections] + [tuple(drv.sections)]:
+                        key = "capture|%s|%s/%s|%s|%s" % (platform, nos, fname, name, ",".join(sections))
+                        parsed = _call(drv.parse, running, intent, sections)
+                        out[key] = {"parse": parsed, "image": _image(drv, running, intent, sections),
+                                    "diff_to_render": _call(drv.diff, parsed, _call(drv.render, intent, plan["qos"], sections))
+                                    if not parsed.startswith("ERROR") else None}
+    return out
+
+
+def main():
+    data = corpus()
+    blob = json.dumps(data, sort_keys=True, indent=0).encode("utf-8")
+    with gzip.GzipFile(GOLDEN, "wb", mtime=0) as handle:
+        handle.write(blob)
+    print("%d entries, %d bytes uncompressed, %d bytes gz" % (len(data), len(blob), os.path.getsize(GOLDEN)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
