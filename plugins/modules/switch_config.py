@@ -84,40 +84,8 @@ options:
     description: Seconds to wait for another run on the same switch to finish before refusing.
     type: int
     default: 300
-  host:
-    description: Switch address (usually C(ansible_host)).
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
-  username:
-    description: SSH user (usually C(ansible_user)).
-    type: str
-    required: true
-  password:
-    description: SSH password (usually C(ansible_password)).
-    type: str
-  secret:
-    description:
-      - Enable secret (netmiko C(secret)). When set, the session enters privileged exec with C(enable)
-        before anything else (for users that land in unprivileged exec, e.g. EOS or NX-OS C(>)).
-    type: str
-  device_type:
-    description: netmiko device_type; defaults to the driver's.
-    type: str
-  host_key_checking:
-    description: Verify the switch's SSH host key (against O(known_hosts) or the system known_hosts).
-    type: bool
-    default: true
-  known_hosts:
-    description: known_hosts file to verify host keys against.
-    type: path
-  timeout:
-    description: Connection and authentication timeout in seconds.
-    type: int
-    default: 30
+extends_documentation_fragment:
+  - aifabric.roce.switch_connection
 requirements: [netmiko, hier_config]
 notes:
   - Supports check mode and diff mode.

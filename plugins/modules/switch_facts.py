@@ -41,38 +41,8 @@ options:
     description: Also read PFC counters where one show command gives them.
     type: bool
     default: true
-  host:
-    description: Switch address (usually C(ansible_host)).
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
-  username:
-    description: SSH user (usually C(ansible_user)).
-    type: str
-    required: true
-  password:
-    description: SSH password (usually C(ansible_password)).
-    type: str
-  secret:
-    description: Enable secret (netmiko C(secret)); when set, the session runs C(enable) first.
-    type: str
-  device_type:
-    description: netmiko device_type; defaults to the driver's.
-    type: str
-  host_key_checking:
-    description: Verify the switch's SSH host key (against O(known_hosts) or the system known_hosts).
-    type: bool
-    default: true
-  known_hosts:
-    description: known_hosts file to verify host keys against.
-    type: path
-  timeout:
-    description: Connection and authentication timeout in seconds.
-    type: int
-    default: 30
+extends_documentation_fragment:
+  - aifabric.roce.switch_connection
 requirements: [netmiko]
 notes:
   - Supports check mode (it only reads).

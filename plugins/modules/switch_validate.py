@@ -43,39 +43,15 @@ options:
     description: How long the failover check waits for the path to move, each way, in milliseconds.
     type: int
     default: 5000
-  host:
-    description: Switch address (usually C(ansible_host)).
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
   username:
     description: SSH user (usually C(ansible_user)); C(failover) needs the right to set links down (root on Linux).
     type: str
     required: true
-  password:
-    description: SSH password (usually C(ansible_password)).
-    type: str
-  secret:
-    description: Enable secret (netmiko C(secret)).
-    type: str
   device_type:
     description: netmiko device_type; defaults to the plan record's, then the driver's.
     type: str
-  host_key_checking:
-    description: Verify the switch's SSH host key (against O(known_hosts) or the system known_hosts).
-    type: bool
-    default: true
-  known_hosts:
-    description: known_hosts file to verify host keys against.
-    type: path
-  timeout:
-    description: Connection and authentication timeout in seconds.
-    type: int
-    default: 30
 extends_documentation_fragment:
+  - aifabric.roce.switch_connection
   - aifabric.roce.fabric
 attributes:
   check_mode:
