@@ -4,10 +4,9 @@ import os
 import re
 
 import pytest
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from tests.unit.nos.helpers import plan_on_platform
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, read_back
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -33,13 +32,7 @@ def test_read_back_tables_keep_one_regex_per_scope_and_skip_driver_read_forms():
 
 
 def _lab(platform, scheme):
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as handle:
-        fabric = yaml.safe_load(handle)["fabric"]
-    fabric["leafs"].pop("platform_overrides", None)
-    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = platform
-    if scheme:
-        fabric["addressing"]["scheme"] = scheme
-    return build_plan(fabric)
+    return plan_on_platform("lab", platform, scheme)
 
 
 def _recognised(line, forms):

@@ -4,24 +4,16 @@ import copy
 import os
 
 import pytest
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from tests.unit.nos.helpers import plan_on_platform
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
 ALL = ("qos", "mtu", "pbr", "underlay")
 
 
-def _plan(inventory, platform, scheme=None):
-    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
-        fabric = yaml.safe_load(handle)["fabric"]
-    fabric["leafs"].pop("platform_overrides", None)
-    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = platform
-    if scheme:
-        fabric["addressing"]["scheme"] = scheme
-    return build_plan(fabric)
+_plan = plan_on_platform
 
 
 def _read(path):

@@ -4,25 +4,14 @@ and the read path on real captured configs (tests/fixtures/switches/, SOURCE.md 
 import os
 
 import pytest
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from tests.unit.nos.helpers import plan_on_platform
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIX = os.path.join(ROOT, "tests", "fixtures", "switches")
 ALL = ("qos", "mtu", "pbr", "underlay")
-
-
-def fabric(inventory, platform, scheme=None):
-    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as fh:
-        fab = yaml.safe_load(fh)["fabric"]
-    fab["leafs"].pop("platform_overrides", None)
-    fab["leafs"]["platform"] = fab["spines"]["platform"] = platform
-    if scheme:
-        fab["addressing"]["scheme"] = scheme
-    return build_plan(fab)
 
 
 PLANS = {}
@@ -31,7 +20,7 @@ PLANS = {}
 def plan_for(inventory, platform, scheme=None):
     key = (inventory, platform, scheme)
     if key not in PLANS:
-        PLANS[key] = fabric(inventory, platform, scheme)
+        PLANS[key] = plan_on_platform(inventory, platform, scheme)
     return PLANS[key]
 
 

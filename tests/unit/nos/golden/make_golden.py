@@ -10,14 +10,14 @@ import json
 import os
 import sys
 
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+sys.path.insert(0, ROOT)   # tests.unit.nos.helpers, also when run as a script
+from tests.unit.nos.helpers import plan_on_platform  # noqa: E402
 CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
 GOLDEN = os.path.join(HERE, "golden.json.gz")
 DRIVERS = ("eos", "nxos", "sonic", "asternos", "nvue", "frr")
@@ -26,14 +26,7 @@ PLANS = (("lab", None), ("rail512", None), ("lab", "p2p"))
 CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("sonic", "asternos"), "nvue": ("nvue",), "frr": ("frr",)}
 
 
-def _plan(inventory, platform, scheme):
-    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as handle:
-        fabric = yaml.safe_load(handle)["fabric"]
-    fabric["leafs"].pop("platform_overrides", None)
-    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = platform
-    if scheme:
-        fabric["addressing"]["scheme"] = scheme
-    return build_plan(fabric)
+_plan = plan_on_platform
 
 
 def _devices(plan):
