@@ -13,12 +13,15 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import tempfile
 import time
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Image, differences, image
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, StepError, check_safe
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, Image, differences, image, paths
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (RefusedError, StepError, check_safe,
+                                                                                      managed_reverse)
 
 
 class ConnectError(StepError):
@@ -32,52 +35,83 @@ class ConnectError(StepError):
 
 class ApplyError(Exception):
     """``rolled_back``: True only when the read-back proved the before-image; False when it proved a
-    difference or could not read; None when nothing was sent (refused)."""
+    difference or could not read; None when nothing was sent (refused). ``foreign``: the lines someone
+    else changed on the switch during this run (then only this run's own lines are ever taken back)."""
 
-    def __init__(self, msg, attempted, device_error, rolled_back, state=None, step=None, command=None, differs=None):
+    def __init__(self, msg, attempted, device_error, rolled_back, state=None, step=None, command=None, differs=None,
+                 foreign=None):
         Exception.__init__(self, msg)
         self.attempted = attempted
         self.device_error = device_error
         self.rolled_back = rolled_back
         self.state = state
         self.step, self.command, self.differs = step, command, differs
+        self.foreign = foreign
+
+
+class ForeignChange(StepError):
+    """The switch changed under this run, by someone else (another controller, a CLI user)."""
 
 
 class DeviceLock(object):
-    """Per-device lock on the controller (flock on a file per host:port): two runs never interleave."""
+    """Per-device lock on this controller (flock on a file per host:port): two runs of one controller queue
+    here before they meet at the device lock (nos/devicelock.py), which is the one other controllers see.
+
+    The directory is this user's own (mode 0700, owner checked, never a symlink) and the file is opened
+    with O_NOFOLLOW and checked to be a regular file of ours, so a planted link is refused, not written."""
 
     def __init__(self, key, directory=None, timeout=300):
-        directory = directory or os.path.join(tempfile.gettempdir(), "aifabric-switch-locks")
-        os.makedirs(directory, exist_ok=True)
-        self.path = os.path.join(directory, re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".lock")
-        self.timeout, self.fh = timeout, None
+        self.directory = directory or os.path.join(tempfile.gettempdir(), "aifabric-switch-locks-%d" % os.getuid())
+        self.path = os.path.join(self.directory, re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".lock")
+        self.timeout, self.fd = timeout, None
+
+    def _safe_directory(self):
+        try:
+            os.mkdir(self.directory, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(self.directory)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise RefusedError("the controller lock directory %s is not a directory owned by this user (uid %d): "
+                               "refusing to use it" % (self.directory, os.getuid()))
+
+    def _open(self):
+        self._safe_directory()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise RefusedError("the controller lock file %s is a symlink: refusing to follow it" % self.path)
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            os.close(fd)
+            raise RefusedError("the controller lock file %s is not a regular file of this user" % self.path)
+        return fd
 
     def __enter__(self):
         import fcntl
-        self.fh = open(self.path, "a+")
+        self.fd = self._open()
         end = time.time() + self.timeout
         while True:
             try:
-                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except (IOError, OSError) as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() >= end:
-                    self.fh.seek(0)
-                    holder = self.fh.read().strip() or "unknown"
-                    self.fh.close()
+                    holder = os.pread(self.fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+                    os.close(self.fd)
                     raise RefusedError("another run holds the controller lock %s (%s) for more than %ss"
                                        % (self.path, holder, self.timeout))
                 time.sleep(0.2)
-        self.fh.seek(0)
-        self.fh.truncate()
-        self.fh.write("pid %d since %s" % (os.getpid(), time.strftime("%H:%M:%S")))
-        self.fh.flush()
+        os.ftruncate(self.fd, 0)   # our own regular file (checked above), held under flock
+        os.pwrite(self.fd, ("pid %d since %s" % (os.getpid(), time.strftime("%H:%M:%S"))).encode(), 0)
         return self
 
     def __exit__(self, *exc):
         import fcntl
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        self.fh.close()
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
         return False
 
 
@@ -222,13 +256,16 @@ def _log_tail(conn, chars=400):
 
 class Applier(object):
     def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None,
-                 read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300):
+                 read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300, lock_ttl=1800,
+                 device_lock=True):
         self.driver, self.intent, self.qos = driver, intent, qos
         self.sections = tuple(sections)
         self.commit_timer = int(commit_timer or 0)
-        self.tag = "aif-%s" % (name_suffix or "%d-%d" % (os.getpid() % 100000, int(time.time() * 1000) % 100000000))
+        # named, dated and attributable: the device lock marker and every session/checkpoint of this run
+        self.tag = devicelock.new_tag() if not name_suffix else "aif-%s" % name_suffix
         self.io = DeviceIO(driver, connect, read_timeout, reconnect_timeout)
         self.lock_key, self.lock_dir, self.lock_timeout = lock_key, lock_dir, lock_timeout
+        self.lock_ttl, self.device_lock = lock_ttl, device_lock
         self.before_image = None
         self.notes = []
 
@@ -277,10 +314,45 @@ class Applier(object):
         except RefusedError as exc:
             raise ApplyError("refused, nothing was changed: %s" % exc, list(self.attempted), str(exc), None, step="preflight")
 
-    def _apply_locked(self, before, after, cmds, save, expected_digest):
+    def _transaction(self):
         budget = 2 * self.io.read_timeout + 30
         txn = self.driver.transaction(self.driver, self.io, self.tag, self.commit_timer, budget)
-        # compare-and-swap: the device must still be what this run read (and what a reviewer saw)
+        txn.intent, txn.sections = self.intent, self.sections
+        return txn
+
+    def _apply_locked(self, before, after, cmds, save, expected_digest):
+        txn = self._transaction()
+        if self.device_lock:
+            try:
+                self.notes = devicelock.acquire(txn, self.lock_ttl, self.lock_timeout, [])
+            except devicelock.LockHeldError as exc:
+                raise RefusedError(str(exc))
+            except StepError as exc:
+                devicelock.release(txn)
+                if isinstance(exc, ConnectError):
+                    raise
+                raise RefusedError("could not take the device lock: %s" % exc)
+        try:
+            result = self._apply_held(txn, before, after, cmds, save, expected_digest)
+        except ApplyError as exc:
+            if self.device_lock and not devicelock.release(txn, txn.notes) and exc.rolled_back:
+                exc.rolled_back = False   # the config is restored, but our marker is still on the device
+                exc.args = ("%s; but the lock marker %s is left on the device (the next run recovers it)"
+                            % (exc, txn.tag),)
+            self.notes = self.notes + txn.notes
+            raise
+        except BaseException:
+            if self.device_lock:
+                devicelock.release(txn, txn.notes)
+            raise
+        if self.device_lock:
+            devicelock.release(txn, txn.notes)
+        self.notes = self.notes + txn.notes
+        return result
+
+    def _apply_held(self, txn, before, after, cmds, save, expected_digest):
+        # compare-and-swap: the device must still be what this run read (and what a reviewer saw); read
+        # under the device lock, so no other run of this collection can move it from here on
         base = self.read_image("preflight")
         if expected_digest and base.digest() != expected_digest:
             raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
@@ -291,32 +363,53 @@ class Applier(object):
             raise RefusedError("the managed config changed since this run read it")
         check_safe(cmds)
         txn.preflight()
+        want = Image(after, base.outside)
 
         def verify(step):
             got = self.read_image(step)
-            want = Image(after, base.outside)
             if got != want:
                 raise StepError(step, self.driver.show_running, "",
                                 "the running config read back is not the before-image plus the intended change: %s"
                                 % differences(got, want))
 
+        def precheck(step):
+            # just before a commit that copies a snapshot over the running config (EOS session, NVUE revision)
+            got = self.read_image(step)
+            if got != base:
+                raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
+                                    "else; committing would overwrite it: %s" % Changes(base, want, got).describe())
+
         saving = False
         try:
             txn.begin()
             txn.stage(cmds)
-            txn.commit(verify)
+            txn.commit(verify, precheck)
             if save:
                 saving = True
                 txn.save()
         except Exception as exc:  # noqa: BLE001 - every failure goes through undo + proof
             err = exc if isinstance(exc, StepError) else StepError("apply", None, str(exc), type(exc).__name__)
-            self._undo_and_raise(txn, base, err, resave=saving)
+            self._undo_and_raise(txn, base, want, err, resave=saving)
         finally:
             txn.cleanup()
-        self.notes = txn.notes
         return True
 
-    def _undo_and_raise(self, txn, base, err, resave):
+    def _foreign(self, txn, base, want):
+        """Changes made by someone else since this run's base, or None (none, or nothing could be read:
+        then the NOS's own undo proves itself by the read-back as before)."""
+        if not txn.committed:
+            return None   # the running config holds nothing of ours: dropping our staging touches nobody
+        try:
+            self.io.fresh("check")
+            ch = Changes(base, want, self.read_image("check"))
+        except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
+            return None
+        return ch if ch.foreign else None
+
+    def _undo_and_raise(self, txn, base, want, err, resave):
+        foreign = self._foreign(txn, base, want)
+        if foreign is not None:
+            self._undo_ours_and_raise(txn, base, want, foreign, err, resave)
         undo_error, what, state, differs, restored = None, None, None, None, False
         for attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
             try:
@@ -350,6 +443,45 @@ class Applier(object):
             claim = "NOT proven restored: %s" % differs
         else:
             claim = "NOT restored: %s" % differs
+        if isinstance(err, ForeignChange) and not txn.committed:
+            claim += "; nothing of this run reached the running config; someone else changed it meanwhile"
         msg = "apply failed on %s at %s; %s; %s" % (self.driver.name, err, undo, claim)
         raise ApplyError(msg, list(self.attempted), err.output or str(err), restored, state,
                          step=err.step, command=err.command, differs=differs)
+
+    def _undo_ours_and_raise(self, txn, base, want, ch, err, resave):
+        """Someone else changed the switch during this run: never roll back to a before-image (that would
+        undo them). Take back this run's own lines when no foreign line touches them, prove it, and say
+        exactly what the switch holds; otherwise touch nothing more."""
+        named = "a foreign change appeared during this run (%s)" % ch.describe()
+        stopped = ""
+        try:
+            if getattr(txn, "confirm_timer", None):
+                txn.confirm_timer()   # EOS: a running commit timer would restore the old config over theirs
+        except Exception as exc:  # noqa: BLE001
+            stopped = "; the commit timer could not be stopped (%s): EOS restores the config it replaced when it ends" % exc
+        conflicts = ch.conflicts()
+        state, proven = None, False
+        if conflicts:
+            outcome = ("NOT restored: it touches what this run changed (%s); nothing more was touched: the switch "
+                       "holds this run's lines as applied plus the foreign change" % "; ".join(conflicts[:8]))
+        else:
+            try:
+                # after -> before: commands on this run's lines only (a port is never removed)
+                cmds = [c for c in managed_reverse(self.driver, want.managed, base.managed) if c.strip()]
+                if cmds:
+                    txn.push_reverse(cmds)
+                got = self.read_image("prove")
+                state = got.managed
+                proven = paths(got) == ch.ours_only_undo_target()
+                if proven and resave:
+                    txn.save()
+                outcome = ("this run's change was taken back and the foreign change kept (proven by reading the whole "
+                           "running config back); NOT restored to the before-image, which would undo theirs"
+                           if proven else "NOT restored: taking back this run's lines did not give the expected config: "
+                           "%s" % differences(got, Image(base.managed, base.outside)))
+            except Exception as exc:  # noqa: BLE001
+                outcome = "NOT proven: taking back this run's lines failed (%s)" % exc
+        msg = "apply failed on %s at %s; %s%s; %s" % (self.driver.name, err, named, stopped, outcome)
+        raise ApplyError(msg, list(self.attempted), err.output or str(err), False, state, step=err.step,
+                         command=err.command, differs=ch.describe(), foreign=ch.foreign_added + ch.foreign_removed)

@@ -38,7 +38,7 @@ def image(driver, running, intent, sections):
     if re.search(driver.error_pattern or r"(?!x)x", running, re.M) or not running.strip():
         raise ValueError("the device did not return a config: %s" % " | ".join(running.strip().splitlines()[-3:]))
     managed = driver.parse(running, intent, sections)
-    norm = getattr(driver.transaction, "normalize", None)
+    norm = getattr(driver, "normalize_running", None)
     text = norm(running) if norm else running
     if hasattr(driver, "outside"):   # a driver with its own config layout (frr)
         outside = driver.outside(text, intent, sections)
@@ -119,3 +119,75 @@ def differences(got, want, limit=8):
         if extra:
             parts.append("%s unexpected %d: %s" % (label, len(extra), "; ".join(x.strip() for x in extra[:limit])))
     return ", ".join(parts) or "no difference"
+
+
+def paths(img):
+    """An Image as a set of lines with their parents ("interface X > mtu 9216"): the unit in which this
+    run's change and anyone else's are told apart."""
+    out, stack = set(), []
+    for raw in img.managed.splitlines():
+        if not raw.strip() or raw.strip() == "!":
+            continue
+        depth = len(raw) - len(raw.lstrip())
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        path = " > ".join([s for _d, s in stack] + [raw.strip()])
+        out.add(path)
+        stack.append((depth, raw.strip()))
+    return out | set(img.outside)
+
+
+class Changes(object):
+    """What moved on the device, split by who moved it. ``base``: the image this run started from;
+    ``want``: base plus this run's change; ``got``: what the device holds now.
+
+    * ``ours``: lines this run adds or removes (want vs base);
+    * ``foreign``: lines nobody in this run wrote: present now but in neither base nor want, or kept
+      by both base and want but gone now.
+    A line of ours that is missing or still present is a partial change, not a foreign one."""
+
+    def __init__(self, base, want, got):
+        b, w, g = paths(base), paths(want), paths(got)
+        self.added, self.removed = w - b, b - w
+        self.foreign_added = sorted(g - b - w)
+        self.foreign_removed = sorted((b & w) - g)
+        self.got = g
+        self.base = b
+
+    @property
+    def foreign(self):
+        return bool(self.foreign_added or self.foreign_removed)
+
+    def ours_only_undo_target(self):
+        """The lines the device should hold once this run's change alone is taken back."""
+        return (self.got - self.added) | self.removed
+
+    def conflicts(self):
+        """Foreign lines that undoing this run's change could touch: the same setting under the same
+        parent (they edited a line we also changed), or anything inside a block this run created or
+        removed whole (taking ours back takes the block)."""
+        ours = self.added | self.removed
+        keys = set(_setting(p) for p in ours)
+        blocks = set(p for p in ours if " > " not in p)
+        return sorted(p for p in self.foreign_added + self.foreign_removed
+                      if _setting(p) in keys or p.split(" > ")[0] in blocks)
+
+    def describe(self, limit=8):
+        parts = []
+        if self.foreign_added:
+            parts.append("appeared: %s" % "; ".join(self.foreign_added[:limit]))
+        if self.foreign_removed:
+            parts.append("disappeared: %s" % "; ".join(self.foreign_removed[:limit]))
+        return ", ".join(parts) or "none"
+
+
+def _setting(path):
+    """``parent > ... > mtu 9216`` -> (``parent > ...``, ``mtu``): what a line sets, whatever its value
+    (the line without its last word; ``no`` and NVUE's ``nv set`` dropped)."""
+    parent, _sep, line = path.rpartition(" > ")
+    toks = line.split()
+    if toks[:2] in (["nv", "set"], ["nv", "unset"]):
+        toks = toks[2:]
+    if toks and toks[0] == "no":
+        toks = toks[1:]
+    return parent, " ".join(toks[:-1] if len(toks) > 1 else toks)

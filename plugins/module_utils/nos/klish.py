@@ -76,6 +76,7 @@ class KlishDriver(CliDriver):
     indent = 1
     hier_platform = "GENERIC"
     transaction = transactions.KlishReverseTxn
+    normalize_running = staticmethod(normalize_running)
     sections = SECTIONS + ("underlay",)
     error_pattern = r"%\s*Error"
     save_command = "write memory"

@@ -100,6 +100,22 @@ class Transaction(object):
         self.confirmed = False    # nothing left that the NOS could still undo by itself
         self.notes = []
 
+    # ---- the device lock's marker (nos/devicelock.py); each NOS names its own kind of object
+    def mark(self):
+        raise NotImplementedError
+
+    def markers(self):
+        """Every lock marker of this collection on the device (devicelock.Marker), ours included."""
+        raise NotImplementedError
+
+    def unmark(self, name):
+        raise NotImplementedError
+
+    def recover(self, marker):
+        """Clean what a dead or stale run left (its marker and its transaction objects); returns what was done."""
+        self.unmark(marker.name)
+        return "marker removed"
+
     def preflight(self):
         return None
 
@@ -109,7 +125,7 @@ class Transaction(object):
     def stage(self, cmds):
         raise NotImplementedError
 
-    def commit(self, verify):
+    def commit(self, verify, precheck=None):
         verify("verify")
         self.committed = self.confirmed = True
 
@@ -137,181 +153,9 @@ class Transaction(object):
         return "pushed the reverse of the managed lines (%d commands)" % len(cmds)
 
 
-class EosSessionTxn(Transaction):
-    """Arista configuration session with a confirmed commit timer."""
-    mechanism = "EOS configure session + commit timer (confirmed after verification)"
-
-    def timer(self):
-        # the timer must outlast the verification read(s) with margin; a shorter request is raised
-        return max(self.commit_timer, self.verify_budget)
-
-    def preflight(self):
-        out = self.io.run("preflight", "show configuration sessions")
-        foreign = [name for name, state in _eos_sessions(out) if state == "pending" and name != self.tag]
-        if foreign:
-            raise RefusedError("the switch has pending configuration session(s) %s from another operator or run; "
-                               "commit or remove them (`no configure session NAME`) first" % ", ".join(foreign))
-
-    def stage(self, cmds):
-        self.io.configure("stage", list(cmds), enter="configure session %s" % self.tag, leave=False)
-
-    def commit(self, verify):
-        secs = self.timer()
-        if secs != self.commit_timer and self.commit_timer:
-            self.notes.append("commit timer raised from %ds to %ds (longer than verification)" % (self.commit_timer, secs))
-        cmd = "commit timer %s" % _hms(secs)
-        self.committed = True   # from here on the device may hold the change (a lost answer proves nothing)
-        self.io.run("commit", cmd, in_config=True)
-        start = time.time()
-        verify("verify")
-        took = time.time() - start
-        if took >= secs - 1:
-            raise StepError("confirm", None, "", "verification took %.1fs, not within the %ds commit timer: not confirmed" % (took, secs))
-        confirm = "configure session %s commit" % self.tag
-        out = self.io.run("confirm", confirm)
-        if out.strip():
-            # a confirmed timer answers nothing; anything else (timer gone, session unknown) is a failure
-            raise StepError("confirm", confirm, out, "commit timer confirmation not accepted")
-        self.confirmed = True
-        verify("verify after confirm")
-
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        if not self.committed:
-            # staged only: the running config never changed; drop the session
-            self.io.run("abort", "no configure session %s" % self.tag, tolerate=r"not found|does not exist")
-            return "configuration session %s removed (never committed)" % self.tag
-        if not self.confirmed:
-            self.io.run("abort", "configure session %s abort" % self.tag, tolerate=r"not found|not pending")
-            return "commit timer of session %s aborted (EOS restores the previous config)" % self.tag
-
-        def push(cmds):
-            self.io.configure("abort", cmds + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
-        return self._reverse(read_managed, before_managed, push)
-
-    def leftovers(self):
-        out = self.io.run("leftovers", "show configuration sessions")
-        return ["pending configuration session %s" % n for n, s in _eos_sessions(out) if s == "pending" and n.startswith(self.tag)]
-
-
-def _eos_sessions(text):
-    """`show configuration sessions` rows -> [(name, state)] (rows: name, state, user, terminal)."""
-    out = []
-    for line in text.splitlines():
-        toks = line.replace("*", " ", 1).split() if line.lstrip().startswith("*") else line.split()
-        if len(toks) >= 2 and toks[1] in ("pending", "pendingCommitTimer", "completed") :
-            out.append((toks[0], "pending" if toks[1].startswith("pending") else toks[1]))
-    return out
-
-
-class NxosCheckpointTxn(Transaction):
-    mechanism = "NX-OS checkpoint + rollback running-config checkpoint"
-    native_undo = True
-
-    def begin(self):
-        self.io.run("begin", "checkpoint %s" % self.tag, ok=r"Done|[Cc]heckpoint .*created|^\s*$")
-
-    def stage(self, cmds):
-        self.committed = True   # NX-OS applies each line as it is typed
-        self.io.configure("stage", list(cmds))
-
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        self.io.run("abort", "rollback running-config checkpoint %s" % self.tag, ok=r"Rollback completed successfully",
-                    read_timeout=300)
-        return "rolled back to checkpoint %s" % self.tag
-
-    def cleanup(self):
-        if getattr(self, "_cleaned", False):
-            return
-        self._cleaned = True
-        try:
-            self.io.run("cleanup", "no checkpoint %s" % self.tag, fresh_on_error=True)
-        except Exception as exc:  # noqa: BLE001 - reported as a leftover, the config is not affected
-            self.notes.append("checkpoint %s could not be deleted: %s" % (self.tag, exc))
-
-    def leftovers(self):
-        out = self.io.run("leftovers", "show checkpoint summary")
-        return ["checkpoint %s" % n for n in re.findall(r"^\s*(?:\d+\)\s*)?(%s)\b" % re.escape(self.tag), out, re.M)]
-
-
-class NvueRevisionTxn(Transaction):
-    mechanism = "NVUE pending revision + nv config apply; nv config detach before apply"
-
-    def preflight(self):
-        out = self.io.run("preflight", "nv config diff -o commands")
-        pending = [line for line in out.splitlines() if line.strip().startswith("nv ")]
-        if pending:
-            raise RefusedError("the switch holds a pending NVUE revision with %d change(s) not made by this run (first: %s); "
-                               "apply or detach it first (nothing was changed)" % (len(pending), pending[0].strip()))
-
-    def stage(self, cmds):
-        self.io.configure("stage", list(cmds), enter=False, leave=False)
-        out = self.io.run("stage", "nv config diff -o commands")
-        if not out.strip():
-            raise StepError("stage", "nv config diff -o commands", out, "the pending revision is empty after staging")
-
-    def save(self):
-        return self.io.run("save", "nv config save", ok=r"saved")
-
-    def commit(self, verify):
-        self.committed = True   # from here on the revision may be applied (a lost answer proves nothing)
-        self.io.run("commit", "nv config apply -y", ok=r"applied", read_timeout=180)
-        self.confirmed = True
-        verify("verify")
-
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        # our staged revision (preflight proved the pending revision was empty before us)
-        self.io.run("abort", "nv config detach")
-        if not self.committed:
-            return "pending revision detached (never applied)"
-
-        def push(cmds):
-            self.io.configure("abort", cmds, enter=False, leave=False)
-            self.io.run("abort", "nv config apply -y", ok=r"applied", read_timeout=180)
-        return self._reverse(read_managed, before_managed, push)
-
-    def leftovers(self):
-        out = self.io.run("leftovers", "nv config diff -o commands")
-        n = len([line for line in out.splitlines() if line.strip().startswith("nv ")])
-        return ["pending NVUE revision with %d change(s)" % n] if n else []
-
-
-class KlishReverseTxn(Transaction):
-    mechanism = "klish: reverse of the managed lines only, verified by reading the whole running config back"
-
-    @staticmethod
-    def normalize(text):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import normalize_running
-        return normalize_running(text)
-
-    def stage(self, cmds):
-        self.committed = True   # klish applies each line as it is typed
-        self.io.configure("stage", list(cmds))
-
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        return self._reverse(read_managed, before_managed, lambda cmds: self.io.configure("abort", cmds))
-
-
-class FrrVtyshTxn(Transaction):
-    """FRR 8.4: the change as a file on the router, checked by ``vtysh -C -f`` then applied by ``vtysh -f``.
-
-    What vtysh 8.4.4 does, seen on the engine (tests/fixtures/switches/frr/vtysh-f-refusals.txt):
-    ``-C -f`` parses every line without applying any and exits 2 on a parse error ("line N: % Unknown
-    command"), but it cannot see a daemon's refusal (``router bgp 65001`` while bgpd runs AS 65000
-    passes it); ``-f`` applies line by line, goes on after a refused line ("line N: Failure to
-    communicate ... to bgpd") and still exits 0. So the dry run is only a first filter: the answer of
-    ``-f`` is checked for ``line N:`` errors, the whole running config is read back (the caller's
-    verify), and any failure after ``-f`` started is undone with the computed reverse of the managed
-    lines, itself proven by the caller's read-back.
-    """
-    mechanism = "FRR vtysh: dry run (vtysh -C -f), apply (vtysh -f), read-back verify, computed reverse on failure"
-    chunk = 1000   # base64 characters per shell line: a tty line holds 4095 bytes
-
-    def path(self):
-        return "/tmp/%s.conf" % self.tag
+class LinuxShell(object):
+    """Commands to the Linux shell under a NOS (NVUE, FRR; klish after leaving the CLI): each answer
+    ends with its exit status, so a refusal is never mistaken for silence."""
 
     def _shell(self, step, command, verify_echo=True):
         """One shell command on the router -> (exit status, output with stderr). Long staging lines
@@ -332,6 +176,359 @@ class FrrVtyshTxn(Transaction):
         if status or re.search(self.driver.error_pattern, out, re.M):
             raise StepError(step, command, out, note or "exit status %d" % status)
         return out
+
+
+
+# Lock markers on a Linux-based NOS: one file per run in the device's /tmp (or $AIF_LOCK_DIR when the
+# device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
+# file or symlink (O_EXCL), so a marker is never written through a planted link.
+MARKER_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
+SAFE_NAME = re.compile(r"^aif-[A-Za-z0-9_-]{1,60}$")
+
+
+def _safe(name):
+    if not SAFE_NAME.match(name or ""):
+        raise StepError("lock", None, "", "refusing an unexpected marker name %r read from the device" % name)
+    return name
+
+
+class ShellMarkers(LinuxShell):
+    def holder(self):
+        import getpass
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import controller_id
+        try:
+            user = re.sub(r"[^A-Za-z0-9_.-]", "", getpass.getuser())[:32]
+        except Exception:  # noqa: BLE001 - no user name in the environment (containers)
+            user = "unknown"
+        return "controller=%s user=%s since=%s" % (controller_id(), user or "unknown",
+                                                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+    def mark(self):
+        self._ok("lock", "( set -C; printf '%%s\\n' '%s' > %s/aifabric-lock.%s )" % (self.holder(), MARKER_DIR, _safe(self.tag)),
+                 note="could not create the lock marker")
+
+    def markers(self):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker
+        status, out = self._shell("lock", "grep -H '' %s/aifabric-lock.aif-* 2>/dev/null" % MARKER_DIR)
+        if status not in (0, 1, 2):
+            raise StepError("lock", "grep", out, "cannot list the lock markers (exit status %d)" % status)
+        found = {}
+        for name, detail in re.findall(r"aifabric-lock\.(aif-[A-Za-z0-9_-]+):(.*)$", out, re.M):
+            found[name] = Marker(name, detail.strip())
+        return list(found.values())
+
+    def unmark(self, name):
+        self._ok("unlock", "rm -f %s/aifabric-lock.%s" % (MARKER_DIR, _safe(name)), note="could not remove the lock marker")
+
+
+class EosSessionTxn(Transaction):
+    """Arista configuration session with a confirmed commit timer.
+
+    The lock marker is an empty configuration session named after the run (pending for the whole run:
+    EOS lists it in ``show configuration sessions`` to every user); the change goes into its own session
+    ``<tag>-c``. A session commit copies the session's snapshot over the running config, "overwriting
+    any other configuration changes made since the session was created" (Arista, Configure Session),
+    so the running config is compared with the run's base image just before ``commit timer``."""
+    mechanism = "EOS configure session + commit timer (confirmed after verification)"
+
+    @property
+    def work(self):
+        return "%s-c" % self.tag
+
+    def timer(self):
+        # the timer must outlast the verification read(s) with margin; a shorter request is raised
+        return max(self.commit_timer, self.verify_budget)
+
+    def mark(self):
+        self.io.configure("lock", [], enter="configure session %s" % self.tag, leave=True)
+
+    def markers(self):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker, NAME_RE
+        out = self.io.run("lock", "show configuration sessions")
+        # one marker per run: its own session, or any session it left (`<run>-c`, `<run>-rb`) once the
+        # marker itself is gone; plus the `aif-<pid>-<ms>` sessions of earlier versions
+        runs = {}
+        for name, state in _eos_sessions(out):
+            if state != "pending":
+                continue
+            m = re.match(r"^(aif-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*?)(?:-c|-rb)?$", name)
+            run = m.group(1) if m else None
+            if run and (NAME_RE.match(run) or re.match(r"^aif-\d+-\d+$", run)):
+                runs.setdefault(run, []).append(name)
+        return [Marker(run, "session(s) %s" % ", ".join(names)) for run, names in runs.items()]
+
+    def unmark(self, name):
+        self.io.run("unlock", "no configure session %s" % _safe(name), tolerate=r"not found|does not exist")
+
+    def recover(self, marker):
+        out = self.io.run("lock", "show configuration sessions")
+        mine = [(n, s) for n, s in _eos_sessions(out, raw=True) if n == marker.name or n.startswith(marker.name + "-")]
+        timers = [n for n, s in mine if s == "pendingCommitTimer"]
+        if timers:
+            raise RefusedError("session %s of run %s still has a commit timer running: EOS restores the config it "
+                               "replaced when the timer ends; re-run after that" % (timers[0], marker.name))
+        for name, state in mine:
+            if state == "pending":
+                self.unmark(name)
+        return "removed its uncommitted configuration session(s) %s" % ", ".join(n for n, _s in mine)
+
+    def preflight(self):
+        out = self.io.run("preflight", "show configuration sessions")
+        foreign = [name for name, state in _eos_sessions(out) if state == "pending" and not name.startswith("aif-")]
+        if foreign:
+            raise RefusedError("the switch has pending configuration session(s) %s from another operator; "
+                               "commit or remove them (`no configure session NAME`) first" % ", ".join(foreign))
+
+    def stage(self, cmds):
+        self.io.configure("stage", list(cmds), enter="configure session %s" % self.work, leave=False)
+
+    def commit(self, verify, precheck=None):
+        secs = self.timer()
+        if secs != self.commit_timer and self.commit_timer:
+            self.notes.append("commit timer raised from %ds to %ds (longer than verification)" % (self.commit_timer, secs))
+        if precheck is not None:
+            self.io.run("precheck", "end", in_config=True)   # leave the session pending; read in exec mode
+            precheck("precheck")
+            self.io.configure("stage", [], enter="configure session %s" % self.work, leave=False)
+        cmd = "commit timer %s" % _hms(secs)
+        self.committed = True   # from here on the device may hold the change (a lost answer proves nothing)
+        self.io.run("commit", cmd, in_config=True)
+        start = time.time()
+        verify("verify")
+        took = time.time() - start
+        if took >= secs - 1:
+            raise StepError("confirm", None, "", "verification took %.1fs, not within the %ds commit timer: not confirmed" % (took, secs))
+        confirm = "configure session %s commit" % self.work
+        out = self.io.run("confirm", confirm)
+        if out.strip():
+            # a confirmed timer answers nothing; anything else (timer gone, session unknown) is a failure
+            raise StepError("confirm", confirm, out, "commit timer confirmation not accepted")
+        self.confirmed = True
+        verify("verify after confirm")
+
+    def confirm_timer(self):
+        """Stop a running commit timer keeping the running config as it is (used before taking back only
+        this run's lines when someone else changed the switch meanwhile: the timer would undo theirs too)."""
+        if self.committed and not self.confirmed:
+            self.io.fresh("abort")
+            out = self.io.run("abort", "configure session %s commit" % self.work, tolerate=r"not found|not pending")
+            self.confirmed = True
+            return not out.strip()
+        return False
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        if not self.committed:
+            # staged only: the running config never changed; drop the session
+            self.io.run("abort", "no configure session %s" % self.work, tolerate=r"not found|does not exist")
+            return "configuration session %s removed (never committed)" % self.work
+        if not self.confirmed:
+            out = self.io.run("abort", "configure session %s abort" % self.work, tolerate=r"not found|not pending")
+            if not re.search(r"not found|not pending", out):
+                return "commit timer of session %s aborted (EOS restores the previous config)" % self.work
+            # the timer is gone: the confirm ran (its answer was lost) or the timer already fired; only a
+            # read tells, and the reverse below does nothing when the config is already the before-image
+
+        def push(cmds):
+            self.io.configure("abort", cmds + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
+        return self._reverse(read_managed, before_managed, push)
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self.io.configure("abort", list(cmds) + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
+
+    def cleanup(self):
+        for name in (self.work, self.tag + "-rb"):
+            try:
+                self.io.run("cleanup", "no configure session %s" % name, tolerate=r"not found|does not exist",
+                            fresh_on_error=True)
+            except Exception as exc:  # noqa: BLE001 - reported as a leftover
+                self.notes.append("session %s could not be removed: %s" % (name, exc))
+
+    def leftovers(self):
+        out = self.io.run("leftovers", "show configuration sessions")
+        return ["pending configuration session %s" % n for n, s in _eos_sessions(out)
+                if s == "pending" and n.startswith(self.tag + "-")]
+
+
+def _eos_sessions(text, raw=False):
+    """`show configuration sessions` rows -> [(name, state)] (rows: name, state, user, terminal); states
+    pending and pendingCommitTimer read as "pending" unless ``raw``."""
+    out = []
+    for line in text.splitlines():
+        toks = line.replace("*", " ", 1).split() if line.lstrip().startswith("*") else line.split()
+        if len(toks) >= 2 and toks[1] in ("pending", "pendingCommitTimer", "completed"):
+            out.append((toks[0], toks[1] if raw or not toks[1].startswith("pending") else "pending"))
+    return out
+
+
+class NxosCheckpointTxn(Transaction):
+    """The run's checkpoint is both its lock marker (``show checkpoint summary`` lists it to every user)
+    and its rollback point. ``rollback running-config checkpoint`` restores the whole config of that
+    moment, so it is used only when nothing but this run changed the switch since (apply.py checks)."""
+    mechanism = "NX-OS checkpoint + rollback running-config checkpoint"
+    native_undo = True
+
+    def mark(self):
+        self.io.run("lock", "checkpoint %s" % self.tag, ok=r"Done|[Cc]heckpoint .*created|^\s*$")
+
+    def markers(self):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker
+        out = self.io.run("lock", "show checkpoint summary")
+        names = re.findall(r"^\s*(?:\d+\)\s*)?(aif-[A-Za-z0-9_-]+):?\s*$", out, re.M)
+        return [Marker(n, "checkpoint") for n in dict.fromkeys(names)]
+
+    def unmark(self, name):
+        self.io.run("unlock", "no checkpoint %s" % _safe(name), fresh_on_error=True)
+
+    def recover(self, marker):
+        self.unmark(marker.name)
+        return "deleted its checkpoint (the running config was not rolled back)"
+
+    def stage(self, cmds):
+        self.committed = True   # NX-OS applies each line as it is typed
+        self.io.configure("stage", list(cmds))
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        self.io.run("abort", "rollback running-config checkpoint %s" % self.tag, ok=r"Rollback completed successfully",
+                    read_timeout=300)
+        return "rolled back to checkpoint %s" % self.tag
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self.io.configure("abort", list(cmds))
+
+    def leftovers(self):
+        # the run's own checkpoint is its lock marker, removed when the lock is released (apply.py)
+        out = self.io.run("leftovers", "show checkpoint summary")
+        return ["checkpoint %s" % n for n in re.findall(r"^\s*(?:\d+\)\s*)?(%s-\S+?):?\s*$" % re.escape(self.tag), out, re.M)]
+
+
+class NvueRevisionTxn(ShellMarkers, Transaction):
+    mechanism = "NVUE pending revision + nv config apply; nv config detach before apply"
+
+    def preflight(self):
+        out = self.io.run("preflight", "nv config diff -o commands")
+        pending = [line for line in out.splitlines() if line.strip().startswith("nv ")]
+        if pending:
+            raise RefusedError("the switch holds a pending NVUE revision with %d change(s) not made by this run (first: %s); "
+                               "apply or detach it first (nothing was changed)" % (len(pending), pending[0].strip()))
+
+    def stage(self, cmds):
+        self.io.configure("stage", list(cmds), enter=False, leave=False)
+        out = self.io.run("stage", "nv config diff -o commands")
+        if not out.strip():
+            raise StepError("stage", "nv config diff -o commands", out, "the pending revision is empty after staging")
+
+    def recover(self, marker):
+        """A dead run of ours may have left its staged revision (an outage during staging): detach it when
+        every pending line is one this collection manages on this switch; anything else is an operator's
+        work and stays (the preflight then refuses, naming it)."""
+        out = self.io.run("lock", "nv config diff -o commands")
+        pending = [line.strip() for line in out.splitlines() if line.strip().startswith("nv ")]
+        done = "marker removed"
+        if pending and all(self._managed_line(line) for line in pending):
+            self.io.run("lock", "nv config detach")
+            done = "detached its pending revision (%d change(s), all on managed paths)" % len(pending)
+        self.unmark(marker.name)
+        return done
+
+    def _managed_line(self, line):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
+        intent = getattr(self, "intent", None)
+        if intent is None:
+            return False
+        path = re.sub(r"^nv (un)?set ", "", line)
+        sections = getattr(self, "sections", ())
+        hook = getattr(self.driver, "managed_path", None)
+        if hook:
+            return bool(hook(path, intent, sections))
+        return bool(self.driver._managed(path, set(self.driver.port(p) for p in ports_of(intent)), sections))
+
+    def save(self):
+        return self.io.run("save", "nv config save", ok=r"saved")
+
+    def commit(self, verify, precheck=None):
+        if precheck is not None:
+            precheck("precheck")   # the applied config is still the run's base: nobody applied since
+        self.committed = True   # from here on the revision may be applied (a lost answer proves nothing)
+        self.io.run("commit", "nv config apply -y", ok=r"applied", read_timeout=180)
+        self.confirmed = True
+        verify("verify")
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        # our staged revision (preflight proved the pending revision was empty before us)
+        self.io.run("abort", "nv config detach")
+        if not self.committed:
+            return "pending revision detached (never applied)"
+
+        return self._reverse(read_managed, before_managed, self._apply_reverse)
+
+    def _apply_reverse(self, cmds):
+        self.io.configure("abort", cmds, enter=False, leave=False)
+        self.io.run("abort", "nv config apply -y", ok=r"applied", read_timeout=180)
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self.io.run("abort", "nv config detach")
+        self._apply_reverse(cmds)
+
+    def leftovers(self):
+        out = self.io.run("leftovers", "nv config diff -o commands")
+        n = len([line for line in out.splitlines() if line.strip().startswith("nv ")])
+        return ["pending NVUE revision with %d change(s)" % n] if n else []
+
+
+class KlishReverseTxn(ShellMarkers, Transaction):
+    mechanism = "klish: reverse of the managed lines only, verified by reading the whole running config back"
+
+    def _shell(self, step, command, verify_echo=True):
+        """klish has no shell commands: leave the CLI for the Linux shell (netmiko's dell_sonic
+        ``_return_shell``: ``exit`` to the ``$`` prompt), run, come back (``sonic-cli``, paging off)."""
+        conn = self.io.session(step, command)
+        try:
+            conn.send_command("exit", expect_string=r"\$\s*$", cmd_verify=False)
+            result = LinuxShell._shell(self, step, command, verify_echo)
+        finally:
+            try:
+                conn.send_command("sonic-cli", expect_string=r"#\s*$", cmd_verify=False)
+                conn.disable_paging()
+            except Exception as exc:  # noqa: BLE001 - never reuse a session in an unknown mode
+                raise self.io._fail(step, "sonic-cli", exc)
+        return result
+
+    def stage(self, cmds):
+        self.committed = True   # klish applies each line as it is typed
+        self.io.configure("stage", list(cmds))
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        return self._reverse(read_managed, before_managed, lambda cmds: self.io.configure("abort", cmds))
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self.io.configure("abort", list(cmds))
+
+
+class FrrVtyshTxn(ShellMarkers, Transaction):
+    """FRR 8.4: the change as a file on the router, checked by ``vtysh -C -f`` then applied by ``vtysh -f``.
+
+    What vtysh 8.4.4 does, seen on the engine (tests/fixtures/switches/frr/vtysh-f-refusals.txt):
+    ``-C -f`` parses every line without applying any and exits 2 on a parse error ("line N: % Unknown
+    command"), but it cannot see a daemon's refusal (``router bgp 65001`` while bgpd runs AS 65000
+    passes it); ``-f`` applies line by line, goes on after a refused line ("line N: Failure to
+    communicate ... to bgpd") and still exits 0. So the dry run is only a first filter: the answer of
+    ``-f`` is checked for ``line N:`` errors, the whole running config is read back (the caller's
+    verify), and any failure after ``-f`` started is undone with the computed reverse of the managed
+    lines, itself proven by the caller's read-back.
+    """
+    mechanism = "FRR vtysh: dry run (vtysh -C -f), apply (vtysh -f), read-back verify, computed reverse on failure"
+    chunk = 1000   # base64 characters per shell line: a tty line holds 4095 bytes
+
+    def path(self):
+        return "/tmp/%s.conf" % self.tag
 
     def _put(self, step, cmds):
         """Write ``cmds`` to the router as a file (base64 in short lines), return its path."""
@@ -362,6 +559,10 @@ class FrrVtyshTxn(Transaction):
         if not self.committed:
             return "nothing was applied (stopped before vtysh -f)"
         return self._reverse(read_managed, before_managed, lambda cmds: self._apply_file("abort", cmds))
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self._apply_file("abort", list(cmds))
 
     def cleanup(self):
         try:

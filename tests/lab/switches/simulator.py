@@ -105,6 +105,9 @@ class Device(object):
         self.revision = st.get("revision", 1)
         self.config_entries = st.get("config_entries", 0)
         self.sessions = st.get("sessions", {})   # EOS configuration sessions: name -> state
+        self.files = st.get("files", {})         # Linux shell: the few files the product's lock markers use
+        # EOS: the config of each pending session (kept across SSH sessions of this process, like EOS does)
+        self.session_trees = {k: v for k, v in getattr(self, "session_trees", {}).items() if k in self.sessions}
 
     def entered(self):
         self.config_entries += 1
@@ -113,7 +116,7 @@ class Device(object):
     def persist(self):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
               "pending": self.pending, "revision": self.revision,
-              "config_entries": self.config_entries, "sessions": self.sessions}
+              "config_entries": self.config_entries, "sessions": self.sessions, "files": self.files}
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
@@ -142,6 +145,36 @@ class Device(object):
     def go_down(self, secs):
         with open(os.path.join(self.state_dir, "down_until"), "w") as fh:
             fh.write(str(time.time() + float(secs)))
+
+
+def shell_command(dev, line):
+    """The Linux shell under NVUE / SONiC / AsterNOS, for the only commands the product sends there
+    (device lock markers, `nv` aside): `( set -C; printf .. > F )`, `grep -H '' GLOB`, `rm -f F`, each with
+    ` 2>&1; echo AIF-RC=$?`. Answers as bash does (noclobber's refusal text, grep's exit 2 on no file).
+    Returns None for any other command."""
+    m = re.match(r"^(.*) 2>&1; echo AIF-RC=\$\?$", line)
+    if not m:
+        return None
+    cmd = m.group(1)
+    lock = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
+    if lock:
+        path = lock.group(2).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp")
+        if path in dev.files:
+            return "bash: %s: cannot overwrite existing file\nAIF-RC=1" % path
+        dev.files[path] = lock.group(1) + "\n"
+        dev.persist()
+        return "AIF-RC=0"
+    grep = re.match(r"^grep -H '' (\S+) 2>/dev/null$", cmd)
+    if grep:
+        prefix = grep.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp").rstrip("*")
+        hits = ["%s:%s" % (f, t.rstrip("\n")) for f, t in sorted(dev.files.items()) if f.startswith(prefix)]
+        return "\n".join(hits + ["AIF-RC=%d" % (0 if hits else 2)])
+    rm = re.match(r"^rm -f (\S+)$", cmd)
+    if rm:
+        dev.files.pop(rm.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp"), None)
+        dev.persist()
+        return "AIF-RC=0"
+    return None
 
 
 # ----------------------------------------------------------------------------- CLI sessions
@@ -411,7 +444,10 @@ class EosSession(CliSession):
         if m:
             self.dev.entered()
             self.mode, self.stack = "config", []
-            self.session = (m.group(1), copy.deepcopy(self.dev.running))
+            # an existing pending session is resumed with its own config (taken when it was created)
+            tree = self.dev.session_trees.get(m.group(1)) if self.dev.sessions.get(m.group(1)) == "pending" else None
+            self.session = (m.group(1), tree if tree is not None else copy.deepcopy(self.dev.running))
+            self.dev.session_trees[m.group(1)] = self.session[1]
             self.dev.sessions[m.group(1)] = "pending"
             self.dev.persist()
             self.target = self.session[1]
@@ -522,6 +558,7 @@ class EosSession(CliSession):
     def leave_config(self):
         CliSession.leave_config(self)
         self.target = self.dev.running
+        self.session = None   # `end` leaves a session pending (its config stays in dev.session_trees)
 
     # --- EOS's view of its own config (docs/switch-commands-sources.md, tests/fixtures/switches/eos/):
     # the DSCP map is kept per DSCP, and `show running-config` leaves out what equals the default (default
@@ -700,6 +737,9 @@ class KlishSession(CliSession):
                 return ""
             if line in ("exit", "logout"):
                 return None
+            shell = shell_command(self.dev, line)
+            if shell is not None:
+                return shell
             return "-bash: %s: command not found" % line.split()[0] if line else ""
         if self.mode == "exec" and line == "exit":
             self.shell = True
@@ -822,6 +862,9 @@ class NvueSession(Session):
             return ""
         if line.startswith("nv "):
             return "Error: Invalid command: %s" % line
+        shell = shell_command(dev, line)
+        if shell is not None:
+            return shell
         return "-bash: %s: command not found" % line.split()[0]
 
 

@@ -127,7 +127,17 @@ class FakeSession(object):
         cmd = command[:-len(" 2>&1; echo AIF-RC=$?")]
         rc, out = 0, ""
         m = re.match(r"^printf '%s' '(\S+)' >> (\S+)$", cmd)
-        if m:
+        lock = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
+        if lock:   # the device lock's marker file: bash's noclobber refuses an existing one
+            if lock.group(2) in r.files:
+                rc, out = 1, "bash: %s: cannot overwrite existing file\n" % lock.group(2)
+            else:
+                r.files[lock.group(2)] = lock.group(1) + "\n"
+        elif cmd.startswith("grep -H '' "):
+            prefix = cmd.split()[3].rstrip("*")
+            hits = ["%s:%s" % (p, t.rstrip("\n")) for p, t in sorted(r.files.items()) if p.startswith(prefix)]
+            rc, out = (0, "\n".join(hits) + "\n") if hits else (2, "")
+        elif m:
             r.files[m.group(2)] = r.files.get(m.group(2), "") + m.group(1)
         elif cmd.startswith("rm -f "):
             for path in cmd.split()[2:]:
