@@ -20,8 +20,8 @@ import time
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, Image, differences, image, paths
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (RefusedError, StepError, check_safe,
-                                                                                      managed_reverse)
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
+    RefusedError, StepError, check_safe, managed_reverse)
 
 
 class ConnectError(StepError):
@@ -410,7 +410,7 @@ class Applier(object):
         foreign = self._foreign(txn, base, want)
         if foreign is not None:
             self._undo_ours_and_raise(txn, base, want, foreign, err, resave)
-        undo_error, what, state, differs, restored = None, None, None, None, False
+        undo_error, what, state, differs, restored, got = None, None, None, None, False, None
         for attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
             try:
                 what = txn.abort(lambda: self.read_image("abort").managed, base.managed)
@@ -443,11 +443,19 @@ class Applier(object):
             claim = "NOT proven restored: %s" % differs
         else:
             claim = "NOT restored: %s" % differs
-        if isinstance(err, ForeignChange) and not txn.committed:
-            claim += "; nothing of this run reached the running config; someone else changed it meanwhile"
+        foreign_lines = None
+        if isinstance(err, ForeignChange) and state is not None:
+            ch = Changes(base, want, got)
+            ours_in = len(ch.added & ch.got) + len(ch.removed - ch.got)
+            foreign_lines = ch.foreign_added + ch.foreign_removed
+            claim = ("someone else changed the switch before this run's commit (%s); this run's uncommitted change "
+                     "was dropped and nothing of theirs was touched; %s" % (
+                         ch.describe(), "%d line(s) of this run are on the switch (committed by them)" % ours_in
+                         if ours_in else "no line of this run is on the switch"))
+            restored = False
         msg = "apply failed on %s at %s; %s; %s" % (self.driver.name, err, undo, claim)
         raise ApplyError(msg, list(self.attempted), err.output or str(err), restored, state,
-                         step=err.step, command=err.command, differs=differs)
+                         step=err.step, command=err.command, differs=differs, foreign=foreign_lines)
 
     def _undo_ours_and_raise(self, txn, base, want, ch, err, resave):
         """Someone else changed the switch during this run: never roll back to a before-image (that would

@@ -64,8 +64,8 @@ class Marker(object):
         now = time.time() if now is None else now
         if self.created is None:
             return "%s (%s)" % (self.name, self.detail or "undated")
-        return "%s (controller %s, pid %d, %ds old%s)" % (self.name, self.controller, self.pid, now - self.created,
-                                                         ", " + self.detail if self.detail else "")
+        extra = ", " + self.detail if self.detail else ""
+        return "%s (controller %s, pid %d, %ds old%s)" % (self.name, self.controller, self.pid, now - self.created, extra)
 
     def dead(self):
         """True when the run that made it cannot be running: same controller and its process is gone,

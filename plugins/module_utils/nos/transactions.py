@@ -178,7 +178,6 @@ class LinuxShell(object):
         return out
 
 
-
 # Lock markers on a Linux-based NOS: one file per run in the device's /tmp (or $AIF_LOCK_DIR when the
 # device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
 # file or symlink (O_EXCL), so a marker is never written through a planted link.
@@ -200,8 +199,8 @@ class ShellMarkers(LinuxShell):
             user = re.sub(r"[^A-Za-z0-9_.-]", "", getpass.getuser())[:32]
         except Exception:  # noqa: BLE001 - no user name in the environment (containers)
             user = "unknown"
-        return "controller=%s user=%s since=%s" % (controller_id(), user or "unknown",
-                                                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return "controller=%s user=%s since=%s" % (controller_id(), user or "unknown", since)
 
     def mark(self):
         self._ok("lock", "( set -C; printf '%%s\\n' '%s' > %s/aifabric-lock.%s )" % (self.holder(), MARKER_DIR, _safe(self.tag)),
