@@ -39,8 +39,17 @@ def slice_bytes(record):
     return json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def not_a_symlink(path):
+    """``path`` itself, refused when it is a symlink: a planted link would send the plan's writes (and the
+    removal of stale slices) to wherever it points, outside the build directory."""
+    if os.path.islink(path):
+        raise ValueError("%s is a symlink (to %s): the plan writes only real files and directories inside its build "
+                         "directory; remove the link (rm %s) and run again" % (path, os.readlink(path), path))
+    return path
+
+
 def device_path(plan_dir, name):
-    return inside(os.path.join(plan_dir, DEVICES_DIR), name + ".json")
+    return inside(not_a_symlink(os.path.join(plan_dir, DEVICES_DIR)), name + ".json")
 
 
 def write_plan(plan, plan_dir, input_digest="", check_mode=False):
@@ -52,6 +61,8 @@ def write_plan(plan, plan_dir, input_digest="", check_mode=False):
     data = plan_bytes(plan)
     digest = hashlib.sha256(data).hexdigest()
     written, removed = [], []
+    for name in (PLAN_FILE, HANDLE_FILE, DEVICES_DIR):  # refused before anything is written
+        not_a_symlink(os.path.join(plan_dir, name))
     if write_if_changed(os.path.join(plan_dir, PLAN_FILE), data, check_mode=check_mode):
         written.append(PLAN_FILE)
     devices_dir = os.path.join(plan_dir, DEVICES_DIR)

@@ -90,3 +90,41 @@ def test_rollout_keeps_scope_canary_and_cap():
     assert sorted(limited["order"]) == sorted(scope) and limited["batches"][-1] == ["stray-switch"]
     assert all(_leaf_safety(plan, batch) for batch in limited["batches"][:-1])
     assert sum(limited["serial"]) == len(limited["order"])
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_a_symlinked_devices_dir_is_refused_and_nothing_outside_is_written_or_removed(tmp_path, check_mode):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.json").write_text('{"mine": true}\n')
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "devices").symlink_to(outside)
+    with pytest.raises(ValueError, match=r"build/devices is a symlink .*outside.*remove the link"):
+        write_plan(build_plan(lab()), str(build), check_mode=check_mode)
+    assert sorted(os.listdir(str(outside))) == ["keep.json"]
+    assert (outside / "keep.json").read_text() == '{"mine": true}\n'
+    assert not (build / "plan.json").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("name", ["plan.json", "plan-handle.json"])
+def test_a_symlinked_plan_file_is_refused(tmp_path, name):
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / name).symlink_to(victim)
+    with pytest.raises(ValueError, match="%s is a symlink" % name):
+        write_plan(build_plan(lab()), str(build))
+    assert victim.read_text() == "keep\n" and (build / name).is_symlink()
+
+
+def test_a_slice_symlinked_outside_the_devices_dir_is_refused(tmp_path):
+    victim = tmp_path / "victim.json"
+    victim.write_text("keep\n")
+    build = tmp_path / "build"
+    (build / "devices").mkdir(parents=True)
+    (build / "devices" / "gpu01.json").symlink_to(victim)
+    with pytest.raises(ValueError, match="outside"):
+        write_plan(build_plan(lab()), str(build))
+    assert victim.read_text() == "keep\n"
