@@ -78,12 +78,27 @@ options:
       - The host's management interface as Ansible's facts see it (C(ansible_facts.default_ipv4.interface)).
         Protected like the interfaces detected from C(SSH_CONNECTION) and the main default route.
     type: str
+  mgmt_interfaces:
+    description:
+      - Interfaces the inventory declares as this host's management path (role variable C(host_mgmt_interface)),
+        always refused as rail NICs. The only detection that needs no connection detail, so set it where the
+        management NIC carries no default route.
+    type: list
+    elements: str
+    default: []
+  mgmt_address:
+    description:
+      - The address Ansible connects to (C(ansible_host)); the interface holding it is protected. A host name
+        (not an IP address) is ignored. Works under C(become), which drops C(SSH_CONNECTION).
+    type: str
   allow_mgmt_change:
     description:
       - Allow the plan to touch the detected management interface and skip the controller reachability check.
-        By default the management interface (from C(SSH_CONNECTION) on the host, O(mgmt_interface) and the
-        main table's default route) is refused as a rail NIC and the controller (the C(SSH_CONNECTION) client)
-        is added to O(mgmt_check_targets).
+        By default the management interface (from C(SSH_CONNECTION) on the host, O(mgmt_interfaces),
+        O(mgmt_address), O(mgmt_interface) and the main table's default route) is refused as a rail NIC and
+        the controller (the C(SSH_CONNECTION) client) is added to O(mgmt_check_targets).
+      - Under C(become) the module's own environment has no C(SSH_CONNECTION) (sudo resets it); it is then read
+        from the nearest ancestor process that has it (the login shell that ran sudo).
     type: bool
     default: false
 attributes:
@@ -180,7 +195,8 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host_net.engine import ApplyError, run
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes
+from ansible_collections.aifabric.roce.plugins.module_utils.host_net.engine import ApplyError, run, ssh_connection_of_ancestors
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.model import HostNetError
 
 
@@ -282,6 +298,8 @@ def main():
             mgmt_check_targets=dict(type="list", elements="str", default=[]),
             rollback=dict(type="bool", default=True),
             mgmt_interface=dict(type="str"),
+            mgmt_interfaces=dict(type="list", elements="str", default=[]),
+            mgmt_address=dict(type="str"),
             allow_mgmt_change=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
@@ -292,8 +310,9 @@ def main():
                      persistence=params["persistence"], manage_sysctls=params["sysctls"],
                      owned_tables=params["owned_tables"], owned_priorities=params["owned_rule_priorities"],
                      mgmt_targets=params["mgmt_check_targets"], rollback=params["rollback"],
-                     ssh_connection=os.environ.get("SSH_CONNECTION"), mgmt_interface=params["mgmt_interface"],
-                     allow_mgmt_change=params["allow_mgmt_change"])
+                     ssh_connection=os.environ.get("SSH_CONNECTION") or ssh_connection_of_ancestors(read_bytes, os.getpid()),
+                     mgmt_interface=params["mgmt_interface"], allow_mgmt_change=params["allow_mgmt_change"],
+                     mgmt_interfaces=params["mgmt_interfaces"], mgmt_address=params["mgmt_address"])
     except ApplyError as exc:
         result = exc.result
         result.pop("diff", None)

@@ -57,19 +57,61 @@ def mgmt_snapshot(host, targets, route_json):
     return {"default": main_default_routes(route_json), "paths": paths}
 
 
-def detect_management(host, ssh_connection=None, facts_interface=None, route_json=None):
+def ssh_connection_of_ancestors(read_bytes, pid, depth=16):
+    """``SSH_CONNECTION`` of the nearest ancestor process that has it, or None. Become (sudo) resets the
+    module's own environment, but the login shell that ran sudo still holds it (root may read its
+    ``/proc/<pid>/environ``). ``read_bytes(path)`` returns bytes or None."""
+    seen = set()
+    while pid > 1 and pid not in seen and len(seen) < depth:
+        seen.add(pid)
+        for item in (read_bytes("/proc/%d/environ" % pid) or b"").split(b"\0"):
+            if item.startswith(b"SSH_CONNECTION="):
+                return item.split(b"=", 1)[1].decode("ascii", "replace")
+        status = (read_bytes("/proc/%d/status" % pid) or b"").decode("ascii", "replace")
+        ppid = [line.split()[1] for line in status.splitlines() if line.startswith("PPid:") and len(line.split()) == 2]
+        pid = int(ppid[0]) if ppid and ppid[0].isdigit() else 0
+    return None
+
+
+def _holders(links, address):
+    """Interfaces holding ``address`` (a literal IP; anything else, e.g. a host name, holds nothing)."""
+    try:
+        wanted = ipaddress.ip_address(address or "")
+    except ValueError:
+        return []
+    return [link["ifname"] for link in links
+            if any(_same_ip(a.get("local"), wanted) for a in link.get("addr_info") or [])]
+
+
+def _same_ip(text, wanted):
+    try:
+        return ipaddress.ip_address(text or "") == wanted
+    except ValueError:
+        return False
+
+
+def detect_management(host, ssh_connection=None, facts_interface=None, route_json=None, declared=(), connection_address=None):
     """The management path this run must not cut, found from the connection itself:
     ``SSH_CONNECTION`` on the host (``client_ip client_port server_ip server_port``) gives the controller
     address and the host address it reached; the interface holding that address is the management
-    interface. Ansible's ``default_ipv4.interface`` fact and the main table's default route add theirs."""
+    interface. Become drops SSH_CONNECTION, so the address Ansible connected to (``ansible_host``), the
+    interfaces the inventory declares (``host_mgmt_interface``), Ansible's ``default_ipv4.interface`` fact
+    and the main table's default route add theirs: each protects on its own."""
     found = {"controller": None, "address": None, "interfaces": [], "sources": []}
     parts = (ssh_connection or "").split()
+    links = host.ip_json(["addr", "show"]) if len(parts) == 4 or connection_address else []
     if len(parts) == 4:
         found["controller"], found["address"] = parts[0], parts[2]
-        for link in host.ip_json(["addr", "show"]):
-            if any(a.get("local") == parts[2] for a in link.get("addr_info") or []):
-                found["interfaces"].append(link["ifname"])
-                found["sources"].append("SSH_CONNECTION (%s on %s)" % (parts[2], link["ifname"]))
+        for name in _holders(links, parts[2]):
+            found["interfaces"].append(name)
+            found["sources"].append("SSH_CONNECTION (%s on %s)" % (parts[2], name))
+    for name in _holders(links, connection_address):
+        found["interfaces"].append(name)
+        found["sources"].append("the address Ansible connects to, ansible_host (%s on %s)" % (connection_address, name))
+        found["address"] = found["address"] or connection_address
+    for name in declared or ():
+        found["interfaces"].append(name)
+        found["sources"].append("host_mgmt_interface (%s)" % name)
     if facts_interface:
         found["interfaces"].append(facts_interface)
         found["sources"].append("ansible fact default_ipv4.interface (%s)" % facts_interface)
@@ -199,12 +241,12 @@ def restore(host, before, scope):
 
 def run(host, intent, check_mode=False, persistence="auto", manage_sysctls=True, owned_tables=None,
         owned_priorities=None, mgmt_targets=(), rollback=True, ssh_connection=None, mgmt_interface=None,
-        allow_mgmt_change=False):
+        allow_mgmt_change=False, mgmt_interfaces=(), mgmt_address=None):
     """Converge the host's rail network to the intent.  Returns the module result (dict)."""
     desired = desired_model(intent, manage_sysctls)
     scope = owned_scope(intent, owned_tables, owned_priorities)
     before, route_json = read_state(host, scope, sorted(desired["sysctls"]))
-    mgmt = detect_management(host, ssh_connection, mgmt_interface, route_json)
+    mgmt = detect_management(host, ssh_connection, mgmt_interface, route_json, mgmt_interfaces, mgmt_address)
     targets = list(mgmt_targets)
     if mgmt["controller"] and mgmt["controller"] not in targets and not allow_mgmt_change:
         targets.append(mgmt["controller"])   # the controller must stay reachable the same way
