@@ -16,7 +16,7 @@ PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
 @pytest.fixture(scope="session")
 def switch_lab(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("switchlab"))
-    ports = {n: p + PORT_OFFSET for n, p in lab.PORTS.items()}
-    lab.up(fresh=True, root=root, ports=ports)
-    yield {"root": root, "ports": ports, "devices": lab.devices(), "plan": lab.lab_plan()}
+    ports = {n: p + PORT_OFFSET for n, p in list(lab.PORTS.items()) + [(k, v[2]) for k, v in lab.EXTRA.items()]}
+    lab.up(fresh=True, root=root, ports=ports, extra=True)
+    yield {"root": root, "ports": ports, "devices": lab.devices(extra=True), "plan": lab.lab_plan()}
     lab.down(root)

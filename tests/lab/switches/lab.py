@@ -36,11 +36,31 @@ def lab_plan():
         return build_plan(yaml.safe_load(fh)["fabric"])
 
 
-def devices(plan=None):
+def devices(plan=None, extra=False):
     plan = plan or lab_plan()
     out = {}
     for name, intent in list(plan["leafs"].items()) + list(plan["spines"].items()):
         out[name] = {"platform": intent["platform"], "port": PORTS.get(name), "intent": intent}
+    if extra:
+        out.update(extra_devices())
+    return out
+
+
+# Drivers no lab leaf runs on: the fault and concurrency tests add them (`up(extra=True)`).
+EXTRA = {"sonic0": ("leaf0", "sonic", 2221)}
+
+
+def extra_devices():
+    """sonic0: Dell Enterprise SONiC (klish) in leaf0's place, planned with every switch on sonic."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
+        fabric = yaml.safe_load(fh)["fabric"]
+    out = {}
+    for name, (like, platform, port) in EXTRA.items():
+        fab = json.loads(json.dumps(fabric))
+        fab["leafs"].pop("platform_overrides", None)
+        fab["leafs"]["platform"] = fab["spines"]["platform"] = platform
+        out[name] = {"platform": platform, "port": port, "intent": build_plan(fab)["leafs"][like]}
     return out
 
 
@@ -96,11 +116,11 @@ def wait_port(port, timeout=10.0):
     return False
 
 
-def up(fresh=False, only=None, root=None, ports=None):
+def up(fresh=False, only=None, root=None, ports=None, extra=False):
     root = root or state_root()
     os.makedirs(root, exist_ok=True)
     key = host_key(root)
-    devs = devices()
+    devs = devices(extra=extra)
     known = []
     for name, dev in sorted(devs.items()):
         if only and name not in only:
@@ -163,7 +183,7 @@ def stop_one(name, root=None):
 
 
 def down(root=None):
-    for name in devices():
+    for name in list(devices()) + list(EXTRA):
         stop_one(name, root)
 
 

@@ -98,7 +98,12 @@ class Device(object):
         path = os.path.join(self.state_dir, "state.json")
         with open(path) as fh:
             st = json.load(fh)
-        self.running = st["running"]          # tree (CLI) or list of nv paths (nvue)
+        # tree (CLI) or list of nv paths (nvue); updated in place: a session typing config meanwhile keeps
+        # editing the device's one running config, not a copy that a new login replaced
+        if isinstance(getattr(self, "running", None), list):
+            self.running[:] = st["running"]
+        else:
+            self.running = st["running"]
         self.startup = st.get("startup", copy.deepcopy(self.running))
         self.checkpoints = st.get("checkpoints", {})
         self.pending = st.get("pending")      # nvue pending revision (survives sessions, like NVUE)
