@@ -9,9 +9,13 @@ TEST_TARGETS += test-report test-collection
 collection: setup
 	bash tools/build_collection.sh $(BUILD)/collection
 
+# NAME is read by the shell from the environment (make exports command-line variables), never pasted
+# into the recipe by make: quotes, ; and $( ) in it stay data. Checked before anything runs, so it can
+# name neither a path (../x, /x) nor a command.
+NEW_FABRIC_NAME_RE := ^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$$
 new-fabric: setup
-	@test -n "$(NAME)" || { echo "usage: make new-fabric NAME=<fabric name>"; exit 2; }
-	$(BIN)/ansible-playbook playbooks/new_fabric.yml -e new_fabric_dest=$(CURDIR)/inventories/$(NAME)
+	@[[ "$${NAME-}" =~ $(NEW_FABRIC_NAME_RE) ]] || { printf 'make new-fabric: NAME=%q is not a fabric name: give a letter or digit, then letters, digits, _ or - (at most 63, no / . or spaces), e.g. make new-fabric NAME=fab1\n' "$${NAME-}" >&2; exit 2; }
+	"$(BIN)/ansible-playbook" playbooks/new_fabric.yml -e "new_fabric_dest=$(CURDIR)/inventories/$$NAME" -e "new_fabric_name=$$NAME"
 
 # headless Chromium renders the HTML report to a PNG; the picture is checked (about 10 s)
 test-report: setup
