@@ -26,9 +26,12 @@ author:
 options:
   entries:
     description:
-      - Report entries. Each has C(device), C(kind) (host or switch), C(check), C(status) (ok, drift,
+      - Report entries. Each has C(device), C(kind) (host or switch), C(check), C(status) (ok, drift, takeover,
         fail, unreachable, warn, skipped), C(items) (list of C(item), C(expected), C(actual)), C(message),
         optionally C(category) (C(config) or C(readiness)) and C(root) (the tree a host check read).
+      - A C(takeover) entry (a switch_config result with a non-empty C(takeover) list - objects someone else configured
+        that the plan would replace whole) also has C(takeover), the list of those objects; the report lists them
+        under Takeovers, apart from ordinary drift, and the headline adds C(N TAKEOVER).
       - Give O(results) instead to have entries built from registered task results.
     type: list
     elements: dict
@@ -106,12 +109,12 @@ summary:
   sample: {"devices": 6, "drifted_items": 2, "devices_drift": ["gpu02", "leaf1"], "devices_unreachable": ["leaf3"],
            "devices_not_ready": [], "devices_ok": ["gpu01"]}
 verdict:
-  description: The report's headline - C(DRIFT) or C(IN SYNC), then C(NOT READY) and C(N UNREACHABLE) when they apply.
+  description: The report's headline - C(DRIFT) or C(IN SYNC), then C(N TAKEOVER), C(NOT READY) and C(N UNREACHABLE) when they apply.
   returned: always
   type: str
   sample: DRIFT / 1 UNREACHABLE
 drift:
-  description: Whether any device drifted or failed a check.
+  description: Whether any device drifted, failed a check or holds objects the plan would take over.
   returned: always
   type: bool
   sample: true
@@ -172,7 +175,7 @@ def main():
         changed = write_if_changed(path, render(report), check_mode=module.check_mode) or changed
     result = dict(changed=changed, summary=report["summary"], drift=report["drift"], verdict=report["verdict"], files=files)
     summary = report["summary"]
-    bad = summary["devices_fail"] + summary["devices_unreachable"] + summary["devices_drift"]
+    bad = summary["devices_fail"] + summary["devices_unreachable"] + summary["devices_drift"] + summary["devices_takeover"]
     if module.params["fail_on_drift"] and bad:
         module.fail_json(msg="%s on %d device(s): %s; report: %s" % (report["verdict"], len(bad), ", ".join(bad), files[2]), **result)
     module.exit_json(**result)

@@ -25,6 +25,12 @@ description:
   - Concurrency. A per-device lock on the controller serialises runs; the apply refuses when the running
     config changed since it was read, when another operator has a pending EOS configuration session or
     NVUE revision, or when O(expected_config_digest) does not match. Nothing is sent then.
+  - Brownfield guard. Objects the plan owns whole but this collection did not put there are a I(takeover) -
+    the default-VRF BGP instance under another ASN than the plan's, an address on an interface the plan owns that
+    differs from the planned one (or where the plan puts none), a policy bound by name on a planned interface that is
+    not one of ours (not C(AIF-)). They are listed in RV(takeover). In apply mode the run refuses, sending nothing,
+    unless O(takeover=true) (role variable C(switch_takeover) for that switch, after review); in check mode they are
+    reported, not a failure, and the audit lists them as a takeover, not as ordinary drift.
   - On C(frr) (no NOS transaction in FRR 8.4) the same flow, lock and checks apply the change as a file - a C(vtysh -C -f)
     dry run, then C(vtysh -f), the whole running config read back, and on failure the computed reverse of the managed
     lines, proven by read-back; saved with C(write memory).
@@ -84,6 +90,15 @@ options:
     description: Seconds to wait for another run on the same switch to finish before refusing.
     type: int
     default: 300
+  takeover:
+    description:
+      - Let the plan replace objects it owns whole that the switch holds from someone else (RV(takeover)) - the
+        operator's own default-VRF C(router bgp) under another ASN, addresses on the interfaces the plan addresses,
+        foreign policies on planned interfaces.
+      - When false (the default) and there is anything to take over, an apply fails before anything is sent, naming
+        each object; check mode reports them. Set it for one switch, after reviewing C(--check --diff).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - aifabric.roce.switch_connection
 requirements: [netmiko, hier_config]
@@ -167,7 +182,7 @@ rolled_back:
   returned: failure
   type: bool
 failed_step:
-  description: On failure, the step that failed (connect, preflight, begin, stage, commit, verify, confirm, save).
+  description: On failure, the step that failed (connect, takeover, preflight, begin, stage, commit, verify, confirm, save).
   returned: failure
   type: str
 failed_command:
@@ -178,6 +193,36 @@ differs:
   description: On failure, what still differs from the before-image after the undo (null when restored).
   returned: failure
   type: str
+takeover:
+  description:
+    - Objects of the running config the plan owns whole and would replace although this collection did not put them
+      there (brownfield guard); empty on a clean switch and on one this collection configured.
+    - In check mode a non-empty list is a takeover to review, not ordinary drift; in apply mode it fails the run unless
+      O(takeover=true).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: C(bgp) (the default-VRF BGP instance), C(address) (an interface address) or C(policy) (a policy bound on an interface).
+      type: str
+    item:
+      description: Config path of the object (as in RV(drift)).
+      type: str
+    actual:
+      description: What the switch holds now.
+      type: str
+    expected:
+      description: What the plan puts there instead (null when it removes the object).
+      type: str
+    message:
+      description: One line for a human naming the object, what the plan puts there, and that it would be replaced or removed.
+      type: str
+taken_over:
+  description: The RV(takeover) objects this run replaced (apply mode with O(takeover=true) and a verified change).
+  returned: when objects were taken over
+  type: list
+  elements: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -193,6 +238,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drif
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 
 
 def main():
@@ -208,6 +254,7 @@ def main():
         reconnect_timeout=dict(type="int", default=30),
         lock_dir=dict(type="path"),
         lock_timeout=dict(type="int", default=300),
+        takeover=dict(type="bool", default=False),
     )
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -225,7 +272,7 @@ def main():
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
                       lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
-    result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False)
+    result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[])
     try:
         try:
             before, after, cmds = applier.plan()
@@ -242,6 +289,21 @@ def main():
                              rolled_back=None, failed_step="preflight", **result)
         if module._diff:
             result["diff"] = dict(before=before, after=after)
+        # brownfield guard: objects the plan would replace whole that someone else configured
+        result["takeover"] = brownfield.find(driver, applier.before_image, after, p["intent"], p["sections"])
+        verdict = brownfield.decide(result["takeover"], p["takeover"], module.check_mode)
+        switch = p["intent"].get("name") or p["host"]
+        if module._diff and result["takeover"]:
+            # --diff names the takeover above the before/after text, not only as removed lines
+            result["diff"]["before_header"] = "%s running config - TAKEOVER: %s" % (
+                switch, "; ".join(brownfield.messages(result["takeover"])))
+            result["diff"]["after_header"] = "%s as planned" % switch
+        if verdict == "report":
+            module.warn("takeover on %s (an apply refuses it unless switch_takeover is true): %s"
+                        % (switch, "; ".join(brownfield.messages(result["takeover"]))))
+        elif verdict == "refuse":
+            module.fail_json(msg=brownfield.refusal(result["takeover"], switch), rolled_back=None, failed_step="takeover",
+                             **result)
         if cmds and not module.check_mode:
             result["config_mode"] = True
             try:
@@ -251,6 +313,8 @@ def main():
                               failed_step=exc.step, failed_command=exc.command, differs=exc.differs)
                 module.fail_json(msg=str(exc), **result)
             result["attempted"] = applier.attempted
+            if verdict == "take":
+                result["taken_over"] = result["takeover"]
     finally:
         applier.close()
     module.exit_json(**result)

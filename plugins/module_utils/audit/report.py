@@ -5,7 +5,9 @@
 Input entries, one per (device, check):
     {"device": "gpu01", "kind": "host", "check": "host_network", "status": "drift",
      "items": [{"item": "rail0 mtu", "expected": "9000", "actual": "1500"}], "message": ""}
-status is one of fail, unreachable, drift, warn, skipped, ok. An entry may carry `root` (the
+status is one of fail, unreachable, takeover, drift, warn, skipped, ok. A `takeover` entry (a switch
+whose running config holds objects the plan owns whole but someone else configured: switch_config's
+`takeover` list) carries them as `takeover` items next to its drift items. An entry may carry `root` (the
 filesystem tree a host check read when it was not the live `/`), which the report discloses.
 `items_from_diff` turns an Ansible before/after diff into items, so any module with a truthful
 diff can feed the report.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import html
 import json
 
-STATUSES = ("fail", "unreachable", "drift", "warn", "skipped", "ok")
+STATUSES = ("fail", "unreachable", "takeover", "drift", "warn", "skipped", "ok")
 _MISSING = "(absent)"
 # Connection failures as Ansible and netmiko (base_connection.py establish_connection) word them:
 # the device could not be audited, which is not the same as a check that failed on it.
@@ -140,7 +142,15 @@ def entry_from_result(device, kind, check, result):
         if not items:
             items = [_item(check, "(as planned)", "differs (no diff returned)")]
     status = "drift" if (items or result.get("changed")) else "ok"
-    return dict(entry, status=status, items=items, message=_text(result["msg"]) if result.get("msg") else "")
+    message = _text(result["msg"]) if result.get("msg") else ""
+    takeover = [dict(_item(t.get("item", check), t.get("expected"), t.get("actual")), message=_text(t.get("message", "")))
+                for t in result.get("takeover") or [] if isinstance(t, dict)]
+    if takeover:
+        # not ordinary drift: objects someone else configured that the plan would replace whole
+        return dict(entry, status="takeover", items=items, takeover=takeover, message=message or (
+            "the plan would take over %d object(s) configured outside this collection; an apply refuses until "
+            "switch_takeover is set for this switch" % len(takeover)))
+    return dict(entry, status=status, items=items, message=message)
 
 
 def _notes(entries):
@@ -178,19 +188,25 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
     unreachable = having({("config", "unreachable"), ("readiness", "unreachable")})
     drifted = sorted(set(having({("config", "drift")})) - set(unreachable))
     failed = sorted(set(having({("config", "fail")})) - set(unreachable))
+    takeover = sorted(set(having({("config", "takeover")})) - set(unreachable))
     not_ready = having({("readiness", "fail")})
     findings = having({("readiness", "fail"), ("readiness", "warn")})
-    summary = {"devices": len(devices), "drifted_items": sum(len(e["items"]) for e in entries if e["status"] == "drift"),
+    summary = {"devices": len(devices),
+               "drifted_items": sum(len(e["items"]) for e in entries if e["status"] in ("drift", "takeover")),
                "devices_drift": drifted, "devices_fail": failed, "devices_unreachable": unreachable,
+               "devices_takeover": takeover, "takeover_items": sum(len(e.get("takeover") or []) for e in entries),
                "devices_not_ready": not_ready, "devices_findings": findings,
-               "devices_ok": sorted(set(devices) - set(drifted) - set(failed) - set(findings) - set(unreachable))}
+               "devices_ok": sorted(set(devices) - set(drifted) - set(failed) - set(findings) - set(unreachable)
+                                    - set(takeover))}
     by_check = {}
     for entry in entries:
         counts = by_check.setdefault(entry["check"], dict((s, 0) for s in STATUSES))
         counts[entry["status"]] += 1
-    drift = bool(drifted or failed)
+    drift = bool(drifted or failed or takeover)
     audited = set(devices) - set(unreachable)
     verdict = ["DRIFT" if drift else "IN SYNC" if audited else "NOT AUDITED"]
+    if takeover:
+        verdict.append("%d TAKEOVER" % len(takeover))
     if not_ready:
         verdict.append("NOT READY")
     if unreachable:
@@ -202,7 +218,8 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
 
 def _headline(summary):
     """`6 devices: 1 drifted, 1 unreachable, 4 clean; 3 drifted items` - zero counts left out."""
-    counts = (("drifted", summary["devices_drift"]), ("with failed checks", summary["devices_fail"]),
+    counts = (("with takeovers", summary.get("devices_takeover", [])),
+              ("drifted", summary["devices_drift"]), ("with failed checks", summary["devices_fail"]),
               ("unreachable", summary.get("devices_unreachable", [])), ("not ready", summary.get("devices_not_ready", [])),
               ("with readiness findings", summary["devices_findings"]), ("clean", summary["devices_ok"]))
     parts = ["%d %s" % (len(names), label) for label, names in counts if names]
@@ -230,11 +247,19 @@ def _cell(value):
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-_SECTIONS = (("drift", "Drift"), ("fail", "Failed checks and error findings"), ("unreachable", "Unreachable devices"),
+_SECTIONS = (("takeover", "Takeovers (objects someone else configured that the plan would replace whole: review, "
+                          "then set switch_takeover for the switch)"),
+             ("drift", "Drift"), ("fail", "Failed checks and error findings"), ("unreachable", "Unreachable devices"),
              ("warn", "Warnings"), ("skipped", "Skipped checks"))
 
 
 def _rows(entries, status):
+    """Entries of one report section, each with the items that section shows: a takeover entry shows its
+    takeover objects under Takeovers and its line-level drift under Drift."""
+    if status == "takeover":
+        return [dict(e, items=e.get("takeover") or []) for e in entries if e["status"] == "takeover"]
+    if status == "drift":
+        return [e for e in entries if e["status"] == "drift" or (e["status"] == "takeover" and e["items"])]
     return [e for e in entries if e["status"] == status]
 
 
@@ -251,7 +276,7 @@ def render_markdown(report):
     for check, counts in sorted(report["by_check"].items()):
         out.append("| %s | %s |" % (check, " | ".join(str(counts[st]) for st in statuses)))
     out += [""]
-    for status, heading in _SECTIONS:  # drift first: it is what an audit is for
+    for status, heading in _SECTIONS:  # takeovers, then drift: what an audit is for
         rows = _rows(report["entries"], status)
         if not rows:
             continue
@@ -269,6 +294,9 @@ def render_markdown(report):
             out += ["| device | check | reason |", "|---|---|---|"]
             out += ["| %s | %s | %s |" % (e["device"], e["check"], _cell(e["message"] or status)) for e in bare]
             out.append("")
+        if status == "takeover":
+            out += ["- %s: %s" % (entry["device"], item["message"]) for entry in rows for item in entry["items"]
+                    if item.get("message")] + [""]
     if s["devices_ok"]:
         out += ["Clean: %s." % ", ".join(s["devices_ok"]), ""]
     return "\n".join(out)
@@ -276,7 +304,7 @@ def render_markdown(report):
 
 _CSS = """body{font-family:system-ui,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:80em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:14px;vertical-align:top}
-th{background:#f3f3f3}.fail,.unreachable{background:#f8d7da}.drift{background:#fff3cd}.warn{background:#fdf6e3}.ok{background:#d4edda}
+th{background:#f3f3f3}.fail,.unreachable,.takeover{background:#f8d7da}.drift{background:#fff3cd}.warn{background:#fdf6e3}.ok{background:#d4edda}
 .skipped{background:#eceff1}.banner{font-size:22px;font-weight:bold;padding:12px 16px;border-radius:6px;display:inline-block}
 .meta{color:#555}.note{border-left:4px solid #e0a800;padding:4px 10px;background:#fffbea}
 code{font-family:monospace;white-space:pre-wrap}.absent{color:#888;font-style:italic}"""
@@ -330,6 +358,10 @@ def render_html(report):
                 out.append("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
                     status, e(entry["device"]), e(entry["kind"]), e(entry["check"]), e(entry["message"] or status)))
             out.append("</table>")
+        if status == "takeover":
+            lines = ["<li>%s: %s</li>" % (e(entry["device"]), e(item["message"]))
+                     for entry in rows for item in entry["items"] if item.get("message")]
+            out.append("<ul>%s</ul>" % "".join(lines))
     if s["devices_ok"]:
         out.append("<h2>Clean</h2><p>%s</p>" % e(", ".join(s["devices_ok"])))
     out.append("</body></html>")

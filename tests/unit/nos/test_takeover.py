@@ -1,0 +1,272 @@
+"""Brownfield guard (issue 18 item 7): what the plan would take over whole on a switch someone else already routes.
+
+Witnesses (tests/fixtures/switches/SOURCE.md): a real vEOS 4.29.2F leaf with its own ``router bgp 65001``, OSPF and
+addressed uplinks, and a real NX-OS 9.3(2) leaf with ``router bgp 65522``, OSPF and an addressed uplink. The other
+drivers (NVUE, klish SONiC / AsterNOS, FRR) are checked on their own rendered forms with a foreign BGP instance,
+address and policy written in them. The lab plan on a clean switch, and on a switch this collection configured,
+gives no takeover on every driver.
+"""
+import os
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.slices import switch_slice
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.modules import switch_config
+
+from ..module_runner import run_module
+from .helpers import ROOT, plan_on_platform
+
+FIX = os.path.join(ROOT, "tests", "fixtures", "switches")
+EOS_LEAF = ("eos", "veos-4.29.2f-leaf-bgp-65001-ospf-running-config.txt")
+NXOS_LEAF = ("nxos", "nxos-9.3.2-leaf-bgp-ospf-running-config.txt")
+_PLANS = {}
+
+
+def capture(nos, name):
+    with open(os.path.join(FIX, nos, name)) as fh:
+        return fh.read()
+
+
+def slice_of(platform, name):
+    """The switch's slice of the lab plan with every switch on ``platform`` (what switch_config gets as intent)."""
+    if platform not in _PLANS:
+        _PLANS[platform] = plan_on_platform("lab", platform)
+    return switch_slice(_PLANS[platform], name)
+
+
+def sections_of(driver, intent):
+    wanted = ["qos", "mtu", "underlay"] + (["pbr"] if intent["kind"] == "leaf" else [])
+    return tuple(s for s in wanted if s in driver.sections)
+
+
+def items_of(platform, name, running):
+    driver, intent = get_driver(platform), slice_of(platform, name)
+    return takeover.from_running(driver, running, intent, intent["qos"], sections_of(driver, intent))
+
+
+# ----------------------------------------------------------------------------------- the real EOS leaf
+def test_real_eos_leaf_first_push_would_replace_the_operators_routing():
+    # what today's flow plans on this switch: the operator's BGP instance and uplink addresses go, seen only in --diff
+    driver, intent = get_driver("eos"), slice_of("eos", "leaf0")
+    running = capture(*EOS_LEAF)
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+    before = image(driver, running, intent, sections_of(driver, intent)).managed
+    cmds = driver.diff(before, driver.render(intent, intent["qos"], sections_of(driver, intent)))
+    assert "no router bgp 65001" in cmds
+    assert "   no ip address 10.2.1.0/31" in cmds and "   no ip address 10.2.2.0/31" in cmds
+
+    # the guard names exactly those objects, as a takeover
+    items = items_of("eos", "leaf0", running)
+    assert takeover.messages(items) == [
+        "router bgp 65001 (plan: 4200001000) would be replaced, with everything under it "
+        "(neighbors 10.0.1.0, 10.0.2.0, SPINES; vrf PROD)",
+        "interface Ethernet1 ip address 10.2.1.0/31 (plan: none) would be removed",
+        "interface Ethernet2 ip address 10.2.2.0/31 (plan: none) would be removed",
+    ]
+    assert [(t["kind"], t["item"], t["actual"], t["expected"]) for t in items] == [
+        ("bgp", "router bgp", "router bgp 65001", "router bgp 4200001000"),
+        ("address", "interface Ethernet1 > ip address", "ip address 10.2.1.0/31", None),
+        ("address", "interface Ethernet2 > ip address", "ip address 10.2.2.0/31", None),
+    ]
+
+
+def test_real_eos_config_as_a_spine_replaces_addresses_with_the_planned_ones():
+    # the lab spines route Ethernet1/Ethernet2 themselves: the operator's addresses are replaced, not removed
+    assert [t["message"] for t in items_of("eos", "spine1", capture(*EOS_LEAF)) if t["kind"] == "address"] == [
+        "interface Ethernet1 ip address 10.2.1.0/31 (plan: 10.254.0.0/31) would be replaced",
+        "interface Ethernet2 ip address 10.2.2.0/31 (plan: 10.254.0.4/31) would be replaced",
+    ]
+
+
+def test_real_eos_config_with_a_foreign_pbr_policy_on_a_planned_port():
+    running = capture(*EOS_LEAF).replace("interface Ethernet3\n", "interface Ethernet3\n   service-policy type pbr input OPS-PBR\n")
+    policy = [t for t in items_of("eos", "leaf0", running) if t["kind"] == "policy"]
+    assert [t["message"] for t in policy] == [
+        "interface Ethernet3 service-policy type pbr input OPS-PBR (not ours; plan: none) would be removed"]
+
+
+def test_real_eos_config_under_the_plans_own_asn_is_not_a_bgp_takeover():
+    # the same ASN is the plan's own instance: its lines are ordinary drift, only the addresses are a takeover
+    intent = slice_of("eos", "leaf0")
+    running = capture(*EOS_LEAF).replace("router bgp 65001", "router bgp %d" % intent["bgp"]["asn"])
+    assert [t["kind"] for t in items_of("eos", "leaf0", running)] == ["address", "address"]
+
+
+# ----------------------------------------------------------------------------------- the real NX-OS leaf
+def test_real_nxos_leaf_takeover_list():
+    assert takeover.messages(items_of("nxos", "leaf0", capture(*NXOS_LEAF))) == [
+        "router bgp 65522 (plan: 4200001000) would be replaced, with everything under it (neighbor 100.64.2.1; vrf TENANT1)",
+        "interface Ethernet1/1 ip address 169.254.2.2/30 (plan: none) would be removed",
+        "interface loopback0 ip address 100.64.2.2/32 (plan: 10.255.0.1/32) would be replaced",
+    ]
+
+
+# ----------------------------------------------------------------------------------- the other drivers, rendered forms
+def _uplink(intent):
+    return intent["uplinks"][0]["port"]
+
+
+def _downlink(intent):
+    return intent["downlinks"][0]["port"]
+
+
+def test_klish_sonic_and_asternos_foreign_bgp_address_and_forwarding_policy():
+    for platform in ("sonic", "asternos"):
+        intent = slice_of(platform, "leaf0")
+        up, down = _uplink(intent), _downlink(intent)
+        running = "\n".join([
+            "hostname ops-leaf", "!", "router bgp 65001", " router-id 192.0.2.1", " neighbor 192.0.2.9", "  remote-as 65000",
+            " !", "!", "interface %s" % up, " ip address 192.0.2.10/31", "!",
+            "interface %s" % down, " service-policy type forwarding in OPS-FBS", "!", ""])
+        assert takeover.messages(items_of(platform, "leaf0", running)) == [
+            "router bgp 65001 (plan: %d) would be replaced, with everything under it (neighbor 192.0.2.9)" % intent["bgp"]["asn"],
+            "interface %s ip address 192.0.2.10/31 (plan: %s/31) would be replaced" % (up, intent["uplinks"][0]["address"]),
+            "interface %s service-policy type forwarding in OPS-FBS (not ours; plan: none) would be removed" % down,
+        ], platform
+
+
+def test_nvue_foreign_asn_address_and_pbr_map():
+    intent = slice_of("nvue", "leaf0")
+    up, down = _uplink(intent), _downlink(intent)
+    running = "\n".join([
+        "nv set system hostname ops-leaf", "nv set router bgp autonomous-system 65001",
+        "nv set vrf default router bgp neighbor 192.0.2.9 remote-as external",
+        "nv set interface %s ipv4 address 192.0.2.10/31" % up, "nv set interface %s router pbr map OPS-MAP" % down, ""])
+    assert takeover.messages(items_of("nvue", "leaf0", running)) == [
+        "router bgp autonomous-system 65001 (plan: %d) would be replaced, with the default VRF's BGP instance "
+        "(neighbors 192.0.2.9)" % intent["bgp"]["asn"],
+        "interface %s ipv4 address 192.0.2.10/31 (plan: %s/31) would be replaced" % (up, intent["uplinks"][0]["address"]),
+        "interface %s router pbr map OPS-MAP (not ours; plan: none) would be removed" % down,
+    ]
+
+
+def test_frr_foreign_bgp_address_and_a_pbr_policy_ours_would_replace():
+    intent = slice_of("frr", "leaf0")
+    up = _uplink(intent)
+    ingress = get_driver("frr").pbr_ingress(intent)[0]
+    running = "\n".join([
+        "frr version 8.4.4", "hostname ops-leaf", "!", "interface %s" % up, " ip address 192.0.2.10/31", "exit", "!",
+        "interface %s" % ingress, " pbr-policy OPS-PBR", "exit", "!",
+        "router bgp 65001", " neighbor 192.0.2.9 remote-as 65000", "exit", "!", ""])
+    assert takeover.messages(items_of("frr", "leaf0", running)) == [
+        "router bgp 65001 (plan: %d) would be replaced, with everything under it (neighbor 192.0.2.9)" % intent["bgp"]["asn"],
+        "interface %s ip address 192.0.2.10/31 (plan: %s/31) would be replaced" % (up, intent["uplinks"][0]["address"]),
+        "interface %s pbr-policy OPS-PBR (not ours; plan: pbr-policy AIF-PBR) would be replaced" % ingress,
+    ]
+
+
+# ----------------------------------------------------------------------------------- greenfield: no false takeover
+def _baseline(platform, name, intent):
+    """A clean switch as the lab seeds it (hostname, port descriptions), in the NOS's own form."""
+    ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
+    if platform == "nvue":
+        return "\n".join(["nv set system hostname %s" % name] + ["nv set interface %s link state up" % p for p in ports]) + "\n"
+    if platform == "frr":
+        return "frr version 8.4.4\nhostname %s\n!\n" % name
+    indent = " " * get_driver(platform).indent
+    return "\n".join(["hostname %s" % name] + ["interface %s\n%sdescription aifabric %s" % (p, indent, p) for p in ports]) + "\n"
+
+
+@pytest.mark.parametrize("platform", sorted(DRIVERS))
+@pytest.mark.parametrize("name", ["leaf0", "leaf3", "spine1"])
+def test_greenfield_lab_plan_takes_over_nothing(platform, name):
+    driver, intent = get_driver(platform), slice_of(platform, name)
+    sections = sections_of(driver, intent)
+    clean = _baseline(platform, name, intent)
+    assert takeover.from_running(driver, clean, intent, intent["qos"], sections) == []
+    # a switch this collection already configured: its own objects are never a takeover
+    mine = clean + driver.render(intent, intent["qos"], sections)
+    assert takeover.from_running(driver, mine, intent, intent["qos"], sections) == []
+
+
+def test_decide_refuses_only_in_apply_mode_without_permission():
+    items = items_of("eos", "leaf0", capture(*EOS_LEAF))
+    assert takeover.decide([], False, False) == "none"
+    assert takeover.decide(items, False, True) == "report"
+    assert takeover.decide(items, False, False) == "refuse"
+    assert takeover.decide(items, True, False) == "take"
+    msg = takeover.refusal(items, "leaf0")
+    assert "router bgp 65001 (plan: 4200001000) would be replaced" in msg and "Nothing was sent" in msg
+    assert "set switch_takeover: true for leaf0 after review" in msg
+
+
+# ----------------------------------------------------------------------------------- module level (no device)
+class FakeEos(object):
+    """A netmiko-like session that answers the config read with the real capture and records every config-mode entry."""
+
+    def __init__(self, running):
+        self.running, self.config_entries = running, 0
+
+    def send_command(self, cmd, **kw):
+        assert cmd == "show running-config", cmd
+        return self.running
+
+    def config_mode(self, *args):
+        self.config_entries += 1
+
+    def disconnect(self):
+        pass
+
+
+@pytest.fixture
+def fake_switch(monkeypatch, tmp_path):
+    conn = FakeEos(capture(*EOS_LEAF))
+    applied = []
+    monkeypatch.setattr(switch_config, "netmiko_factory", lambda params, driver: (lambda: conn))
+    monkeypatch.setattr(switch_config.Applier, "apply", lambda self, *a, **kw: applied.append(a) or True)
+    intent = slice_of("eos", "leaf0")
+    args = {"platform": "eos", "intent": intent, "qos": intent["qos"], "sections": ["qos", "mtu", "underlay", "pbr"],
+            "host": "192.0.2.1", "username": "admin", "password": "x", "lock_dir": str(tmp_path)}
+    return conn, applied, args
+
+
+def test_module_apply_refuses_a_takeover_before_anything_is_sent(fake_switch, capsys):
+    conn, applied, args = fake_switch
+    result = run_module(switch_config, args, capsys)
+    assert result["rc"] == 1 and result["failed"]
+    assert result["failed_step"] == "takeover" and result["rolled_back"] is None
+    assert applied == [] and conn.config_entries == 0 and result["config_mode"] is False
+    assert "router bgp 65001 (plan: 4200001000) would be replaced" in result["msg"]
+    assert "interface Ethernet1 ip address 10.2.1.0/31 (plan: none) would be removed" in result["msg"]
+    assert "set switch_takeover: true for leaf0 after review" in result["msg"]
+    assert [t["kind"] for t in result["takeover"]] == ["bgp", "address", "address"]
+
+
+def test_module_check_mode_reports_the_takeover_without_failing(fake_switch, capsys):
+    conn, applied, args = fake_switch
+    result = run_module(switch_config, dict(args, _ansible_check_mode=True, _ansible_diff=True), capsys)
+    assert result["rc"] == 0 and not result.get("failed") and result["changed"]
+    assert [t["kind"] for t in result["takeover"]] == ["bgp", "address", "address"]
+    # --diff says it above the text, not only as removed lines
+    assert result["diff"]["before_header"].startswith("leaf0 running config - TAKEOVER: router bgp 65001 (plan: 4200001000)")
+    assert "takeover on leaf0" in str(result.get("warnings"))   # ansible-core 2.19 warnings are structured
+    assert applied == [] and conn.config_entries == 0
+
+
+def test_module_takeover_true_proceeds_and_reports_what_it_took_over(fake_switch, capsys):
+    conn, applied, args = fake_switch
+    result = run_module(switch_config, dict(args, takeover=True), capsys)
+    assert result["rc"] == 0 and not result.get("failed") and len(applied) == 1
+    assert "no router bgp 65001" in applied[0][2]   # the commands handed to the transaction
+    assert result["taken_over"] == result["takeover"] and len(result["taken_over"]) == 3
+
+
+# ----------------------------------------------------------------------------------- the audit
+def test_audit_shows_a_takeover_apart_from_ordinary_drift(fake_switch, capsys):
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
+        build_report, entry_from_result, render_html, render_markdown)
+    conn, applied, args = fake_switch
+    result = run_module(switch_config, dict(args, _ansible_check_mode=True), capsys)
+    entry = entry_from_result("leaf0", "switch", "switch", result)
+    assert entry["status"] == "takeover" and len(entry["takeover"]) == 3 and entry["items"]
+    clean = {"device": "leaf1", "kind": "switch", "check": "switch", "status": "ok", "items": []}
+    report = build_report([entry, clean], "lab")
+    assert report["verdict"] == "DRIFT / 1 TAKEOVER"
+    assert report["summary"]["devices_takeover"] == ["leaf0"] and report["summary"]["devices_drift"] == []
+    md = render_markdown(report)
+    assert "## Takeovers" in md and "- leaf0: router bgp 65001 (plan: 4200001000) would be replaced" in md
+    assert md.index("## Takeovers") < md.index("## Drift")
+    assert "| leaf0 | switch | router bgp | router bgp 4200001000 | router bgp 65001 |" in md
+    assert "router bgp 65001 (plan: 4200001000) would be replaced" in render_html(report)
