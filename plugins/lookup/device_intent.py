@@ -18,6 +18,9 @@ description:
     record, the QoS profile and C(kind) (C(leaf) or C(spine)).
   - Fails with what to do when no plan was computed in this run, when the device is not in the plan,
     or when the slice belongs to another plan than the one this run computed.
+  - Every slice is checked by the sha256 of its content against C(devices.sha256), whose own sha256 is the
+    handle's C(slices_digest) (this run's plan); a slice edited on disk is refused even when it keeps its
+    C(plan_digest) label. With O(plan_dir) the reference is the C(plan-handle.json) the plan wrote there.
 options:
   _terms:
     description: Device names (usually C(inventory_hostname)).
@@ -27,6 +30,7 @@ options:
   plan_dir:
     description:
       - The plan directory. Default is C(hostvars['localhost'].aifabric_plan.dir), set by role C(aifabric.roce.plan).
+      - Slices read from it are checked against the C(devices.sha256) and C(plan-handle.json) written there.
     type: path
 """
 
@@ -64,16 +68,16 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         plan_dir = self.get_option("plan_dir")
-        expect = None
+        expect = expect_slices = None  # with plan_dir: checked against the plan-handle.json written beside the slices
         if not plan_dir:
             handle = self._plan_handle(variables or {})
             if not handle.get("dir"):
                 raise AnsibleLookupError(NO_PLAN)
-            plan_dir, expect = handle["dir"], handle.get("digest")
+            plan_dir, expect, expect_slices = handle["dir"], handle.get("digest"), handle.get("slices_digest")
         out = []
         for name in terms:
             try:
-                out.append(load_slice(plan_dir, str(name), expect_digest=expect))
+                out.append(load_slice(plan_dir, str(name), expect_digest=expect, expect_slices=expect_slices))
             except (IOError, OSError, ValueError) as exc:
                 raise AnsibleLookupError(str(exc))
         return out
