@@ -17,12 +17,14 @@ def _names_section():
          "`%s`, no `..`; at most %d characters (servers: %d, they may be FQDNs)" % (
              allow.OBJECT_NAME_RE.pattern, allow.OBJECT_NAME_MAX, allow.SERVER_NAME_MAX),
          "artifact file names (`hosts/<name>.json`), hostnames, reports"),
-        ("switch port names (`port_name` output)", "`%s`, no `..`; at most %d characters" % (
-            allow.PORT_NAME_RE.pattern, allow.PORT_NAME_MAX), "`interface ...` lines of every switch CLI"),
+        ("switch port names (`port_name` output)", "`%s`, no `..`; at most %d characters; not a management port "
+         "(`%s`, case-insensitive)" % (allow.PORT_NAME_RE.pattern, allow.PORT_NAME_MAX, allow.MGMT_PORT_RE.pattern),
+         "`interface ...` lines of every switch CLI"),
         ("ports of a model used by an `nvue` switch", "also a Linux interface name: `%s`, at most %d characters" % (
             allow.LINUX_IFNAME_RE.pattern, allow.LINUX_IFNAME_MAX), "`nv set interface ...` typed into bash"),
-        ("`nics[].netdev`, `mgmt_interface`", "`%s`, at most %d characters (IFNAMSIZ)" % (
-            allow.LINUX_IFNAME_RE.pattern, allow.LINUX_IFNAME_MAX), "`ip` batches, sysfs paths, host boot scripts"),
+        ("`nics[].netdev`, `mgmt_interface`", "`%s`, at most %d characters (IFNAMSIZ); a rail NIC is not `%s`" % (
+            allow.LINUX_IFNAME_RE.pattern, allow.LINUX_IFNAME_MAX, allow.LOOPBACK_IFNAME),
+         "`ip` batches, sysfs paths, host boot scripts"),
         ("`nics[].rdma`", "`%s`, at most %d characters" % (allow.LINUX_IFNAME_RE.pattern, allow.RDMA_NAME_MAX),
          "configfs paths, NCCL_IB_HCA, host boot scripts"),
         ("`nccl.socket_ifname`", "`%s`" % allow.SOCKET_IFNAME_RE.pattern, "NCCL_SOCKET_IFNAME"),

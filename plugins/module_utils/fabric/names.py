@@ -25,6 +25,13 @@ SERVER_NAME_MAX = 253  # servers may be FQDNs (RFC 1035 name limit)
 PORT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$")
 PORT_NAME_MAX = 63
 
+# Management ports: the switch's out-of-band path (EOS Management1, NX-OS mgmt0, Dell OS10 mgmt1/1/1,
+# SONiC and Cumulus eth0, Junos em0/fxp0/me0/vme, Huawei MEth0/0/0). Fabric config (addresses, MTU, PFC,
+# shutdown of unused ports) on one of them cuts the switch off its management network.
+MGMT_PORT_RE = re.compile(r"^(?:management|mgmt)|^(?:meth|fxp|em|me|vme)[0-9/:.]*$|^eth0$", re.IGNORECASE)
+# The loopback: never a rail NIC (no link, no RDMA device; a rail plan on it breaks local traffic).
+LOOPBACK_IFNAME = "lo"
+
 # Linux network interface names: IFNAMSIZ is 16 bytes with the NUL, so 15 characters; the kernel
 # refuses '/', ':' and whitespace (dev_valid_name); we also refuse anything a shell would expand.
 LINUX_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -74,6 +81,11 @@ def object_name_problem(path, value, what="name", maximum=OBJECT_NAME_MAX):
 def port_name_problem(path, value, platform=None):
     fix = "use letters, digits and . _ / : - only, starting with a letter or digit, at most %d characters" % PORT_NAME_MAX
     problem = _charset_problem(path, value, PORT_NAME_RE, PORT_NAME_MAX, "port name", fix)
+    if problem is None and MGMT_PORT_RE.search(value):
+        problem = FabricProblem(path, "port name %s is a management port (the switch's out-of-band interface), "
+                                "not a fabric port" % shown(value),
+                                "give port_name the front-panel data port names (e.g. 'Ethernet{port}/{lane}', "
+                                "'swp{port}'), or leave port_name out so each NOS gets its own names")
     if problem is None and platform in LINUX_PORT_PLATFORMS:
         problem = _charset_problem(path, value, LINUX_IFNAME_RE, LINUX_IFNAME_MAX,
                                    "%s port name (a Linux interface)" % platform,
@@ -86,6 +98,16 @@ def netdev_problem(path, value):
     return _charset_problem(path, value, LINUX_IFNAME_RE, LINUX_IFNAME_MAX, "Linux interface name",
                             "use the host's interface name: letters, digits, '.', '_', '-', at most %d "
                             "characters (IFNAMSIZ)" % LINUX_IFNAME_MAX)
+
+
+def rail_netdev_problem(path, value):
+    """A rail NIC's netdev: a Linux interface name, and not the loopback."""
+    problem = netdev_problem(path, value)
+    if problem is None and value == LOOPBACK_IFNAME:
+        problem = FabricProblem(path, "%s is the loopback interface, not a rail NIC" % shown(value),
+                                "use the rail NIC's own interface name as the host shows it (`ip link`, e.g. "
+                                "'ens1f0np0' or 'eth1')")
+    return problem
 
 
 def rdma_problem(path, value):

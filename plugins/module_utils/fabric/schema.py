@@ -197,8 +197,9 @@ SWITCH_MODEL = Section("One switch hardware model and how its ports are used.", 
                      default=None, example="Ethernet{port}/{lane}",
                      check=lambda path, value: allow.pattern_problem(path, value, PORT_FIELDS),
                      rule=PATTERN_RULE + " Every port name of the model is unique and matches `%s` (at most %d "
-                     "characters; on `nvue` a Linux interface name of at most %d)."
-                     % (allow.PORT_NAME_RE.pattern, allow.PORT_NAME_MAX, allow.LINUX_IFNAME_MAX),
+                     "characters; on `nvue` a Linux interface name of at most %d), and none is a management port "
+                     "(`Management1`, `mgmt0`, `eth0`, ...: `%s`)."
+                     % (allow.PORT_NAME_RE.pattern, allow.PORT_NAME_MAX, allow.LINUX_IFNAME_MAX, allow.MGMT_PORT_RE.pattern),
                      drives="Interface names in cabling, switch configs and PBR rules."),
     "downlinks": Section("Host-facing ports (leaf) or leaf-facing ports (spine).",
                          PORT_GROUP.keys, required=False),
@@ -207,7 +208,7 @@ SWITCH_MODEL = Section("One switch hardware model and how its ports are used.", 
 
 NIC = Section("One rail NIC of a GPU server; list order is rail order (first = rail 0).", {
     "netdev": Key("str", "Linux interface name of the NIC on the host.", example="eth1",
-                  check=allow.netdev_problem, rule=NETDEV_RULE,
+                  check=allow.rail_netdev_problem, rule=NETDEV_RULE + " Not the loopback `lo`.",
                   drives="Host addresses, MTU, routing tables and rules; NCCL_SOCKET_IFNAME."),
     "rdma": Key("str", "RDMA device name (`ibv_devices`).", example="mlx5_0", check=allow.rdma_problem,
                 rule="Matches `%s`, at most %d characters." % (allow.LINUX_IFNAME_RE.pattern, allow.RDMA_NAME_MAX),
