@@ -1,6 +1,6 @@
 # Switch side (issue 5): simulated switch lab + switch tests.
 TEST_TARGETS += test-switches
-.PHONY: lab-up-switches lab-down-switches test-switches test-switches-unit bench-switch
+.PHONY: lab-up-switches lab-down-switches test-switches test-switches-unit bench-switch bench-races
 lab-up: lab-up-switches
 lab-down: lab-down-switches
 
@@ -21,3 +21,7 @@ test-switches: setup
 # no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16
 bench-switch: setup
 	$(PY) tools/bench_switch.py
+
+# 50 two-controller races per NOS on the switch simulators (issue 18): exits 1 on a lost update or false claim
+bench-races: setup
+	$(PY) tools/bench_races.py

@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import drain as drainmod
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, Image, differences, image, paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
@@ -257,7 +258,7 @@ def _log_tail(conn, chars=400):
 class Applier(object):
     def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None,
                  read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300, lock_ttl=1800,
-                 device_lock=True):
+                 device_lock=True, drain="never", drain_wait=5):
         self.driver, self.intent, self.qos = driver, intent, qos
         self.sections = tuple(sections)
         self.commit_timer = int(commit_timer or 0)
@@ -266,6 +267,9 @@ class Applier(object):
         self.io = DeviceIO(driver, connect, read_timeout, reconnect_timeout)
         self.lock_key, self.lock_dir, self.lock_timeout = lock_key, lock_dir, lock_timeout
         self.lock_ttl, self.device_lock = lock_ttl, device_lock
+        # maintenance drain (nos/drain.py): "auto" when the change can disturb forwarding, "always", "never"
+        self.drain, self.drain_wait = drain, float(drain_wait)
+        self.drained = None   # what the drain did on the last apply (reported by switch_config)
         self.before_image = None
         self.notes = []
 
@@ -333,7 +337,7 @@ class Applier(object):
                     raise
                 raise RefusedError("could not take the device lock: %s" % exc)
         try:
-            result = self._apply_held(txn, before, after, cmds, save, expected_digest)
+            result = self._apply_drained(txn, before, after, cmds, save, expected_digest)
         except ApplyError as exc:
             if self.device_lock and not devicelock.release(txn, txn.notes) and exc.rolled_back:
                 exc.rolled_back = False   # the config is restored, but our marker is still on the device
@@ -349,6 +353,112 @@ class Applier(object):
             devicelock.release(txn, txn.notes)
         self.notes = self.notes + txn.notes
         return result
+
+    # ------------------------------------------------------------------ maintenance drain
+    def _drain_reasons(self, before):
+        if self.drain == "never":
+            return []
+        if self.drain == "always":
+            return ["drain: always"]
+        return drainmod.reasons(self.driver, before, self.intent, self.qos, self.sections)
+
+    def _apply_drained(self, txn, before, after, cmds, save, expected_digest):
+        """Drain, apply (verified, undone on failure), undrain: the drain is part of the transaction. Only
+        the drain line moves in the drain and undrain steps, each proven by reading the whole config back."""
+        why = self._drain_reasons(before)
+        self.drained = None
+        skip = None
+        if not why:
+            skip = None
+        elif not drainmod.supported(self.driver):
+            skip = drainmod.why_not(self.driver)
+        elif drainmod.commands(self.driver, before, True) is None:
+            skip = "no router bgp of this plan on the switch yet"
+        if not why or skip:
+            if skip:
+                self.drained = "not drained (%s): %s" % (", ".join(why), skip)
+                self.notes.append(self.drained)
+            return self._apply_held(txn, before, after, cmds, save, expected_digest)
+        pre = self.read_image("drain")
+        if expected_digest and pre.digest() != expected_digest:
+            raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
+                               % (pre.digest(), expected_digest))
+        if self.before_image is not None and pre != self.before_image:
+            raise RefusedError("the running config changed since this run read it: %s" % differences(pre, self.before_image))
+        if drainmod.drain_paths(self.driver, pre.outside):
+            self.drained = "the switch was already drained, not by this run (%s): left drained" % ", ".join(
+                drainmod.drain_paths(self.driver, pre.outside))
+            self.notes.append(self.drained)
+            return self._apply_held(txn, before, after, cmds, save, None)
+        try:
+            drained = self._push_drain(pre, True)
+        except StepError as exc:
+            undone = self._undrain_after_failure()
+            raise ApplyError("apply failed on %s at %s (drain before the change: %s); nothing of the change was sent; %s"
+                             % (self.driver.name, exc, ", ".join(why), undone), list(self.attempted),
+                             exc.output or str(exc), undone.startswith("undrained"), None, step=exc.step,
+                             command=exc.command)
+        self.before_image = drained
+        time.sleep(self.drain_wait)   # neighbours move traffic away (GSHUT -> local-preference 0)
+        try:
+            result = self._apply_held(txn, drained.managed, after, cmds, save, None)
+        except ApplyError as exc:
+            undone = self._undrain_after_failure()
+            # "restored" now means the before-image of the whole run, read before the drain (an NX-OS
+            # checkpoint taken with the lock already rolls the drain line back with the change)
+            exc.rolled_back = False
+            if exc.foreign is None and undone.startswith("undrained"):
+                try:
+                    exc.rolled_back = self.read_image("prove") == pre
+                except Exception:  # noqa: BLE001 - unreadable: not proven
+                    pass
+            exc.args = ("%s; %s; %s" % (exc, undone, "restored: the whole running config read back equals the before-image "
+                                        "read before the drain" if exc.rolled_back else "NOT restored to the before-image "
+                                        "read before the drain"),)
+            raise
+        time.sleep(self.drain_wait)   # sessions the change reset come back before traffic returns
+        try:
+            self._push_drain(self.read_image("undrain"), False)
+            if save:
+                self._transaction().save()
+        except StepError as exc:
+            raise ApplyError("the change on %s is applied and verified, but the switch is still drained: undrain failed "
+                             "(%s); remove the drain line by hand or re-run" % (self.driver.name, exc),
+                             list(self.attempted), exc.output or str(exc), False, None, step=exc.step,
+                             command=exc.command)
+        self.drained = "drained (%s) for the change, undrained after it (proven)" % ", ".join(why)
+        self.notes.append(self.drained)
+        return result
+
+    def _push_drain(self, ref, on):
+        """Add (``on``) or take back the drain line, then prove that exactly that line moved; returns the Image."""
+        cmds = drainmod.commands(self.driver, ref.managed, on)
+        step = "drain" if on else "undrain"
+        dtx = self._transaction()
+        try:
+            dtx.push_reverse(cmds)
+        finally:
+            dtx.cleanup()
+        got = self.read_image(step)
+        added, gone = set(got.outside) - set(ref.outside), set(ref.outside) - set(got.outside)
+        moved = drainmod.drain_paths(self.driver, got.outside if on else ref.outside)
+        if got.managed != ref.managed or (added, gone) != ((set(moved), set()) if on else (set(), set(moved))) \
+                or len(moved) != 1:
+            raise StepError(step, "; ".join(cmds), "", "the config read back is not the %s plus only the drain line: %s"
+                            % ("before-image" if on else "applied config", differences(got, ref)))
+        return got
+
+    def _undrain_after_failure(self):
+        """After a failed change: take our drain line back if the switch still holds it; never anything else."""
+        try:
+            self.io.fresh("undrain")
+            now = self.read_image("undrain")
+            if not drainmod.drain_paths(self.driver, now.outside):
+                return "undrained (no drain line left on the switch)"
+            self._push_drain(now, False)
+            return "undrained (the drain line was taken back, proven by reading the config back)"
+        except Exception as exc:  # noqa: BLE001 - reported: the switch may still be drained
+            return "NOT undrained: the switch may still announce GRACEFUL_SHUTDOWN (%s)" % exc
 
     def _apply_held(self, txn, before, after, cmds, save, expected_digest):
         # compare-and-swap: the device must still be what this run read (and what a reviewer saw); read

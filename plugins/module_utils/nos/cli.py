@@ -17,6 +17,7 @@ HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 
 def parse_tree(text):
@@ -142,7 +143,7 @@ class CliDriver(Driver):
                 if kept:
                     out.append((line, kept))
             elif self._owned(line, sections) or any(rx.match(line) for rx in extra):
-                out.append((line, children))
+                out.append((line, [c for c in children if not is_drain_child(self, line, c[0])]))
         return self.canonical(out)
 
     def _hconfig(self, text):

@@ -30,6 +30,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 FRR_SECTIONS = ("underlay", "pbr")
 PBR_MAP = PREFIX + "PBR"
@@ -196,8 +197,9 @@ class FrrDriver(Driver):
                 if keep:
                     out[(kind, name)] = keep
             elif kind == "router bgp" and "underlay" in sections and name.isdigit():
-                # the default-VRF instance is the plan's, whole; `router bgp ASN vrf NAME` is not ours
-                out[(kind, name)] = lines
+                # the default-VRF instance is the plan's, whole (but a maintenance drain: nos/drain.py);
+                # `router bgp ASN vrf NAME` is not ours
+                out[(kind, name)] = [ln for ln in lines if not is_drain_child(self, "router bgp " + name, ln)]
             elif kind in ("nexthop-group", "pbr-map") and "pbr" in sections and name.startswith(PREFIX):
                 out[(kind, name)] = lines
         return self._text(out)

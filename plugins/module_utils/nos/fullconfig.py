@@ -15,6 +15,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 
 class Image(object):
@@ -84,6 +85,8 @@ def _cli_outside(driver, text, intent, sections):
                 walk([(shown, children)], "")
         elif not driver._owned(line, sections) and not any(rx.match(line) for rx in extra):
             walk([(line, children)], "")
+        else:   # an owned block: only a maintenance drain line in it is not ours (nos/drain.py)
+            walk([c for c in children if is_drain_child(driver, line, c[0])], line + " > ")
     return sorted(out)
 
 

@@ -111,8 +111,10 @@ NXOS = {
     "acl": [(r"\d+ (permit|deny) ip (any|\S+/\d+) (any|\S+/\d+)$", None, 1)],
     "route-map": [(r"match ip address [\w-]+$", None, 3), (r"set ip next-hop \S+$", None, 3)],
     "vlan": [(r"name \S+$", None, 1)],
+    # graceful-shutdown activate: cisco.nxos nxos_bgp_global (graceful_shutdown.activate), the maintenance drain
     "bgp": [(r"router-id \S+$", None, 1), (r"bestpath as-path multipath-relax$", None, 0),
             (r"timers bgp \d+ \d+$", None, 2), (r"log-neighbor-changes$", None, 0),
+            (r"graceful-shutdown activate$", None, 0),
             (r"address-family ipv4 unicast$", "bgp-af", 0), (r"neighbor \S+$", "bgp-nbr", 0)],
     "bgp-af": [(r"network \S+$", None, 0), (r"maximum-paths \d+$", None, 1)],
     "bgp-nbr": [(r"remote-as \d+$", None, 1), (r"description .+$", None, 1), (r"address-family ipv4 unicast$", "bgp-nbr-af", 0)],
@@ -194,6 +196,7 @@ NVUE_PATHS = [
     (r"bridge domain \S+ vlan \d+$", 0),
     (r"router bgp (autonomous-system|router-id) \S+$", 1),
     (r"router bgp state (enabled|disabled)$", 1),
+    (r"router bgp graceful-shutdown (on|off)$", 1),   # NVUE reference, BGP: the maintenance drain
     (r"vrf default router bgp state (enabled|disabled)$", 1),
     (r"vrf default router bgp address-family ipv4-unicast state (enabled|disabled)$", 1),
     (r"vrf default router bgp address-family ipv4-unicast multipaths ebgp \d+$", 1),

@@ -1,0 +1,109 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Maintenance drain: before a change that can disturb forwarding, the switch announces its routes with
+the BGP GRACEFUL_SHUTDOWN community (RFC 8326), so its neighbours move traffic to the other paths; the
+change is applied and verified; then the drain is taken back. Pure logic: which line drains a NOS, how
+a managed config looks drained, and which changes need a drain (apply.py runs the three steps).
+
+One line per NOS, inside the default-VRF ``router bgp`` the underlay section owns. The line is a
+maintenance state, not intent: the drivers leave it out of the managed view (a switch someone else
+drained stays drained, and is never "drift"), so it shows in the Image's ``outside`` part, where apply.py
+checks that its drain added exactly that line and its undrain took exactly that line back.
+
+* FRR 8.4: ``bgp graceful-shutdown`` (FRR user guide, BGP, "Graceful Shutdown"; accepted and printed by
+  the FRR 8.4.4 engine of the twin, after ``no bgp ebgp-requires-policy``). FRR receivers lower a
+  GSHUT-tagged path to local-preference 0 by themselves.
+* NX-OS: ``graceful-shutdown activate`` (cisco.nxos ``nxos_bgp_global``: ``graceful_shutdown.activate``;
+  Cisco Nexus 9000 Unicast Routing Guide, BGP graceful shutdown). Receivers honour it by default
+  (``graceful-shutdown aware``).
+* NVUE: ``nv set router bgp graceful-shutdown on`` (NVIDIA NVUE command reference, BGP).
+
+No drain here (the run goes on undrained and says so): EOS drains through maintenance mode (``maintenance``
+/ ``unit System`` / ``quiesce``, Arista EOS User Manual, Maintenance Mode), a block outside the managed
+``router bgp``; Enterprise SONiC and AsterNOS klish: no vendor source for a graceful-shutdown line found.
+"""
+
+from __future__ import annotations
+
+import re
+
+DRAIN = {
+    "frr": {"line": "bgp graceful-shutdown", "after": ("no bgp ebgp-requires-policy", "bgp router-id ")},
+    "nxos": {"line": "graceful-shutdown activate"},
+    "nvue": {"line": "nv set router bgp graceful-shutdown on"},
+}
+
+UNSUPPORTED = {
+    "eos": "EOS drains through maintenance mode (maintenance / unit System / quiesce), outside the managed "
+           "router bgp: not rendered yet",
+    "sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
+    "asternos": "no Asterfusion source for a BGP graceful-shutdown line in AsterNOS klish",
+}
+
+BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
+
+# Managed sections whose change can disturb forwarding: the underlay (BGP sessions, p2p addresses) and the
+# port MTU (a link flap on many ASICs); QoS only when it is first applied (lossless buffers are carved
+# then); PBR changes are applied undrained (the binding moves one host port at a time).
+DISTURBING = ("underlay", "mtu")
+
+
+def supported(driver):
+    return driver.name in DRAIN
+
+
+def why_not(driver):
+    return UNSUPPORTED.get(driver.name, "no drain line known for %s" % driver.name)
+
+
+def drain_line(driver):
+    return DRAIN[driver.name]["line"]
+
+
+def is_drain_child(driver, parent, child):
+    """True for the drain line under the default-VRF ``router bgp``: a maintenance state, never part of
+    the managed view (a switch someone else drained stays drained; ours is added and taken back here)."""
+    entry = DRAIN.get(driver.name)
+    return bool(entry) and child.strip() == entry["line"] and bool(BGP_HEADER.match(parent))
+
+
+def drain_paths(driver, outside):
+    """The drain line(s) in an Image's ``outside`` paths."""
+    if not supported(driver):
+        return []
+    line = drain_line(driver)
+    if line.startswith("nv set "):
+        return [p for p in outside if p == line[len("nv set "):]]
+    return [p for p in outside if p.endswith(" > " + line) and BGP_HEADER.match(p.split(" > ")[0])]
+
+
+def commands(driver, managed, on):
+    """Config commands that add (``on``) or take back the drain line, for the NOS's plain push
+    (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours."""
+    line = drain_line(driver)
+    if line.startswith("nv set "):
+        if not any(ln.startswith("nv set router bgp ") for ln in managed.splitlines()):
+            return None
+        return [line] if on else ["nv unset " + line[len("nv set "):].rsplit(" ", 1)[0]]
+    heads = [ln for ln in managed.splitlines() if BGP_HEADER.match(ln)]
+    if not heads:
+        return None
+    pad = " " * getattr(driver, "indent", 1)
+    body = [heads[0].strip(), pad + (line if on else "no " + line)]
+    return body + (["exit"] if driver.name == "frr" else [])
+
+
+def reasons(driver, before, intent, qos, sections):
+    """Why this change needs a drain: the disturbing sections it changes (empty: no drain needed)."""
+    out = []
+    for sec in sections:
+        if sec not in DISTURBING and sec != "qos":
+            continue
+        have = driver.parse(before, intent, (sec,))
+        want = driver.render(intent, qos, (sec,))
+        if sec == "qos":
+            if not have.strip() and want.strip():
+                out.append("first QoS/lossless buffer init")
+        elif driver.diff(have, want):
+            out.append("%s changes" % sec)
+    return out
