@@ -70,6 +70,23 @@ options:
         after verification; the timer used is at least twice O(read_timeout) plus 30 s, so it outlasts the verification.
     type: int
     default: 0
+  drain:
+    description:
+      - Maintenance drain around a change that can disturb forwarding (an underlay or MTU change, a first QoS/lossless
+        buffer init) on a switch whose default-VRF C(router bgp) this plan runs. The switch announces its routes with the
+        BGP GRACEFUL_SHUTDOWN community (FRR C(bgp graceful-shutdown), NX-OS C(graceful-shutdown activate), NVUE
+        C(router bgp graceful-shutdown on)), waits O(drain_wait), applies and verifies the change, waits again and
+        takes the drain back; each step is proven by reading the whole config back, and a failed change is undrained too.
+      - C(auto) drains only such changes, C(always) every change, C(never) none. EOS, Enterprise SONiC and AsterNOS
+        have no drain here yet (RV(drained) says so and the change goes on undrained).
+      - A switch already drained by someone else (the line present before the run) is left drained.
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  drain_wait:
+    description: Seconds to wait after the drain (neighbours move traffic away) and after the change (sessions come back).
+    type: int
+    default: 5
   expected_config_digest:
     description:
       - The RV(config_digest) of a reviewed check run. The apply refuses, changing nothing, when the device's running
@@ -193,6 +210,11 @@ differs:
   description: On failure, what still differs from the before-image after the undo (null when restored).
   returned: failure
   type: str
+drained:
+  description: What the maintenance drain did on this apply (drained and undrained, not drained and why, left drained).
+  returned: when a change needed a drain
+  type: str
+  sample: drained (underlay changes) for the change, undrained after it (proven)
 takeover:
   description:
     - Objects of the running config the plan owns whole and would replace although this collection did not put them
@@ -255,6 +277,8 @@ def main():
         lock_dir=dict(type="path"),
         lock_timeout=dict(type="int", default=300),
         takeover=dict(type="bool", default=False),
+        drain=dict(type="str", choices=["auto", "always", "never"], default="auto"),
+        drain_wait=dict(type="int", default=5),
     )
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -271,7 +295,7 @@ def main():
                              % (", ".join(refused), driver.name, ", ".join(driver.sections)))
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
-                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"])
+                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], drain=p["drain"], drain_wait=p["drain_wait"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[])
     try:
         try:
@@ -313,6 +337,8 @@ def main():
                               failed_step=exc.step, failed_command=exc.command, differs=exc.differs)
                 module.fail_json(msg=str(exc), **result)
             result["attempted"] = applier.attempted
+            if applier.drained:
+                result["drained"] = applier.drained
             if verdict == "take":
                 result["taken_over"] = result["takeover"]
     finally:
