@@ -234,8 +234,11 @@ def test_module_apply_refuses_a_takeover_before_anything_is_sent(fake_switch, ca
     assert [t["kind"] for t in result["takeover"]] == ["bgp", "address", "address"]
 
 
-def test_module_check_mode_reports_the_takeover_without_failing(fake_switch, capsys):
+def test_module_check_mode_reports_the_takeover_without_failing(fake_switch, capsys, monkeypatch):
     conn, applied, args = fake_switch
+    # module warnings are process-global in ansible-core: start from none (other module tests ran in this process)
+    from ansible.module_utils.common import warnings as module_warnings
+    monkeypatch.setattr(module_warnings, "_global_warnings", {})
     result = run_module(switch_config, dict(args, _ansible_check_mode=True, _ansible_diff=True), capsys)
     assert result["rc"] == 0 and not result.get("failed") and result["changed"]
     assert [t["kind"] for t in result["takeover"]] == ["bgp", "address", "address"]
