@@ -70,6 +70,15 @@ options:
         after verification; the timer used is at least twice O(read_timeout) plus 30 s, so it outlasts the verification.
     type: int
     default: 0
+  lock_ttl:
+    description:
+      - Seconds after which another run's lock marker on the device (an EOS configuration session, an NX-OS checkpoint,
+        a marker file on NVUE, SONiC, AsterNOS and FRR, each named C(aif-<UTC time>-<controller>-<pid>-<random>)) is
+        stale and recovered with a note naming it; a live marker of another run blocks until O(lock_timeout), then the
+        run is refused, naming the holder. A marker whose run is known dead (same controller, process gone) is
+        recovered at once.
+    type: int
+    default: 1800
   drain:
     description:
       - Maintenance drain around a change that can disturb forwarding (an underlay or MTU change, a first QoS/lossless
@@ -210,6 +219,20 @@ differs:
   description: On failure, what still differs from the before-image after the undo (null when restored).
   returned: failure
   type: str
+run_notes:
+  description:
+    - What the run found and did beside the change, e.g. lock markers of earlier runs recovered (stale past O(lock_ttl),
+      or their run ended) with their names, a commit timer raised, the drain.
+  returned: when a change was applied or failed
+  type: list
+  elements: str
+foreign:
+  description:
+    - On failure, the lines someone else (another controller, an engineer at the CLI) changed on the switch during
+      this run. Then only this run's own lines are ever taken back, never the other change, and RV(rolled_back) is false.
+  returned: on failure
+  type: list
+  elements: str
 drained:
   description: What the maintenance drain did on this apply (drained and undrained, not drained and why, left drained).
   returned: when a change needed a drain
@@ -277,6 +300,7 @@ def main():
         lock_dir=dict(type="path"),
         lock_timeout=dict(type="int", default=300),
         takeover=dict(type="bool", default=False),
+        lock_ttl=dict(type="int", default=1800),
         drain=dict(type="str", choices=["auto", "always", "never"], default="auto"),
         drain_wait=dict(type="int", default=5),
     )
@@ -295,7 +319,8 @@ def main():
                              % (", ".join(refused), driver.name, ", ".join(driver.sections)))
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
-                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], drain=p["drain"], drain_wait=p["drain_wait"])
+                      lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], lock_ttl=p["lock_ttl"],
+                      drain=p["drain"], drain_wait=p["drain_wait"])
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[])
     try:
         try:
@@ -333,12 +358,14 @@ def main():
             try:
                 applier.apply(before, after, cmds, save=p["save"], expected_digest=p["expected_config_digest"])
             except ApplyError as exc:
+                result.update(run_notes=applier.notes, foreign=exc.foreign)
                 result.update(attempted=exc.attempted, rolled_back=exc.rolled_back, device_error=exc.device_error,
                               failed_step=exc.step, failed_command=exc.command, differs=exc.differs)
                 module.fail_json(msg=str(exc), **result)
             result["attempted"] = applier.attempted
             if applier.drained:
                 result["drained"] = applier.drained
+            result["run_notes"] = applier.notes
             if verdict == "take":
                 result["taken_over"] = result["takeover"]
     finally:
