@@ -30,3 +30,9 @@ test-twin: setup
 
 test-twin-pytest: setup
 	$(PY) -m pytest -q -p no:logging tests/integration/twin
+
+# What a site.yml rollout over every switch of the lab twin costs the traffic (issue 18): probes on every rail,
+# drain off then on; exits 1 when a rail loses a probe while its own leaf is not being changed
+.PHONY: bench-rollout
+bench-rollout: setup
+	$(PY) tools/bench_rollout.py
