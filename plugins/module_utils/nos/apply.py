@@ -372,6 +372,8 @@ class Applier(object):
             skip = None
         elif not drainmod.supported(self.driver):
             skip = drainmod.why_not(self.driver)
+        elif self.drain == "auto" and drainmod.single_homed_leaf(self.intent):
+            skip = "a leaf: its hosts are single-homed on it, so there is no other path to drain them to"
         elif drainmod.commands(self.driver, before, True) is None:
             skip = "no router bgp of this plan on the switch yet"
         if not why or skip:

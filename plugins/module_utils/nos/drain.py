@@ -18,6 +18,9 @@ checks that its drain added exactly that line and its undrain took exactly that 
   (``graceful-shutdown aware``).
 * NVUE: ``nv set router bgp graceful-shutdown on`` (NVIDIA NVUE command reference, BGP).
 
+``auto`` drains spines (their traffic has the other spines to go to) and not host-facing leafs (their hosts are
+single-homed on them: nothing to move, measured to cost probes on the twin); ``always`` drains both.
+
 No drain here (the run goes on undrained and says so): EOS drains through maintenance mode (``maintenance``
 / ``unit System`` / ``quiesce``, Arista EOS User Manual, Maintenance Mode), a block outside the managed
 ``router bgp``; Enterprise SONiC and AsterNOS klish: no vendor source for a graceful-shutdown line found.
@@ -91,6 +94,15 @@ def commands(driver, managed, on):
     pad = " " * getattr(driver, "indent", 1)
     body = [heads[0].strip(), pad + (line if on else "no " + line)]
     return body + (["exit"] if driver.name == "frr" else [])
+
+
+def single_homed_leaf(intent):
+    """A leaf whose downlinks are hosts: in a rail-optimized fabric each host NIC has this one leaf, so a drain
+    has no other path to move that traffic to; it only makes the leaf re-install its routes (measured on the
+    twin: a timers rollout lost 2 cross-rail probes per leaf with the drain, none without; docs/benchmarks.md)."""
+    if intent.get("kind"):
+        return intent["kind"] == "leaf"
+    return any(d.get("server") for d in intent.get("downlinks") or [])
 
 
 def reasons(driver, before, intent, qos, sections):

@@ -1,5 +1,6 @@
 """Maintenance drain on the simulators (issue 18 item 4): a change that can disturb forwarding (here an MTU
-change on a switch whose BGP this plan runs) is applied inside drain / undrain, each step proven by reading
+change on a switch whose BGP this plan runs; `always`, since the lab's drained NOSes are leafs, which `auto`
+leaves undrained) is applied inside drain / undrain, each step proven by reading
 the whole config back; a failed change is undone and undrained; a switch someone else drained stays so.
 NX-OS (`graceful-shutdown activate`) and NVUE (`router bgp graceful-shutdown`); FRR on the twin's engine."""
 import copy
@@ -44,14 +45,14 @@ def test_mtu_change_is_drained_and_undrained(switch_lab, name):
     dev = switch_lab["devices"][name]
     saved, dev["intent"] = dev["intent"], other_mtu(switch_lab, name)
     try:
-        run = applier(switch_lab, name, sections=SECTIONS, drain="auto", drain_wait=0)
+        run = applier(switch_lab, name, sections=SECTIONS, drain="always", drain_wait=0)
         before, after, cmds = run.plan()
         assert any("mtu" in c for c in cmds), cmds
         run.apply(before, after, cmds)
         run.close()
     finally:
         dev["intent"] = saved
-    assert run.drained and run.drained.startswith("drained (mtu changes"), run.notes
+    assert run.drained and run.drained.startswith("drained (drain: always)"), run.notes
     on, mtu, off = sent(run, DRAIN[name].split(" on")[0]), sent(run, "mtu 9100"), sent(run, "graceful-shutdown")
     # drain line in before the first MTU line, taken back after the last one
     assert on and mtu and min(on) < min(mtu) and max(off) > max(mtu), run.attempted
@@ -67,7 +68,7 @@ def test_failed_change_is_undone_and_undrained(switch_lab, name):
     dev = switch_lab["devices"][name]
     saved, dev["intent"] = dev["intent"], other_mtu(switch_lab, name)
     try:
-        run = applier(switch_lab, name, sections=SECTIONS, drain="auto", drain_wait=0)
+        run = applier(switch_lab, name, sections=SECTIONS, drain="always", drain_wait=0)
         planned = run.plan()
         with pytest.raises(ApplyError) as exc:
             run.apply(*planned)
@@ -91,7 +92,7 @@ def test_a_switch_someone_drained_stays_drained(switch_lab):
     dev = switch_lab["devices"][name]
     saved, dev["intent"] = dev["intent"], other_mtu(switch_lab, name)
     try:
-        run = applier(switch_lab, name, sections=SECTIONS, drain="auto", drain_wait=0)
+        run = applier(switch_lab, name, sections=SECTIONS, drain="always", drain_wait=0)
         before, after, cmds = run.plan()
         assert not any("graceful-shutdown" in c for c in cmds), cmds   # never drift, never removed
         run.apply(before, after, cmds)
@@ -101,3 +102,18 @@ def test_a_switch_someone_drained_stays_drained(switch_lab):
     assert "already drained, not by this run" in run.drained, run.notes
     assert not any("graceful-shutdown" in c for c in run.attempted), run.attempted
     assert drain_lines(switch_lab, name) == 1
+
+
+def test_auto_leaves_a_host_facing_leaf_undrained(switch_lab):
+    name = "leaf3"
+    converged(switch_lab, name)
+    dev = switch_lab["devices"][name]
+    saved, dev["intent"] = dev["intent"], other_mtu(switch_lab, name)
+    try:
+        run = applier(switch_lab, name, sections=SECTIONS, drain="auto", drain_wait=0)
+        run.apply(*run.plan())
+        run.close()
+    finally:
+        dev["intent"] = saved
+    assert run.drained.startswith("not drained (mtu changes") and "single-homed" in run.drained, run.drained
+    assert not any("graceful-shutdown" in c for c in run.attempted), run.attempted

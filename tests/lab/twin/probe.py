@@ -3,9 +3,12 @@
 the twin's machine has no ping binary).
 
     probe.py mesh  --src A --size 8972 --to DST...           -> {"DST": rtt_ms or null}
-    probe.py watch --src A --dst B --seconds S --interval 0.01
+    probe.py watch --src A --dst B --seconds S --interval 0.01 [--until FILE] [--losses]
                                                         -> {"sent", "lost", "longest_gap_ms",
                                                             "first_lost_at", "last_lost_at", "recovered_at"}
+                                                           (+ "lost_at": send times of lost probes)
+``--until``: stop once FILE exists (``--seconds`` stays the upper bound). ``--reply-timeout``: a probe is lost
+only when no answer came within it (a loaded machine delays answers; the gap figure keeps the resolution).
 ``--size`` is the ICMP payload: IP MTU 9000 = 20 (IP) + 8 (ICMP) + 8972.
 """
 
@@ -67,6 +70,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--interval", type=float, default=0.01)
     parser.add_argument("--to", dest="targets", nargs="*", default=[])
+    parser.add_argument("--until")
+    parser.add_argument("--reply-timeout", type=float, help="watch: seconds to wait for each answer (default 5 intervals)")
+    parser.add_argument("--losses", action="store_true")
     args = parser.parse_args()
     sock = open_socket(args.src)
     ident = os.getpid() & 0xFFFF
@@ -85,14 +91,16 @@ def main():
     # wall-clock marks (time.time(), comparable with the caller's failure time): the send time of the
     # first and last lost probe, and of the first probe answered after the last loss
     first_lost = last_lost = recovered = None
+    lost_at = []
     end = time.monotonic() + args.seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (args.until and os.path.exists(args.until)):
         sent += 1
         wall = time.time()
-        rtt = echo(sock, args.dst, ident, sent & 0xFFFF, args.size, args.interval * 5)
+        rtt = echo(sock, args.dst, ident, sent & 0xFFFF, args.size, args.reply_timeout or args.interval * 5)
         now = time.monotonic()
         if rtt is None:
             lost += 1
+            lost_at.append(round(wall, 3))
             first_lost = first_lost or wall
             last_lost, recovered = wall, None
         else:
@@ -102,8 +110,11 @@ def main():
             last_ok = now
             time.sleep(max(0.0, args.interval - rtt / 1000.0))
     gap = max(gap, time.monotonic() - last_ok)
-    print(json.dumps({"sent": sent, "lost": lost, "longest_gap_ms": round(gap * 1000.0, 1),
-                      "first_lost_at": first_lost, "last_lost_at": last_lost, "recovered_at": recovered}))
+    out = {"sent": sent, "lost": lost, "longest_gap_ms": round(gap * 1000.0, 1),
+           "first_lost_at": first_lost, "last_lost_at": last_lost, "recovered_at": recovered}
+    if args.losses:
+        out["lost_at"] = lost_at
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
