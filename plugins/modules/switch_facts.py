@@ -17,6 +17,13 @@ description:
   - Where the NOS gives per-port PFC pause counters in one show command (EOS C(show priority-flow-control counters),
     NX-OS C(show interface priority-flow-control)), returns them for the plan's ports; elsewhere C(pfc_counters) is null
     and C(pfc_counters_command) says no single command gives them.
+  - With O(counters), also returns C(counters) - per plan port and priority, PFC pause frames rx/tx, ECN-marked
+    packets, drops on the queues, PFC watchdog storm/restore events - read from each NOS's own show commands
+    (SONiC/AsterNOS C(show pfc counters), C(show queue counters), C(show queue wredcounters), C(show pfcwd stats)
+    in the Linux shell; NVUE C(nv show interface PORT counters qos) and C(qos pfc-watchdog); EOS
+    C(show priority-flow-control counters) and its C(watchdog | json); NX-OS C(show interface priority-flow-control);
+    FRR/Linux C(ip -s -j link show) and C(tc -s qdisc show)), and C(counters_evidence), which of them were
+    tested on real captured output (C(verified)) and which were not (C(unverified)); see docs/roce-health.md.
 author: aifabric.roce developers (@aifabric)
 options:
   platform:
@@ -38,7 +45,7 @@ options:
     choices: [qos, mtu, pbr, underlay]
     default: [qos, mtu, pbr]
   counters:
-    description: Also read PFC counters where one show command gives them.
+    description: Also read the RoCE counters (C(counters), C(pfc_counters)).
     type: bool
     default: true
 extends_documentation_fragment:
@@ -78,8 +85,30 @@ pfc_counters_command:
   description: The show command the counters came from (null when none).
   returned: always
   type: str
+counters:
+  description:
+    - Per plan port, per priority (C("0")..C("7"), or C(all) where the NOS counts per port only) the counters the NOS
+      gives - C(pfc_rx), C(pfc_tx) (pause frames), C(ecn_marked), C(drops), C(drop_bytes), C(wd_storms),
+      C(wd_restores) (PFC watchdog events), C(wd_state). Null when O(counters) is false.
+    - C(counters_evidence) says per counter C(verified), C(unverified) or null (not given by this NOS).
+  returned: always
+  type: dict
+  sample: {"Ethernet1": {"3": {"pfc_rx": 12, "pfc_tx": 0, "drops": 0, "ecn_marked": 4, "wd_storms": 1, "wd_restores": 1,
+           "wd_state": "operational"}}}
+counters_evidence:
+  description: >-
+    Per counter name, C(verified) (the parser is tested on real captured output or the vendor's own printed output),
+    C(unverified) (no captured output was found) or null (the NOS's commands do not give it).
+    EOS (all), AsterNOS PFC/ECN/watchdog and NX-OS counters other than PFC pause frames are C(unverified).
+  returned: always
+  type: dict
+counters_commands:
+  description: The show commands the counters came from, in the order sent.
+  returned: always
+  type: list
+  elements: str
 ansible_facts:
-  description: The same data as C(aifabric_switch) (sections, pfc_counters).
+  description: The same data as C(aifabric_switch) (sections, pfc_counters, counters).
   returned: always
   type: dict
 """
@@ -92,6 +121,7 @@ try:
 except ImportError:
     HAS_NETMIKO = False
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as roce_counters
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
@@ -100,7 +130,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import 
 def collect(driver, conn, intent, sections, counters):
     """Managed state per section and PFC counters for the plan's ports, from one connection."""
     running = conn.send_command(driver.show_running)
-    out = dict(sections={}, pfc_counters=None, pfc_counters_command=None)
+    out = dict(sections={}, pfc_counters=None, pfc_counters_command=None, counters=None,
+               counters_evidence=roce_counters.evidence(driver.name), counters_commands=[])
     for sec in sections:
         managed = driver.parse(running, intent, (sec,))
         out["sections"][sec] = dict(config=managed, state=driver.state(managed))
@@ -109,7 +140,30 @@ def collect(driver, conn, intent, sections, counters):
         table = driver.parse_pfc_counters(conn.send_command(driver.pfc_counters_command))
         out["pfc_counters"] = dict((p, c) for p, c in sorted(table.items()) if p in ports)
         out["pfc_counters_command"] = driver.pfc_counters_command
+    if counters:
+        out["counters"], out["counters_commands"] = read_counters(driver, conn, intent)
     return out
+
+
+def read_counters(driver, conn, intent):
+    """The RoCE counters of the plan's ports (nos/counters.py), one show command after another on this session.
+    SONiC/AsterNOS's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``)."""
+    ports = [driver.port(p) for p in ports_of(intent)]
+    todo = roce_counters.commands(driver.name, ports)
+    answers = {}
+    shell = [c for c in todo if c[2] == "shell"]
+    for cmd, dummy_parser, where, dummy_port in todo:
+        if where != "shell":
+            answers[cmd] = conn.send_command(cmd, read_timeout=60)
+    if shell:
+        conn.send_command("exit", expect_string=r"\$\s*$", cmd_verify=False)
+        try:
+            for cmd, dummy_parser, dummy_where, dummy_port in shell:
+                answers[cmd] = conn.send_command(cmd, expect_string=r"\$\s*$", cmd_verify=False, read_timeout=60)
+        finally:
+            conn.send_command("sonic-cli", expect_string=r"#\s*$", cmd_verify=False)
+            conn.disable_paging()
+    return roce_counters.parse(driver.name, answers, ports), [c[0] for c in todo]
 
 
 def main():

@@ -21,6 +21,8 @@ Fault injection, read at each new SSH session from <state-dir>/faults.json:
                            line as the answer (the command is not executed)
     {"timer_secs": 1}      EOS: a commit timer fires after this many seconds whatever was asked
 Every key but "reject", "reject_skip", "delay" and "timer_secs" is consumed by the session that reads it.
+Counters (PFC pause, ECN marks, queue drops, PFC watchdog events) are injected with <state-dir>/counters.json,
+read at each counter show command (counters_show.py).
 """
 
 import argparse
@@ -38,6 +40,7 @@ import paramiko
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
+import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
 from nvue_ranges import compress_commands  # noqa: E402
 
 USER, PASSWORD = "admin", "admin"
@@ -472,13 +475,18 @@ class EosSession(CliSession):
             return "Copy completed successfully."
         if line == "show priority-flow-control counters":
             return self.pfc_counters()
+        if line == "show priority-flow-control counters watchdog | json":
+            return counters_show.eos_pfc_watchdog_json(counters_show.load(self.dev.state_dir))
         return CliSession.exec_cmd(self, line)
 
     def pfc_counters(self):
         out = ["Port       RxPfc      TxPfc"]
+        extra = counters_show.load(self.dev.state_dir)
         for n in self.dev.running:
             if n[0].startswith("interface "):
                 rx, tx = pfc_frames(n)
+                rx, tx = (rx + counters_show.port_total(extra, n[0].split()[1], "pfc_rx"),
+                          tx + counters_show.port_total(extra, n[0].split()[1], "pfc_tx"))
                 out.append("%-10s %-10d %d" % (n[0].split()[1].replace("Ethernet", "Et"), rx, tx))
         return "\n".join(out)
 
@@ -698,9 +706,12 @@ class NxosSession(CliSession):
                     "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.")
         if line == "show interface priority-flow-control":
             out = ["", "slot  1", "=======", "", "=" * 60, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP", "=" * 60, ""]
+            extra = counters_show.load(self.dev.state_dir)
             for n in self.dev.running:
                 if n[0].startswith("interface "):
                     rx, tx = pfc_frames(n)
+                    rx, tx = (rx + counters_show.port_total(extra, n[0].split()[1], "pfc_rx"),
+                              tx + counters_show.port_total(extra, n[0].split()[1], "pfc_tx"))
                     mode, oper = ("On", "On  (8)") if rx else ("Auto", "Off")
                     out.append("%-18s %-4s %-14s %-10d %d" % (n[0].split()[1], mode, oper, rx, tx))
             return "\n".join(out)
@@ -742,6 +753,9 @@ class KlishSession(CliSession):
                 return ""
             if line in ("exit", "logout"):
                 return None
+            shown = self.counter_show(line)
+            if shown is not None:
+                return shown
             shell = shell_command(self.dev, line)
             if shell is not None:
                 return shell
@@ -752,6 +766,16 @@ class KlishSession(CliSession):
         if self.mode == "exec" and line == "terminal raw-output":
             return ""
         return CliSession.handle(self, line)
+
+    def counter_show(self, line):
+        """sonic-utilities' counter commands in the Linux shell (counters_show.py); None: not one of them."""
+        ports = [n[0].split(None, 1)[1] for n in self.dev.running if n[0].startswith("interface Eth")]
+        table = counters_show.load(self.dev.state_dir)
+        shows = {"show pfc counters": lambda: counters_show.sonic_pfc(ports, table),
+                 "show queue counters": lambda: counters_show.sonic_queue(ports, table),
+                 "show queue wredcounters": lambda: counters_show.sonic_queue(ports, table, wred=True),
+                 "show pfcwd stats": lambda: counters_show.sonic_pfcwd(ports, table)}
+        return shows[line]() if line in shows else None
 
     def show_running(self):
         if self.dev.nos != "sonic":
@@ -865,6 +889,11 @@ class NvueSession(Session):
             dev.persist()
             self.count_config()
             return ""
+        m = re.match(r"nv show interface (swp\d+) (counters qos|qos pfc-watchdog)$", line)
+        if m:
+            table = counters_show.load(dev.state_dir)
+            return (counters_show.nvue_counters_qos(m.group(1), table) if m.group(2) == "counters qos"
+                    else counters_show.nvue_pfc_watchdog(m.group(1), table))
         if line.startswith("nv "):
             return "Error: Invalid command: %s" % line
         shell = shell_command(dev, line)
