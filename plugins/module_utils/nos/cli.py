@@ -96,6 +96,17 @@ class CliDriver(Driver):
         rollback may remove them."""
         return self.managed_interfaces(intent, sections) - set(self.port(p) for p in ports_of(intent))
 
+    def managed_child(self, interface, line, intent, sections):
+        """Whether one child line of ``interface`` is managed: the interface is one parse() reads and a section
+        object's child form matches the line (EOS tells loopback/SVI children apart: its own override)."""
+        return interface in self.managed_interfaces(intent, sections) and self._child_managed(line, sections, interface)
+
+    def owns_interface(self, interface, intent, sections=SECTIONS, children=()):
+        """Whether the ``interface`` header line itself is managed (outside the outside view): an interface the
+        underlay creates (loopback, SVI) while it holds a managed line. A physical port never is."""
+        return interface in self.created_interfaces(intent, sections) and any(
+            self.managed_child(interface, c[0], intent, sections) for c in children)
+
     def intent_owned(self, intent, sections):
         """Regexes of top-level lines owned because the intent names them (e.g. the host VLAN)."""
         return ()

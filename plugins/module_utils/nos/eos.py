@@ -151,7 +151,7 @@ class EosDriver(CliDriver):
     def _owned_global(self, line, sections):
         return self._owned(line, sections)
 
-    def owns_interface(self, interface, intent):
+    def owns_interface(self, interface, intent, sections=(), children=()):
         """Interfaces the underlay creates (Loopback0, the host SVI): ours whole, not part of the outside view."""
         return interface in self.virtual_interfaces(intent)
 

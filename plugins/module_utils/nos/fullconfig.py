@@ -51,34 +51,24 @@ def image(driver, running, intent, sections):
 
 
 def _cli_outside(driver, text, intent, sections):
+    """Every line outside the managed view. Which interface lines are ours is asked of the driver, whose
+    answers come from its section objects (``managed_child``, ``owns_interface``: nos/cli.py, EOS overrides)."""
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
-    ports = driver.managed_interfaces(intent, sections)
-    # interfaces the underlay creates (SVI, loopback): their header is part of the managed view
-    created = driver.created_interfaces(intent, sections)
     extra = [re.compile(pat) for pat in driver.intent_owned(intent, sections)]
+    global_hook = getattr(driver, "outside_global", None)
     out = []
 
     def walk(nodes, prefix):
         for line, kids in nodes:
             out.append(prefix + line)
             walk(kids, prefix + line + " > ")
-    # drivers that manage more than physical ports (EOS underlay: Loopback0, the host SVI, VLANs, router bgp)
-    # say per line what is theirs; the others keep the port/section rule below
-    child_hook = getattr(driver, "managed_child", None)
-    global_hook = getattr(driver, "outside_global", None)
-    own_hook = getattr(driver, "owns_interface", None)
     for line, children in parse_tree(text):
         m = re.match(driver.interface_re, line)
         if m:
-            if child_hook:   # EOS: the driver says per line what is its own (underlay objects included)
-                if not (own_hook and own_hook(m.group(1), intent)):
-                    out.append(line)   # the interface itself is never ours to remove (unless the underlay created it)
-                walk([c for c in children if not child_hook(m.group(1), c[0], intent, sections)], line + " > ")
-            else:
-                mine = m.group(1) in ports
-                if m.group(1) not in created or not any(driver._child_managed(c[0], sections, m.group(1)) for c in children):
-                    out.append(line)   # a port itself is never ours to remove; an SVI/loopback we manage is
-                walk([c for c in children if not (mine and driver._child_managed(c[0], sections, m.group(1)))], line + " > ")
+            name = m.group(1)
+            if not driver.owns_interface(name, intent, sections, children):
+                out.append(line)   # a port itself is never ours to remove (a loopback/SVI the underlay made is)
+            walk([c for c in children if not driver.managed_child(name, c[0], intent, sections)], line + " > ")
         elif global_hook:
             shown = global_hook(line, intent, sections)
             if shown is not None:
