@@ -77,6 +77,12 @@ options:
     description: Fail (after writing the report) when any device drifted, failed a check or was unreachable.
     type: bool
     default: false
+  roce:
+    description:
+      - The RoCE health section (RV(aifabric.roce.roce_health#module:roce)), shown in the report as "RoCE health" - pause
+        storms, PFC watchdog events and lossless drops since the last audit and RoCE configuration differences, each
+        with the port, the priority and the GPUs behind it, ranked by GPUs affected. Omitted - no such section.
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -158,12 +164,12 @@ def main():
                            kinds=dict(type="dict", default={}), fabric=dict(type="str", default=""),
                            generated=dict(type="str", default=""), plan_digest=dict(type="str", default=""),
                            plan_path=dict(type="str", default=""), title=dict(type="str", default="Drift audit"), dest=dict(type="path", required=True),
-                           fail_on_drift=dict(type="bool", default=False)),
+                           fail_on_drift=dict(type="bool", default=False), roce=dict(type="dict")),
         supports_check_mode=True,
     )
     report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"],
                           title=module.params["title"], plan_digest=module.params["plan_digest"],
-                          plan_path=module.params["plan_path"])
+                          plan_path=module.params["plan_path"], roce=module.params["roce"])
     dest = module.params["dest"]
     if not module.check_mode and not os.path.isdir(dest):
         os.makedirs(dest)

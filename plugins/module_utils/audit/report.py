@@ -169,7 +169,7 @@ def _notes(entries):
     return notes
 
 
-def build_report(entries, fabric="", generated="", title="Drift audit", plan_digest="", plan_path=""):
+def build_report(entries, fabric="", generated="", title="Drift audit", plan_digest="", plan_path="", roce=None):
     """Fleet summary + entries sorted by device and check. Deterministic for the same `generated`.
 
     Entries of category `config` (the default) are drift: their drift or fail makes the report
@@ -211,9 +211,12 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
         verdict.append("NOT READY")
     if unreachable:
         verdict.append("%d UNREACHABLE" % len(unreachable))
-    return {"title": title, "fabric": fabric, "generated": generated, "plan": {"digest": plan_digest, "path": plan_path},
-            "summary": summary, "by_check": by_check, "entries": entries, "drift": drift, "ready": not not_ready,
-            "verdict": " / ".join(verdict), "notes": _notes(entries)}
+    report = {"title": title, "fabric": fabric, "generated": generated, "plan": {"digest": plan_digest, "path": plan_path},
+              "summary": summary, "by_check": by_check, "entries": entries, "drift": drift, "ready": not not_ready,
+              "verdict": " / ".join(verdict), "notes": _notes(entries)}
+    if roce is not None:   # the RoCE health section (audit/roce_health.py report_section)
+        report["roce"] = roce
+    return report
 
 
 def _headline(summary):
@@ -297,9 +300,33 @@ def render_markdown(report):
         if status == "takeover":
             out += ["- %s: %s" % (entry["device"], item["message"]) for entry in rows for item in entry["items"]
                     if item.get("message")] + [""]
+    out += _roce_markdown(report.get("roce"))
     if s["devices_ok"]:
         out += ["Clean: %s." % ", ".join(s["devices_ok"]), ""]
     return "\n".join(out)
+
+
+def _roce_rows(roce):
+    """(switch/host, port, priority, finding, detail, GPUs, GPU names) rows of the RoCE health section (``roce``:
+    audit/roce_health.py report_section), ranked by GPUs affected."""
+    rows = []
+    for f in (roce or {}).get("counters", []) + (roce or {}).get("consistency", []):
+        rows.append((f["switch"], f["port"], str(f.get("priority", "")), f["kind"], f["message"], len(f["gpus"]),
+                     ", ".join(f["gpus"]) or "none planned"))
+    return sorted(rows, key=lambda r: (-r[5],) + r[:4])
+
+
+def _roce_markdown(roce):
+    if not roce:
+        return []
+    out = ["## RoCE health: %s (%d GPUs affected)" % (roce["status"].upper(), len(roce.get("gpus_affected", []))), ""]
+    rows = _roce_rows(roce)
+    if not rows:
+        return out + ["No pause storm, PFC watchdog event or lossless drop since the last audit; RoCE configuration "
+                      "consistent.", ""]
+    out += ["| device | port | priority | finding | detail | GPUs | GPUs behind the port |", "|---|---|---|---|---|---|---|"]
+    out += ["| %s |" % " | ".join(_cell(c) for c in row) for row in rows]
+    return out + [""]
 
 
 _CSS = """body{font-family:system-ui,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:80em}
@@ -362,6 +389,18 @@ def render_html(report):
             lines = ["<li>%s: %s</li>" % (e(entry["device"]), e(item["message"]))
                      for entry in rows for item in entry["items"] if item.get("message")]
             out.append("<ul>%s</ul>" % "".join(lines))
+    roce = report.get("roce")
+    if roce:
+        out.append("<h2>RoCE health: %s (%d GPUs affected)</h2>" % (e(roce["status"].upper()), len(roce.get("gpus_affected", []))))
+        rows = _roce_rows(roce)
+        if rows:
+            out.append("<table><tr><th>device</th><th>port</th><th>priority</th><th>finding</th><th>detail</th><th>GPUs</th>"
+                       "<th>GPUs behind the port</th></tr>")
+            out += ["<tr class=\"%s\">%s</tr>" % (e(roce["status"]), "".join("<td>%s</td>" % e(str(c)) for c in row))
+                    for row in rows]
+            out.append("</table>")
+        else:
+            out.append("<p>No pause storm, PFC watchdog event or lossless drop since the last audit.</p>")
     if s["devices_ok"]:
         out.append("<h2>Clean</h2><p>%s</p>" % e(", ".join(s["devices_ok"])))
     out.append("</body></html>")
