@@ -5,7 +5,8 @@ playbooks/site.yml. Then probes run between every pair of hosts on every rail (s
 its rail's leaf) and from each host to the next host on the next rail (cross-rail traffic, through the spines),
 while site.yml rolls a change out to every switch: the underlay's BGP timers (keepalive/hold), a change the drain
 treats as one that can disturb forwarding. The rollout runs twice, once with the maintenance drain off
-(switch_drain=never) and once on (auto), each changing the timers (3/9 -> 4/12, then back).
+(switch_drain=never), once on (auto: spines drained) and once on everywhere (always: leafs too), each changing
+the timers (3/9 -> 4/12 -> 3/9 -> 4/12).
 
 Every lost probe is attributed, by its send time, to the switch whose change window (the role task of its batch,
 from the ansible.posix.json callback) holds it, or to none. Per rail: probes lost while the rail's own leaf
@@ -53,6 +54,17 @@ def flows(plan):
     return out
 
 
+def verdict(figures):
+    """The targets a rollout's figures miss (empty: met)."""
+    missed = []
+    for rail, rec in figures["per_rail"].items():
+        if rec["other_lost"]:
+            missed.append("rail %s lost %d probe(s) while its leaf was not changing: %s" % (rail, rec["other_lost"], rec["other"]))
+        if rec["longest_gap_ms"] > OWN_LEAF_GAP_MS:
+            missed.append("rail %s: longest gap %.0f ms over %d ms" % (rail, rec["longest_gap_ms"], OWN_LEAF_GAP_MS))
+    return missed
+
+
 def site_yml(state, *args):
     env = dict(((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_")),
                ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
@@ -92,7 +104,7 @@ def owner(when, spans):
     return None
 
 
-def rollout(state, plan, fabric, timers, drain, interval):
+def rollout(state, plan, fabric, timers, drain, interval, prefix=None):
     """Roll the timers change out with probes running; returns the per-rail figures."""
     change = dict(fabric, underlay=dict(fabric.get("underlay") or {}, keepalive_seconds=timers[0], hold_seconds=timers[1]))
     extra = os.path.join(state, "change.json")
@@ -103,7 +115,7 @@ def rollout(state, plan, fabric, timers, drain, interval):
         os.unlink(stop)
     procs = []
     for kind, rail, host, src, dst in flows(plan):
-        cmd = ["ip", "netns", "exec", PREFIX + host, "python3", PROBE, "watch", "--src", src, "--dst", dst,
+        cmd = ["ip", "netns", "exec", (prefix or PREFIX) + host, "python3", PROBE, "watch", "--src", src, "--dst", dst,
                "--seconds", "900", "--interval", str(interval), "--until", stop, "--losses",
                "--reply-timeout", "1.0"]
         procs.append(((kind, rail, host, src, dst), subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)))
@@ -143,11 +155,12 @@ def rollout(state, plan, fabric, timers, drain, interval):
             "cross_rail_lost_by_switch": cross, "drained": drained}
 
 
-def established(plan):
+def established(plan, prefix=None):
+    prefix = prefix or PREFIX
     up = total = 0
     for group in ("leafs", "spines"):
         for name in plan[group]:
-            out = subprocess.run(["ip", "netns", "exec", PREFIX + name, "vtysh", "-N", PREFIX + name, "-c",
+            out = subprocess.run(["ip", "netns", "exec", prefix + name, "vtysh", "-N", prefix + name, "-c",
                                   "show bgp ipv4 unicast summary json"], capture_output=True, text=True, check=False)
             peers = json.loads(out.stdout or "{}").get("peers", {})
             total += len(peers)
@@ -155,10 +168,10 @@ def established(plan):
     return up, total
 
 
-def wait_established(plan, limit=120):
+def wait_established(plan, limit=120, prefix=None):
     end = time.time() + limit
     while time.time() < end:
-        up, total = established(plan)
+        up, total = established(plan, prefix)
         if total and up == total:
             return True
         time.sleep(1)
@@ -172,8 +185,8 @@ def main():
     args = ap.parse_args()
     state = tempfile.mkdtemp(prefix="twin-rollout-")
     base = ["--state", state, "--ns-prefix", PREFIX, "--base-port", str(27000 + OFFSET)]
-    subprocess.run([sys.executable, TWIN, "up"] + base + ["--inventory", os.path.join(ROOT, "inventories", "lab")],
-                   check=True, capture_output=True, text=True)
+    up = [sys.executable, TWIN, "up"] + base + ["--inventory", os.path.join(ROOT, "inventories", "lab")]
+    subprocess.run(up, check=True, capture_output=True, text=True)
     ok = True
     try:
         with open(os.path.join(state, "plan", "plan.json")) as handle:
@@ -181,20 +194,15 @@ def main():
         import yaml
         with open(os.path.join(state, "inventory.yml")) as handle:
             fabric = yaml.safe_load(handle)["all"]["vars"]["fabric"]
-        site_yml(state, "--tags", "plan,switches")
+        site_yml(state)   # hosts (where the twin's inventory has them) and switches
         if not wait_established(plan):
             raise RuntimeError("BGP did not converge on the twin")
         runs = []
-        for drain, timers in (("never", (4, 12)), ("auto", (3, 9))):
+        # drain off, on (spines), on everywhere (leafs too): the timers change each time
+        for drain, timers in (("never", (4, 12)), ("auto", (3, 9)), ("always", (4, 12))):
             figures = rollout(state, plan, fabric, timers, drain, args.interval)
             wait_established(plan)
-            figures["missed"] = missed = []
-            for rail, rec in figures["per_rail"].items():
-                if rec["other_lost"]:
-                    missed.append("rail %s lost %d probe(s) while its leaf was not changing: %s"
-                                  % (rail, rec["other_lost"], rec["other"]))
-                if rec["longest_gap_ms"] > OWN_LEAF_GAP_MS:
-                    missed.append("rail %s: longest gap %.0f ms over %d ms" % (rail, rec["longest_gap_ms"], OWN_LEAF_GAP_MS))
+            figures["missed"] = missed = verdict(figures)
             ok = ok and not missed
             print(json.dumps(figures, sort_keys=True), flush=True)
             runs.append(figures)
