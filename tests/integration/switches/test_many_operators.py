@@ -119,8 +119,19 @@ def operator_kept(switch_lab, name):
 
 @pytest.mark.parametrize("name", sorted(NOS), ids=IDS)
 def test_cli_edit_during_apply_survives_or_is_named(switch_lab, name):
-    reset(switch_lab, name)
     # the run stops 3 s on its first MTU line; the engineer edits the switch meanwhile
+    kept, claim = cli_edit_outcome(switch_lab, name)
+    print("CLI-EDIT %s: %s" % (NOS[name], str(claim)[-700:]))
+    assert kept, "the engineer's change was lost: %s" % claim
+    if claim != "success":
+        assert claim.rolled_back is not True, "claimed restored over a foreign change: %s" % claim
+        assert "operator-was-here" in str(claim), "the failure does not name the foreign change: %s" % claim
+    assert aif_objects(name, switch_lab["root"]) == []
+
+
+def cli_edit_outcome(switch_lab, name):
+    """One apply with an engineer's CLI edit in the middle -> (their change kept?, the run's claim)."""
+    reset(switch_lab, name)
     lab.set_faults(name, {"slow": {"re": r"^mtu |link mtu ", "secs": 3, "skip": 0}}, switch_lab["root"])
     run = applier(switch_lab, name, read_timeout=10)
     planned = run.plan()
@@ -139,13 +150,18 @@ def test_cli_edit_during_apply_survives_or_is_named(switch_lab, name):
     t.join()
     run.close()
     lab.set_faults(name, {}, switch_lab["root"])
-    claim = outcome["claim"]
-    print("CLI-EDIT %s: %s" % (NOS[name], str(claim)[-700:]))
-    assert operator_kept(switch_lab, name), "the engineer's change was lost: %s" % claim
-    if claim != "success":
-        assert claim.rolled_back is not True, "claimed restored over a foreign change: %s" % claim
-        assert "operator-was-here" in str(claim), "the failure does not name the foreign change: %s" % claim
-    assert aif_objects(name, switch_lab["root"]) == []
+    return operator_kept(switch_lab, name), outcome["claim"]
+
+
+def test_mutation_without_the_foreign_change_check_a_cli_edit_is_lost(switch_lab, monkeypatch):
+    """The foreign-change checks removed (no compare before the commit, no check before the undo): on NX-OS the
+    checkpoint rollback then wipes the engineer's line and claims "restored", so the CLI-edit test above must
+    be able to fail."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import apply as apply_mod
+    monkeypatch.setattr(apply_mod.Applier, "_foreign", lambda self, txn, base, want: None)
+    kept, claim = cli_edit_outcome(switch_lab, "leaf3")
+    print("MUTATION no-foreign-check nxos: kept=%s claim=%s" % (kept, str(claim)[-300:]))
+    assert not kept or (claim != "success" and claim.rolled_back is True), (kept, str(claim))
 
 
 def plant_marker(switch_lab, name, tag):
