@@ -10,10 +10,14 @@ TWIN_STATE ?= $(CURDIR)/$(BUILD)/twin
 TWIN_INVENTORY ?= $(CURDIR)/inventories/lab
 TWIN_PLAN ?=
 TWIN_SOURCE := $(if $(TWIN_PLAN),--plan $(TWIN_PLAN),--inventory $(TWIN_INVENTORY))
+# From an inventory, playbooks/site.yml converges switches and GPU hosts (reached over SSH); from a bare
+# plan.json there is no fabric intent for site.yml: the twin configures the hosts, converge.yml the routers.
+TWIN_HOSTS := $(if $(TWIN_PLAN),--host-config,)
+TWIN_CONVERGE := $(if $(TWIN_PLAN),tests/integration/twin/converge.yml,playbooks/site.yml)
 
 twin-up: setup
-	$(PY) tests/lab/twin/twin.py up --state $(TWIN_STATE) $(TWIN_SOURCE)
-	$(BIN)/ansible-playbook -i $(TWIN_STATE)/inventory.yml tests/integration/twin/converge.yml
+	$(PY) tests/lab/twin/twin.py up --state $(TWIN_STATE) $(TWIN_SOURCE) $(TWIN_HOSTS)
+	$(BIN)/ansible-playbook -i $(TWIN_STATE)/inventory.yml $(TWIN_CONVERGE)
 
 # the production path: role aifabric.roce.switch -> switch_config -> frr driver over SSH
 twin-converge: setup

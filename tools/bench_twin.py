@@ -91,7 +91,9 @@ def bench(fabric):
     base = ["--state", state, "--ns-prefix", PREFIX, "--base-port", str(26000 + OFFSET)]
     started = time.monotonic()
     try:
-        subprocess.run([sys.executable, TWIN, "up"] + base + spec["args"], check=True, capture_output=True, text=True)
+        # --host-config: hosts configured by the twin, routers by site.yml (the figures of docs/twin.md)
+        subprocess.run([sys.executable, TWIN, "up", "--host-config"] + base + spec["args"], check=True, capture_output=True,
+                       text=True)
         up_s = time.monotonic() - started
         with open(os.path.join(state, "plan", "plan.json")) as handle:
             plan = json.load(handle)

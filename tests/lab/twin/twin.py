@@ -16,7 +16,12 @@ with netmiko device_type ``linux``, the same path switch_config takes to a white
 
 The twin configures links and bridges (what the OS does on a whitebox switch), never FRR: the
 FRR config comes from the ``frr`` driver, pushed with ``--configure`` (or switch_config).
-Hosts get their plan addresses, routes and rules (what the host roles do on a real host).
+GPU hosts are left unconfigured (rail NICs down at MTU 1500, no address) and reached like real hosts:
+an SSH endpoint per host on 127.0.0.1 (the same sshd, root, public key <state>/ssh_client_key) whose
+sessions run bash in the host's network namespace and in a mount namespace of its own (/sys of the
+netns, /etc and /opt as overlays whose writes land in <state>/hosts/<name>/), listed in the inventory's
+``gpu_hosts``, so site.yml's host roles converge them. ``--host-config`` keeps the old behaviour: the
+twin gives the hosts the plan's MTU, addresses, routes, rules and sysctls itself, and no endpoints.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ FRR_DAEMONS = ("zebra", "bgpd", "pbrd")
 PREFIX = "aif-"
 BASE_PORT = 23000
 PASSWORD = "twin"   # lab-only credential of the twin's management SSH
+CLIENT_KEY = "ssh_client_key"   # the controller's key for the GPU hosts (root, public key; written by sshd.py)
 
 
 def run(*args, check=True):
@@ -110,10 +116,11 @@ def batch(ns, commands):
         raise RuntimeError("ip -batch%s: %s" % (" in %s" % ns if ns else "", out.stderr.strip()))
 
 
-def wiring(plan):
+def wiring(plan, host_config=False):
     """iproute2 commands: veth pairs created straight into their namespaces with the plan's port
-    names (root namespace), and per namespace what comes up on them (links, bridges, host
-    addresses, routes, rules)."""
+    names (root namespace), and per namespace what comes up on them (links, bridges; with
+    ``host_config`` also the host addresses, routes and rules). Without it a host NIC is left as a
+    NIC nobody has configured (down, MTU 1500, no address): site.yml's host_network converges it."""
     links, per_ns = [], {}
 
     def add(ns, command):
@@ -128,16 +135,21 @@ def wiring(plan):
                 uplink["port"], ns_of(name), leaf["mtu"], uplink["spine_port"], ns_of(uplink["spine"]), leaf["mtu"]))
             add(ns_of(name), "link set %s up" % uplink["port"])
             add(ns_of(uplink["spine"]), "link set %s up" % uplink["spine_port"])
-    # host <-> leaf links (host side at the host MTU), then the host's plan: addresses, routes, rules
+    # host <-> leaf links (host side at the host MTU with --host-config, else unconfigured), then with
+    # --host-config the host's plan: addresses, routes, rules
     for name, host in plan["hosts"].items():
         ns = ns_of(name)
         for nic in host["nics"]:
             leaf = plan["leafs"][nic["leaf"]]
             links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
-                nic["netdev"], ns, nic["mtu"], nic["leaf_port"], ns_of(nic["leaf"]), leaf["mtu"]))
-            add(ns, "link set %s up" % nic["netdev"])
-            add(ns, "addr add %s/%d dev %s" % (nic["address"], nic["prefixlen"], nic["netdev"]))
+                nic["netdev"], ns, nic["mtu"] if host_config else NIC_INITIAL_MTU, nic["leaf_port"], ns_of(nic["leaf"]),
+                leaf["mtu"]))
+            if host_config:
+                add(ns, "link set %s up" % nic["netdev"])
+                add(ns, "addr add %s/%d dev %s" % (nic["address"], nic["prefixlen"], nic["netdev"]))
             add(ns_of(nic["leaf"]), "link set %s up" % nic["leaf_port"])
+        if not host_config:
+            continue
         for route in host["routes"]:
             cmd = "route replace %s dev %s table %s" % (route["dst"], route["dev"], route["table"])
             if route.get("via"):
@@ -158,6 +170,8 @@ def wiring(plan):
                 add(ns_of(name), "link set %s up" % bridge)
     return links, per_ns
 
+
+NIC_INITIAL_MTU = 1500   # a host NIC nobody has configured yet (as the podman lab's)
 
 ROUTER_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
                   "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
@@ -213,20 +227,24 @@ def up(args):
     record["namespaces"] = [ns_of(name) for name in names]
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
-    links, per_ns = wiring(plan)
+    links, per_ns = wiring(plan, args.host_config)
     batch(None, links)
     for name in names:
         batch(ns_of(name), per_ns.get(ns_of(name), []))
     for name in plan["leafs"].keys() | plan["spines"].keys():
         nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
     for name, host in plan["hosts"].items():
-        if host["sysctls"]:
+        if host["sysctls"] and args.host_config:
             nsrun(ns_of(name), "sysctl", "-qw", *["%s=%s" % kv for kv in sorted(host["sysctls"].items())])
         record["hosts"].append(name)
     for index, (name, _record) in enumerate(routers(plan)):
         ns = ns_of(name)
         start_frr(ns, name, state)
         record["routers"][name] = {"namespace": ns, "port": args.base_port + index}
+    with open(os.path.join(state, "twin.json"), "w") as handle:
+        json.dump(record, handle)
+    if not args.host_config:   # hosts reached by Ansible (site.yml's host plays); --host-config: configured here, no endpoints
+        hosts_up(plan, record, state, args.base_port + len(record["routers"]))
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     start_sshd(plan, record, state)
@@ -245,11 +263,76 @@ def up(args):
     print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib", "memory_rss_kib") if k in record}))
 
 
+HW_FIXTURE = "h100-cx7"   # the podman lab's synthetic hardware tree (tests/lab/hosts/lab.py), same path on the host
+HW_DIR = "aifabric-hw"    # -> /opt/aifabric-hw/{root,tools} inside every twin host
+
+
+def overlay(target, lower, upper, work):
+    return "mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s" % (lower, upper, work, target)
+
+
+def mount_points():
+    """Mount points of this mount namespace (/proc/self/mountinfo; os.path.ismount misses same-filesystem binds)."""
+    with open("/proc/self/mountinfo") as handle:
+        return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4]) for line in handle]
+
+
+def unmount_host_namespaces(state):
+    """Release the persistent mount namespaces bound under <state>/mnt (a killed run's too) and that mount."""
+    mnt = os.path.join(state, "mnt")
+    points = mount_points()
+    for path in sorted(p for p in set(points) if p.startswith(mnt + "/")):
+        run("umount", path, check=False)
+    for _count in range(points.count(mnt)):
+        run("umount", mnt, check=False)
+
+
+def hosts_up(plan, record, state, first_port):
+    """Each GPU host gets a filesystem view of its own, entered with its network namespace by the management
+    sshd: a persistent mount namespace (bound at <state>/mnt/<namespace>) where /sys shows the host's own
+    interfaces, /etc is an overlay of the machine's /etc whose writes land in <state>/hosts/<name>/etc (the
+    machine's /etc is never written; `twin.py down` drops them), and /opt is an overlay that adds the podman
+    lab's synthetic RDMA tree at /opt/aifabric-hw (writes in <state>/hosts/<name>/opt)."""
+    unmount_host_namespaces(state)
+    hosts_dir = os.path.join(state, "hosts")
+    shutil.rmtree(hosts_dir, ignore_errors=True)
+    mnt = os.path.join(state, "mnt")
+    os.makedirs(mnt, exist_ok=True)
+    run("mount", "--bind", mnt, mnt)            # a bind target for namespace files must be a private mount
+    run("mount", "--make-private", mnt)
+    hw = os.path.join(state, "hw")
+    if not os.path.isdir(os.path.join(hw, HW_DIR)):
+        run(sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), hw, HW_FIXTURE)
+        os.rename(os.path.join(hw, HW_FIXTURE), os.path.join(hw, HW_DIR))
+    record["host_endpoints"] = {}
+    for index, name in enumerate(plan["hosts"]):
+        ns = ns_of(name)
+        base = os.path.join(hosts_dir, name)
+        for sub in ("etc", "opt", "work/etc", "work/opt"):
+            os.makedirs(os.path.join(base, sub))
+        nsfile = os.path.join(mnt, ns)
+        open(nsfile, "w").close()
+        script = " && ".join([
+            "umount -l /sys", "mount -t sysfs sysfs /sys",     # as `ip netns exec` does: /sys of this netns
+            overlay("/etc", "/etc", os.path.join(base, "etc"), os.path.join(base, "work", "etc")),
+            overlay("/opt", "%s:/opt" % hw, os.path.join(base, "opt"), os.path.join(base, "work", "opt"))])
+        run("unshare", "--mount=%s" % nsfile, "--propagation", "slave",
+            "nsenter", "--net=/run/netns/%s" % ns, "sh", "-ec", script)
+        record["host_endpoints"][name] = {"namespace": ns, "mount_ns": nsfile, "port": first_port + index, "root": base}
+
+
+def host_exec(record, name, *args, check=True):
+    """Run a command on a twin host as its management session does (its network and mount namespaces)."""
+    info = record["host_endpoints"][name]
+    return run("nsenter", "--net=/run/netns/%s" % info["namespace"], "--mount=%s" % info["mount_ns"], *args, check=check)
+
+
 def start_sshd(plan, record, state):
     key = os.path.join(state, "ssh_host_key")
     log = open(os.path.join(state, "sshd.log"), "a")
     proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sshd.py"),
-                             "--state", state, "--key", key, "--password", PASSWORD],
+                             "--state", state, "--key", key, "--password", PASSWORD,
+                             "--client-key", os.path.join(state, CLIENT_KEY)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     record["sshd_pid"] = proc.pid
     deadline = time.monotonic() + 30
@@ -261,7 +344,8 @@ def start_sshd(plan, record, state):
 
 def write_inventory(plan, record, state, intent=None):
     """Inventory of the twin's routers, reached like switches: group ``twin_routers`` (converge.yml)
-    inside ``switches`` (site.yml, audit.yml, validate.yml). Built from an inventory, it carries that
+    inside ``switches`` (site.yml, audit.yml, validate.yml), and of its GPU hosts (``gpu_hosts``) unless
+    they were configured by the twin (--host-config). Built from an inventory, it carries that
     fabric intent (routers as platform frr), ``plan_dir`` (the plan role rewrites the same plan into the
     twin's plan dir) and a build dir under the state, so site.yml's plan role plans this same twin."""
     lines = ["# Generated by tests/lab/twin/twin.py: the twin's routers, reached like switches.",
@@ -269,11 +353,35 @@ def write_inventory(plan, record, state, intent=None):
     if intent is not None:
         lines += ["    plan_dir: %s" % os.path.join(state, "plan"), "    aifabric_build_dir: %s" % os.path.join(state, "build"),
                   "    fabric: %s" % json.dumps(intent, sort_keys=True)]
+    known_hosts = os.path.join(state, "known_hosts")
     lines += ["  children:", "    switches:", "      children:", "        twin_routers:", "          hosts:"]
     for name, info in record["routers"].items():
-        known_hosts = os.path.join(state, "known_hosts")
         lines.append("            %s: {ansible_host: 127.0.0.1, ansible_port: %d, ansible_user: admin, ansible_connection: local, "
                      "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD, known_hosts))
+    if record.get("host_endpoints"):
+        # site.yml's host plays target gpu_hosts: reached over SSH like a real host (root, key, pipelining; the
+        # piped transfer method: the twin's sshd has no SFTP), Debian's own python3 running the modules
+        lines += ["    gpu_hosts:", "      vars:",
+                  "        ansible_connection: ansible.builtin.ssh",
+                  "        ansible_user: root",
+                  "        ansible_ssh_private_key_file: %s" % os.path.join(state, CLIENT_KEY),
+                  "        ansible_ssh_common_args: -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes"
+                  % known_hosts,
+                  "        ansible_ssh_transfer_method: piped",
+                  "        ansible_pipelining: true",
+                  "        ansible_python_interpreter: /usr/bin/python3",
+                  "        # as inventories/lab/group_vars/gpu_hosts.yml: no RDMA NICs or GPUs here. The QoS and IRQ roles act",
+                  "        # on the lab's synthetic 8x H100 + 8x ConnectX-7 tree (/opt/aifabric-hw in each host's own /opt),",
+                  "        # nothing is persisted through systemd, preflight reports the missing hardware as findings.",
+                  "        host_rdma_qos_persist: false",
+                  "        host_irq_affinity_persist: false",
+                  "        host_preflight_strict: false",
+                  "        host_rdma_qos_root: /opt/%s/root" % HW_DIR,
+                  "        host_rdma_qos_tool_output_dir: /opt/%s/tools" % HW_DIR,
+                  "        host_irq_affinity_root: /opt/%s/root" % HW_DIR,
+                  "      hosts:"]
+        for name, info in record["host_endpoints"].items():
+            lines.append("        %s: {ansible_host: 127.0.0.1, ansible_port: %d}" % (name, info["port"]))
     with open(os.path.join(state, "inventory.yml"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
 
@@ -372,8 +480,11 @@ def down(args):
             os.kill(record["sshd_pid"], 15)
         except OSError:
             pass
+    unmount_host_namespaces(state)
     for ns in record.get("namespaces", []):
         remove_namespace(ns)
+    shutil.rmtree(os.path.join(state, "hosts"), ignore_errors=True)
+    shutil.rmtree(os.path.join(state, "hw"), ignore_errors=True)
     os.remove(path)
     for name in ("known_hosts", "inventory.yml"):
         if os.path.exists(os.path.join(state, name)):
@@ -392,6 +503,9 @@ def main(argv=None):
     parser.add_argument("--port-name", help="port_name pattern for every switch model (inventory source only), "
                         "when the inventory's port names are not Linux interface names")
     parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
+    parser.add_argument("--host-config", action="store_true",
+                        help="give the GPU hosts the plan's MTU, addresses, routes, rules and sysctls at bring-up (the "
+                        "old behaviour, for tests that configure only the routers); by default site.yml's host roles do it")
     args = parser.parse_args(argv)
     set_prefix(args.ns_prefix)
     if os.geteuid() != 0:
