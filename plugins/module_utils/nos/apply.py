@@ -381,12 +381,7 @@ class Applier(object):
                 self.drained = "not drained (%s): %s" % (", ".join(why), skip)
                 self.notes.append(self.drained)
             return self._apply_held(txn, before, after, cmds, save, expected_digest)
-        pre = self.read_image("drain")
-        if expected_digest and pre.digest() != expected_digest:
-            raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
-                               % (pre.digest(), expected_digest))
-        if self.before_image is not None and pre != self.before_image:
-            raise RefusedError("the running config changed since this run read it: %s" % differences(pre, self.before_image))
+        pre = self._unchanged(self.read_image("drain"), expected_digest)
         if drainmod.drain_paths(self.driver, pre.outside):
             self.drained = "the switch was already drained, not by this run (%s): left drained" % ", ".join(
                 drainmod.drain_paths(self.driver, pre.outside))
@@ -462,15 +457,19 @@ class Applier(object):
         except Exception as exc:  # noqa: BLE001 - reported: the switch may still be drained
             return "NOT undrained: the switch may still announce GRACEFUL_SHUTDOWN (%s)" % exc
 
+    def _unchanged(self, image, expected_digest):
+        """Compare-and-swap: ``image`` (read now) must still be what this run read, and what a reviewer saw."""
+        if expected_digest and image.digest() != expected_digest:
+            raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
+                               % (image.digest(), expected_digest))
+        if self.before_image is not None and image != self.before_image:
+            raise RefusedError("the running config changed since this run read it: %s" % differences(image, self.before_image))
+        return image
+
     def _apply_held(self, txn, before, after, cmds, save, expected_digest):
         # compare-and-swap: the device must still be what this run read (and what a reviewer saw); read
         # under the device lock, so no other run of this collection can move it from here on
-        base = self.read_image("preflight")
-        if expected_digest and base.digest() != expected_digest:
-            raise RefusedError("the running config changed since the reviewed check run (digest %s, expected %s)"
-                               % (base.digest(), expected_digest))
-        if self.before_image is not None and base != self.before_image:
-            raise RefusedError("the running config changed since this run read it: %s" % differences(base, self.before_image))
+        base = self._unchanged(self.read_image("preflight"), expected_digest)
         if base.managed != before:
             raise RefusedError("the managed config changed since this run read it")
         check_safe(cmds)
@@ -523,7 +522,7 @@ class Applier(object):
         if foreign is not None:
             self._undo_ours_and_raise(txn, base, want, foreign, err, resave)
         undo_error, what, state, differs, restored, got = None, None, None, None, False, None
-        for attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
+        for _attempt in (1, 2):   # a second attempt gives an unreachable device a second reconnect window
             try:
                 what = txn.abort(lambda: self.read_image("abort").managed, base.managed)
                 undo_error = None

@@ -91,18 +91,10 @@ class Driver(object):
     def parse_pfc_counters(self, text):
         """PFC counter table -> {port: {"rx_pfc": int, "tx_pfc": int}} (rows: port ... rx tx). Counters may
         carry thousands separators (``9,286,478``). No ntc-templates/TextFSM template exists for these
-        tables (ntc-templates 9.3 has none for EOS or NX-OS PFC counters), hence this parser."""
-        out = {}
-        for line in text.splitlines():
-            m = re.match(r"^\s*(\S+)\s+.*?(\d[\d,]*)\s+(\d[\d,]*)\s*$", line)
-            if not m or not re.search(r"\d", m.group(1)):
-                continue
-            port = m.group(1)
-            for short, full in self.port_abbrev:
-                if re.match(short + r"\d", port):
-                    port = full + port[len(short):]
-            out[port] = {"rx_pfc": int(m.group(2).replace(",", "")), "tx_pfc": int(m.group(3).replace(",", ""))}
-        return out
+        tables (ntc-templates 9.3 has none for EOS or NX-OS PFC counters), hence this parser (nos/counters.py)."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.counters import _port_table
+        return dict((port, {"rx_pfc": prios["all"]["pfc_rx"], "tx_pfc": prios["all"]["pfc_tx"]})
+                    for port, prios in _port_table(text, self.port_abbrev).items())
 
 
 def _flat(text):
