@@ -86,7 +86,7 @@ options:
         BGP GRACEFUL_SHUTDOWN community (FRR C(bgp graceful-shutdown), NX-OS C(graceful-shutdown activate), NVUE
         C(router bgp graceful-shutdown on)), waits O(drain_wait), applies and verifies the change, waits again and
         takes the drain back; each step is proven by reading the whole config back, and a failed change is undrained too.
-      - C(auto) drains only such changes and only on spines (a host-facing leaf's hosts are single-homed on it: there
+      - C(auto) drains only such changes and only on spines (a host-facing leaf's hosts are single-homed on it, so there
         is no other path to move them to, and the drain was measured to cost probes on the twin), C(always) every
         change on any switch, C(never) none. EOS, Enterprise SONiC and AsterNOS
         have no drain here yet (RV(drained) says so and the change goes on undrained).
