@@ -2,8 +2,8 @@
 # Installs the Debian/Ubuntu packages the project needs (idempotent; skips what is present).
 set -euo pipefail
 # chromium: the drift report screenshot test (headless); shellcheck: ansible-test sanity's shellcheck test;
-# frr: the routed twin (tests/lab/twin).
-packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns chromium shellcheck frr)
+# frr: the routed twin (tests/lab/twin); prometheus: promtool for the alert rules (make test-monitoring).
+packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
