@@ -50,8 +50,10 @@ def echo(sock, dst, ident, seq, size, timeout):
         return None
     deadline = start + timeout
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([sock], [], [], left)[0]:
+        # past the deadline, still read what the kernel already holds: a reply that came while this process
+        # waited for the CPU is an answer (the probe measures the network, not its own scheduling)
+        left = max(0.0, deadline - time.monotonic())
+        if not select.select([sock], [], [], left)[0]:
             return None
         data, addr = sock.recvfrom(65535)
         ihl = (data[0] & 0x0F) * 4
