@@ -129,11 +129,14 @@ def rollout(state, plan, fabric, timers, drain, interval, prefix=None):
     took = time.time() - started
     spans = windows(result)
     leaf_of_rail = dict((lf["rail"], name) for name, lf in plan["leafs"].items())
-    per_rail, cross, sent = {}, {}, 0
+    per_rail, cross, sent, warmup = {}, {}, 0, 0
     for (kind, rail, host, src, dst), proc in procs:
         figures = json.loads(proc.communicate(timeout=60)[0])
         sent += figures["sent"]
         for when in figures["lost_at"]:
+            if when < started:   # before site.yml started: the probes' own start (neighbour resolution), not the rollout
+                warmup += 1
+                continue
             who = owner(when, spans)
             if kind == "same-rail":
                 rec = per_rail.setdefault(rail, {"own_leaf_lost": 0, "other_lost": 0, "longest_gap_ms": 0.0,
@@ -151,7 +154,7 @@ def rollout(state, plan, fabric, timers, drain, interval, prefix=None):
     drained = dict((name, res.get("drained")) for name, (_s, _e, res) in spans.items() if res.get("drained"))
     changed = sorted(name for name, (_s, _e, res) in spans.items() if res.get("changed"))
     return {"drain": drain, "timers": list(timers), "rollout_s": round(took, 1), "switches_changed": changed,
-            "probes_sent": sent, "per_rail": dict((str(k), v) for k, v in sorted(per_rail.items())),
+            "probes_sent": sent, "warmup_lost": warmup, "per_rail": dict((str(k), v) for k, v in sorted(per_rail.items())),
             "cross_rail_lost_by_switch": cross, "drained": drained}
 
 
