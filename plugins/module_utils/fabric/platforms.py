@@ -205,10 +205,16 @@ PLATFORMS = {
         },
         "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED, "source": "no AsterNOS source read"},
         "transaction": {"mechanism": "computed reverse (klish dialect of Dell, not AsterNOS's own)", "status": UNVERIFIED,
-                        "source": "no AsterNOS source read"},
+                        "source": "Asterfusion's data-center guides read (Easy RoCE, AI fabric best practices, interface "
+                                  "guide) document no commit, rollback or checkpoint in the CLI; only the enterprise v6 "
+                                  "NETCONF guide lists candidate/confirmed-commit (tests/fixtures/switches/asternos/docs/"
+                                  "save-rollback.txt)"},
         "read_command": "show running-config",
         "features": dict(
-            [(name, _fact(UNVERIFIED, "Dell klish dialect; no AsterNOS source or capture"))
+            [(name, _fact(UNVERIFIED, "Dell klish dialect; Asterfusion documents Easy RoCE instead (one profile: PFC and ECN "
+                                      "on queues 3 and 4, strict priority on 6 and 7) and, on other product lines, "
+                                      "per-entry `qos map` commands: none matches these lines "
+                                      "(tests/fixtures/switches/asternos/docs/MAPPING.md)"))
              for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")]),
     },
     "frr": {
