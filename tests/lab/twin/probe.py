@@ -7,6 +7,8 @@ the twin's machine has no ping binary).
                                                         -> {"sent", "lost", "longest_gap_ms",
                                                             "first_lost_at", "last_lost_at", "recovered_at"}
                                                            (+ "lost_at": send times of lost probes)
+    probe.py udp   --src A --dst B --sports 49152[-50175] [--count N] [--dport 4791]
+                   RoCEv2-shaped datagrams (UDP to 4791), N per source port, no reply expected -> {"sent"}
 ``--until``: stop once FILE exists (``--seconds`` stays the upper bound). ``--reply-timeout``: a probe is lost
 only when no answer came within it (a loaded machine delays answers; the gap figure keeps the resolution).
 ``--size`` is the ICMP payload: IP MTU 9000 = 20 (IP) + 8 (ICMP) + 8972.
@@ -62,9 +64,26 @@ def echo(sock, dst, ident, seq, size, timeout):
             return (time.monotonic() - start) * 1000.0
 
 
+def udp(args):
+    """Datagrams from SRC:sport to DST:dport for every source port of the range, ``count`` each (one socket per
+    port: the kernel routes each as its own flow). Nothing listens at the far end; the counters tell the path."""
+    first, _sep, last = args.sports.partition("-")
+    sent = 0
+    payload = b"\0" * 64
+    for sport in range(int(first), int(last or first) + 1):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.src, sport))
+        for _n in range(args.count):
+            sock.sendto(payload, (args.dst, args.dport))
+            sent += 1
+        sock.close()
+    return sent
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["mesh", "watch"])
+    parser.add_argument("mode", choices=["mesh", "watch", "udp"])
     parser.add_argument("--src", required=True)
     parser.add_argument("--size", type=int, default=8972)
     parser.add_argument("--timeout", type=float, default=1.0)
@@ -75,7 +94,13 @@ def main():
     parser.add_argument("--until")
     parser.add_argument("--reply-timeout", type=float, help="watch: seconds to wait for each answer (default 5 intervals)")
     parser.add_argument("--losses", action="store_true")
+    parser.add_argument("--sports", default="49152", help="source port or range FIRST-LAST (udp)")
+    parser.add_argument("--dport", type=int, default=4791)
+    parser.add_argument("--count", type=int, default=1, help="datagrams per source port (udp)")
     args = parser.parse_args()
+    if args.mode == "udp":
+        print(json.dumps({"sent": udp(args)}))
+        return
     sock = open_socket(args.src)
     ident = os.getpid() & 0xFFFF
     if args.mode == "mesh":
