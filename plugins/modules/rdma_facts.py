@@ -17,9 +17,11 @@ description:
     named), model; GPUs with their name (C(nvidia-smi --query-gpu)) and each GPU<->NIC PCIe relationship
     (PIX/PXB/PHB/NODE/SYS, from C(nvidia-smi topo -m) or computed from sysfs); negotiated vs capable PCIe link
     speed and width of every GPU and RDMA function (sysfs, else C(lspci -vvv)); ACS control of the bridges
-    between each GPU and NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness (an
-    RDMA device plus C(nvidia_peermem) registered in C(/sys/kernel/mm/memory_peers), or the dma-buf path -
-    open kernel module >= R515, kernel >= 5.12, rdma-core >= 34, ib_uverbs); IOMMU mode; irqbalance state;
+    between each GPU and NIC and ATS of the endpoints (from PCIe config space); GPUDirect RDMA readiness by
+    NCCL's own rule (an RDMA device plus any one of C(/sys/kernel/mm/memory_peers/nv_mem/version),
+    C(.../nv_mem_nc/version), C(/sys/module/nvidia_peermem/version)); the dma-buf prerequisites (open kernel
+    module >= R515, kernel >= 5.12, rdma-core >= 34, ib_uverbs), reported as C(prerequisites met) because NCCL
+    decides dma-buf with a test registration at init (C(ready) is then null); IOMMU mode; irqbalance state;
     RDMA kernel modules (loaded, built in via C(modules.builtin), C(/sys/module) or the class they register).
   - Every read goes through O(root), so a fixture tree can stand in for C(/sys) and C(/proc). A missing
     tool or device is reported as such, never as a failure.
@@ -92,7 +94,7 @@ ansible_facts:
           C(kernel), C(root), C(live) (false when O(root) is not C(/)), C(tool_output_dir).
       type: dict
       returned: always
-      sample: {"gdr": {"ready": true, "mode": "dmabuf", "rdma_core": 50}, "iommu": {"mode": "passthrough"}, "live": true}
+      sample: {"gdr": {"ready": null, "mode": "dmabuf", "dmabuf": "prerequisites met", "rdma_core": 50}, "iommu": {"mode": "passthrough"}, "live": true}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -42,10 +42,18 @@ def rail_sysctls(nics):
 
 
 def nccl_env(nics, nccl, mgmt_interface, qos):
-    """NCCL environment for jobs on this host, in rail order."""
-    return {
+    """NCCL environment for jobs on this host, in rail order.
+
+    NCCL_SOCKET_IFNAME: the management interface with ``=``, NCCL's exact match (without it the name is a prefix:
+    ``eth0`` would also take ``eth0.100``; NVIDIA/nccl src/misc/utils.cc matchIf); a ``socket_ifname`` from the
+    intent is taken as written. NCCL_IB_GID_INDEX only when the intent sets ``gid_index``: NCCL >= 2.21 picks the
+    RoCEv2 GID of the interface address itself (src/transport/net_ib connect.cc ncclIbGetGidIndex, default -1;
+    2.20 defaulted to 0)."""
+    env = {
         "NCCL_IB_HCA": "=" + ",".join(nic["rdma"] for nic in nics),
-        "NCCL_SOCKET_IFNAME": nccl.get("socket_ifname") or mgmt_interface,
-        "NCCL_IB_GID_INDEX": str(nccl["gid_index"]),
+        "NCCL_SOCKET_IFNAME": nccl.get("socket_ifname") or "=" + mgmt_interface,
         "NCCL_IB_TC": str(qos["roce_tos"]),
     }
+    if nccl.get("gid_index") is not None:
+        env["NCCL_IB_GID_INDEX"] = str(nccl["gid_index"])
+    return env

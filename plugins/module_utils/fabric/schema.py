@@ -355,9 +355,11 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                          example={"ecn_min_kbytes": 150}, drives="Host and switch QoS."),
     }),
     "nccl": Section("NCCL environment hints derived from the plan.", {
-        "gid_index": Key("int", "RoCEv2 GID index of the rail IPv4 address.", default=3,
-                         minimum=0, maximum=255, example=3, drives="NCCL_IB_GID_INDEX."),
-        "socket_ifname": Key("str", "NCCL_SOCKET_IFNAME; default the management interface.",
+        "gid_index": Key("int", "RoCEv2 GID index NCCL must use; unset (the default) leaves NCCL_IB_GID_INDEX out: "
+                         "NCCL >= 2.21 finds the RoCEv2 GID of the interface address itself, and real NICs carry it at "
+                         "other indexes than 3.", default=None,
+                         minimum=0, maximum=255, example=3, drives="NCCL_IB_GID_INDEX (only when set)."),
+        "socket_ifname": Key("str", "NCCL_SOCKET_IFNAME; default `=` and the management interface (exact match).",
                              default=None, example="eno1", drives="NCCL_SOCKET_IFNAME.",
                              check=allow.socket_ifname_problem,
                              rule="Comma list of interface names or prefixes, optionally led by `^` or `=`."),

@@ -23,7 +23,8 @@ CHECKS = {
     "fw_host_mixed": "error",     # NICs of one model run different firmware on one host
     "fw_baseline": "error",       # firmware older than the per-model baseline
     "fw_fleet_mixed": "warning",  # the host's firmware differs from the fleet's most common version
-    "gdr_ready": "error",         # neither nvidia_peermem nor the dma-buf path is available
+    "gdr_ready": "error",         # no file NCCL probes for peer memory, and the dma-buf prerequisites are missing
+    "gdr_dmabuf_untested": "warning",  # GPUDirect RDMA only through dma-buf: prerequisites met, registration untested
     "gpu_present": "error",       # planned GPU index not found
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
     "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
@@ -143,6 +144,16 @@ def _pcie_checks(facts, exp, host, subject, bdf, is_gpu, out):
         out.append(_finding(exp, "pcie_gpu_speed", host, subject, expected, actual,
                             "%s PCIe link runs at %s; GPUs lower the link speed when idle, re-check under load"
                             % (subject, _link_text(link))))
+        return
+    if link.get("limited_by") == "slot":
+        def cap(speed, width):
+            return "%s GT/s x%s" % ("?" if speed is None else "%g" % speed, "?" if width is None else width)
+        where = "slot %s (port %s)" % (link["slot"], link["port"]) if link.get("slot") else "the slot at port %s" % link["port"]
+        actual = dict(actual, limited_by="slot", slot=link.get("slot"), port=link["port"])
+        out.append(_finding(exp, "pcie_link", host, subject, expected, actual,
+                            "%s (%s) PCIe link %s: the slot is the limit - %s is capable of %s only; move the card to a slot "
+                            "of its capability" % (subject, bdf, _link_text(link), where,
+                                                   cap(link.get("port_max_speed_gts"), link.get("port_max_width")))))
         return
     out.append(_finding(exp, "pcie_link", host, subject, expected, actual,
                         "%s (%s) PCIe link degraded (%s): %s" % (subject, bdf, "+".join(link["degraded"]), _link_text(link))))
@@ -274,12 +285,23 @@ def host_findings(facts, exp, host):
         _baseline_check(facts["rdma_devices"][name], exp, host, out)
     if exp["require_gdr"] and exp["nics"]:
         gdr = facts["gdr"]
-        if not gdr["ready"]:
+        actual = {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
+                  "peer_registration": gdr.get("peer_registration"), "dmabuf": gdr.get("dmabuf")}
+        if gdr["ready"] is False:
             out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma",
-                                "an RDMA device and nvidia_peermem (registered) or dma-buf",
-                                {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
-                                 "peer_registration": gdr.get("peer_registration"), "dmabuf_capable": gdr["dmabuf_capable"]},
+                                "an RDMA device and a file NCCL probes for peer memory (nv_mem, nv_mem_nc or "
+                                "nvidia_peermem version), or the dma-buf prerequisites", actual,
                                 "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
+        elif gdr["ready"] is None:
+            # NCCL decides dma-buf at init with a test registration (ibv_reg_dmabuf_mr) and the GPU's
+            # CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: files cannot show it
+            out.append(_finding(exp, "gdr_dmabuf_untested", host, "gpudirect_rdma",
+                                "a file NCCL probes for peer memory, or a tested dma-buf registration", actual,
+                                "GPUDirect RDMA only through dma-buf: prerequisites met (%s), registration not tested; "
+                                "NCCL_DEBUG=INFO prints 'DMA-BUF is available on GPU device N' when NCCL uses it (%s)"
+                                % ("driver %s open kernel module, kernel %s, rdma-core %s"
+                                   % (gdr.get("driver_version"), gdr.get("kernel"), gdr.get("rdma_core")),
+                                   "; ".join(gdr["reasons"]) or "no peer-memory file")))
     mode = facts["iommu"]["mode"]
     if exp["iommu_allowed"] and mode not in exp["iommu_allowed"] and mode != "unknown":
         out.append(_finding(exp, "iommu_mode", host, "iommu", "|".join(exp["iommu_allowed"]), mode,

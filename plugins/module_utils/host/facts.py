@@ -351,10 +351,16 @@ def read_gpus(sysroot, runner=None):
     return sorted(gpus, key=lambda g: g["index"])
 
 
-# Peer-memory clients register under /sys/kernel/mm/memory_peers/<name>/ (MLNX_OFED/DOCA peer-memory
-# API); the names NCCL, NVSHMEM and UCC probe for nvidia-peermem / nv_peer_mem.
-PEER_REGISTRY = "/sys/kernel/mm/memory_peers"
-PEER_CLIENTS = ("nv_mem", "nv_mem_nc", "nvidia-peermem")
+# NCCL's own test for GPUDirect RDMA through peer memory (NVIDIA/nccl src/transport/net_ib/gdr.cc,
+# ibGdrSupportInitOnce; net_ib.cc before 2.23): any one of these files exists (access(F_OK)). A loaded module
+# without one of them is not enough, and NCCL asks for nothing else (docs/host-rdma.md).
+NCCL_PEERMEM_PROBES = ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
+                       "/sys/module/nvidia_peermem/version")
+# dma-buf: NCCL decides at init (gdr.cc ibDmaBufSupportInitOnce: a test ibv_reg_dmabuf_mr with fd -1 must fail
+# with EBADF, not EOPNOTSUPP/EPROTONOSUPPORT; init.cc dmaBufSupported: CUDA >= 11.7 and
+# CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED). Files can only show the prerequisites, so that is what the facts say.
+DMABUF_PREREQUISITES_MET = "prerequisites met"
+DMABUF_PREREQUISITES_MISSING = "prerequisites missing"
 # rdma-core v34 added ibv_reg_dmabuf_mr (user-space side of dma-buf import). The library file name
 # carries the rdma-core release: libibverbs.so.1.14.50.0 = rdma-core 50 (Ubuntu 24.04 `dpkg -L libibverbs1`).
 RDMA_CORE_DMABUF_MIN = 34
@@ -382,18 +388,15 @@ def nvidia_driver(sysroot):
 
 
 def peermem_path(sysroot, state):
-    """(ok, registration path or None, reasons) of the nvidia_peermem path."""
-    if state == "missing":
-        return False, None, ["nvidia_peermem not loaded"]
-    for client in PEER_CLIENTS:
-        rel = "%s/%s/version" % (PEER_REGISTRY, client)
+    """(ok, the probe file NCCL would find or None, reasons) of GPUDirect RDMA through peer memory, by NCCL's rule:
+    any one of NCCL_PEERMEM_PROBES exists."""
+    for rel in NCCL_PEERMEM_PROBES:
         if sysroot.exists(rel):
             return True, rel, []
-    if sysroot.isdir(PEER_REGISTRY):
-        # the peer-memory API is there but nvidia_peermem did not register with it
-        return False, None, ["nvidia_peermem loaded but not registered (no %s/nv_mem/version)" % PEER_REGISTRY]
-    # kernels without the memory_peers sysfs: NCCL then accepts /sys/module/nvidia_peermem alone
-    return True, None, []
+    if state == "missing":
+        return False, None, ["nvidia_peermem not loaded"]
+    return False, None, ["nvidia_peermem %s, but none of the files NCCL probes exists (%s): NCCL would not use it"
+                         % (state, ", ".join(NCCL_PEERMEM_PROBES))]
 
 
 def dmabuf_path(sysroot, kernel, modules):
@@ -421,8 +424,10 @@ def dmabuf_path(sysroot, kernel, modules):
 
 
 def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
-    """GPUDirect RDMA readiness: an RDMA device and either nvidia_peermem loaded and registered, or
-    the dma-buf path usable. ``reasons`` says why not, per path."""
+    """GPUDirect RDMA readiness as NCCL decides it: ``ready`` is true when an RDMA device exists and one of the
+    files NCCL probes for peer memory exists (``peer_registration`` names it). The dma-buf path cannot be proven
+    from files (NCCL tests a registration at init): ``dmabuf`` reads ``prerequisites met`` (then ``ready`` is None,
+    unknown, and ``mode`` ``dmabuf``) or ``prerequisites missing``; ``reasons`` says what each path lacks."""
     modules = modules or {}
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     _major, driver, open_module = nvidia_driver(sysroot)
@@ -434,10 +439,15 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
     reasons = []
     if not has_rdma:
         reasons.append("no RDMA device (/sys/class/infiniband is empty)")
-    if mode is None:
+    if not peer_ok:
         reasons += ["peermem path: %s" % w for w in peer_why] + ["dma-buf path: %s" % w for w in dmabuf_why]
-    return {"ready": has_rdma and mode is not None, "mode": mode if has_rdma else None,
+    if not has_rdma or mode is None:
+        ready = False
+    else:
+        ready = True if peer_ok else None    # dma-buf: prerequisites met, registration not tested
+    return {"ready": ready, "mode": mode if has_rdma else None,
             "nvidia_peermem": peermem, "peer_registration": registration,
+            "dmabuf": DMABUF_PREREQUISITES_MET if dmabuf_ok else DMABUF_PREREQUISITES_MISSING, "dmabuf_tested": False,
             "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
             "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
             "rdma_devices": len(rdma_devices or {}), "reasons": reasons}

@@ -183,7 +183,45 @@ def read_link(sysroot, bdf, runner=None):
     if link["speed_gts"] is not None and link["max_speed_gts"] and link["speed_gts"] < link["max_speed_gts"]:
         degraded.append("speed")
     link["degraded"] = sorted(set(degraded) | set(link.pop("lspci_degraded")))
+    link.update(slot_limit(sysroot, bdf, link))
     return link
+
+
+def physical_slot(sysroot, bdf):
+    """Name of the physical slot holding ``bdf``: /sys/bus/pci/slots/<name>/address is the slot's
+    ``domain:bus:device`` (Documentation/ABI/testing/sysfs-bus-pci), or None when the platform names none."""
+    want = bdf.lower().rsplit(".", 1)[0]
+    for name in sorted(sysroot.listdir("/sys/bus/pci/slots")):
+        if (sysroot.read("/sys/bus/pci/slots/%s/address" % name) or "").strip().lower() == want:
+            return name
+    return None
+
+
+def slot_limit(sysroot, bdf, link):
+    """Whether the slot, not the device, limits a link that runs below the device's capability.
+
+    A link trains to what both ends can do; when the upstream port (the slot the device sits in) is capable
+    of no more than the link runs at, on every dimension that is below the device's capability, the slot is
+    the limit (the kernel names the same port: ``limited by 8.0 GT/s PCIe x8 link at 0000:00:01.0 (capable of
+    ... x16 link)``, drivers/pci/pci.c __pcie_print_link_status). Returns port, its capability, the physical
+    slot name and ``limited_by`` (``slot`` or None)."""
+    _dom, chain = device_path(sysroot, bdf)
+    port = chain[-2] if len(chain) >= 2 else None
+    out = {"port": port, "port_max_speed_gts": None, "port_max_width": None, "slot": None, "limited_by": None}
+    if port is None:
+        return out
+    base = "/sys/bus/pci/devices/%s/" % port
+    out["port_max_speed_gts"] = _gts(sysroot.read(base + "max_link_speed"))
+    out["port_max_width"] = _width(sysroot.read(base + "max_link_width"))
+    out["slot"] = physical_slot(sysroot, bdf)
+    limits = {"width": ("width", "max_width", "port_max_width"), "speed": ("speed_gts", "max_speed_gts", "port_max_speed_gts")}
+    explained = []
+    for dim in link.get("degraded") or []:
+        now, cap, port_cap = link[limits[dim][0]], link[limits[dim][1]], out[limits[dim][2]]
+        explained.append(None not in (now, cap, port_cap) and port_cap < cap and now >= port_cap)
+    if explained and all(explained):
+        out["limited_by"] = "slot"
+    return out
 
 
 def acs_redirects(acs):

@@ -34,6 +34,8 @@ print("applied state OK")
 for host in ("h100-cx7", "gpu8-nic4", "broken", "degraded"):
     conf = dict(line.split("=", 1) for line in read(host, "/etc/nccl.conf").splitlines() if not line.startswith("#"))
     assert conf["NCCL_IB_HCA"].startswith("=mlx5_") and conf["NCCL_IB_TC"] == "106", (host, conf)
-    assert conf["NCCL_CROSS_NIC"] == "0" and conf["NCCL_IB_GID_INDEX"] == "3", (host, conf)
+    # the lab intent sets no nccl.gid_index: NCCL >= 2.21 picks the RoCEv2 GID; the socket interface is an exact match
+    assert conf["NCCL_CROSS_NIC"] == "0" and "NCCL_IB_GID_INDEX" not in conf, (host, conf)
+    assert conf["NCCL_SOCKET_IFNAME"] == "=eth0", (host, conf)
     assert ("NCCL_TOPO_FILE" in conf) == (host == "gpu8-nic4"), (host, conf)
     assert "export NCCL_IB_TC='106'" in read(host, "/etc/profile.d/aifabric-nccl.sh")

@@ -130,8 +130,19 @@ def test_route_map_per_nic_table_and_source_rule():
 
 def test_nccl_hints_follow_rail_order_and_qos():
     plan = build_plan(lab())
-    assert plan["hosts"]["gpu01"]["nccl"] == {"NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2,mlx5_3", "NCCL_SOCKET_IFNAME": "eth0",
-                                              "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC": "106"}
+    # NCCL_SOCKET_IFNAME: exact match '=' (NCCL reads a bare name as a prefix: eth0 would also match eth0.100);
+    # NCCL_IB_GID_INDEX left out: NCCL >= 2.21 finds the RoCEv2 GID of the address itself (default -1)
+    assert plan["hosts"]["gpu01"]["nccl"] == {"NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2,mlx5_3", "NCCL_SOCKET_IFNAME": "=eth0",
+                                              "NCCL_IB_TC": "106"}
+
+
+def test_nccl_gid_index_only_when_the_intent_sets_it_and_socket_ifname_as_written():
+    intent = lab()
+    intent["nccl"] = {"gid_index": 5, "socket_ifname": "^docker,lo"}
+    nccl = build_plan(intent)["hosts"]["gpu01"]["nccl"]
+    assert nccl["NCCL_IB_GID_INDEX"] == "5" and nccl["NCCL_SOCKET_IFNAME"] == "^docker,lo"
+    intent["nccl"] = {"gid_index": 0}
+    assert build_plan(intent)["hosts"]["gpu01"]["nccl"]["NCCL_IB_GID_INDEX"] == "0"
 
 
 def test_platform_overrides_and_device_types():

@@ -12,12 +12,14 @@ from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as
 HOSTS = ("h100-cx7", "gpu8-nic4", "broken", "degraded")
 # The problems planted in tests/fixtures/hosts/gen_fixtures.py (broken_spec, degraded_spec), and nothing else.
 SYNTH = ("synthetic_root", "root")  # every fixture says it is a tree, not a live host
+DMABUF = ("gdr_dmabuf_untested", "gpudirect_rdma")  # h100-cx7: GPUDirect RDMA through dma-buf only, untested
 PLANTED = {
-    "h100-cx7": {SYNTH},
+    # dma-buf only (open module 550, rdma-core 50, no peer-memory file): NCCL's registration test is not run here
+    "h100-cx7": {SYNTH, DMABUF},
     "gpu8-nic4": {SYNTH},
     "broken": {SYNTH, ("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7"), ("gdr_ready", "gpudirect_rdma"),
                ("gpu_nic_affinity", "rail3<->GPU3"), ("acs_p2p", "rail1<->GPU1")},
-    "degraded": {SYNTH, ("pcie_link", "rail2"), ("pcie_gpu_speed", "GPU5"), ("ats", "rail6"), ("iommu_mode", "iommu"),
+    "degraded": {SYNTH, DMABUF, ("pcie_link", "rail2"), ("pcie_gpu_speed", "GPU5"), ("ats", "rail6"), ("iommu_mode", "iommu"),
                  ("fw_baseline", "mlx5_1"), ("fw_host_mixed", "ConnectX-7"), ("fw_fleet_mixed", "ConnectX-7")},
 }
 BASELINE = {"ConnectX-7": "28.36.1010"}
@@ -78,7 +80,7 @@ def test_each_check_fires_alone(fleet, mutate, expected):
     facts, exp = fleet["h100-cx7"]
     facts = copy.deepcopy(facts)
     mutate(facts)
-    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == expected | {SYNTH}
+    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == expected | {SYNTH, DMABUF}
 
 
 def test_severity_override_and_summary(fleet):
@@ -100,7 +102,8 @@ def test_plan_host_intent_is_accepted_as_is(fixture_hosts):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     plan = build_plan(yaml.safe_load(open(os.path.join(root, "inventories/lab/group_vars/all/fabric.yml")))["fabric"])
     host = plan["hosts"]["gpu01"]
-    exp = checks.expectations(host["nics"], gid_index=host["nccl"]["NCCL_IB_GID_INDEX"])
+    assert "NCCL_IB_GID_INDEX" not in host["nccl"]   # the lab intent sets no gid_index: NCCL finds the GID itself
+    exp = checks.expectations(host["nics"], gid_index=host["nccl"].get("NCCL_IB_GID_INDEX"))
     facts = hf.gather(os.path.join(fixture_hosts, "gpu8-nic4", "root"), os.path.join(fixture_hosts, "gpu8-nic4", "tools"))
     found = ids(checks.host_findings(facts, exp, "gpu01"))
     assert {("link_speed", "rail%d" % i) for i in range(4)} <= found
@@ -119,7 +122,7 @@ def test_degraded_pcie_and_ats_detail(fleet):
     assert "ats" not in set(f["id"] for f in checks.host_findings(facts, quiet, "degraded"))
     healthy, hexp = fleet["h100-cx7"]
     loud = ids(checks.host_findings(healthy, dict(hexp, require_ats="always"), "h100-cx7"))
-    assert loud == {("ats", "rail%d" % i) for i in range(8)} | {SYNTH}
+    assert loud == {("ats", "rail%d" % i) for i in range(8)} | {SYNTH, DMABUF}
 
 
 def test_pcie_unknown_values_are_not_findings(fleet):
@@ -127,7 +130,7 @@ def test_pcie_unknown_values_are_not_findings(fleet):
     facts = copy.deepcopy(facts)
     for link in facts["pcie_links"].values():
         link.update(speed_gts=None, width=None, source=None, degraded=[])
-    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == {SYNTH}
+    assert ids(checks.host_findings(facts, exp, "h100-cx7")) == {SYNTH, DMABUF}
 
 
 def test_firmware_read_with_devlink_on_degraded(fleet):
@@ -150,7 +153,7 @@ def test_firmware_read_with_devlink_on_degraded(fleet):
 ])
 def test_baseline_keys_and_kinds(fleet, baseline, expected):
     facts, exp = fleet["h100-cx7"]
-    assert ids(checks.host_findings(facts, dict(exp, firmware_baseline=baseline), "h100-cx7")) == expected | {SYNTH}
+    assert ids(checks.host_findings(facts, dict(exp, firmware_baseline=baseline), "h100-cx7")) == expected | {SYNTH, DMABUF}
 
 
 def test_baseline_shape_errors():
@@ -166,3 +169,39 @@ def test_synthetic_root_finding_names_the_tree(fleet):
     assert "not the live system" in synth[0]["message"] and facts["tool_output_dir"] in synth[0]["message"]
     live = dict(facts, root="/", live=True)
     assert "synthetic_root" not in set(f["id"] for f in checks.host_findings(live, exp, "h100-cx7"))
+
+
+def _rail2_port(facts):
+    bdf = facts["rdma_devices"]["mlx5_2"]["pci"]
+    return bdf, facts["pcie_links"][bdf]["port"]
+
+
+@pytest.mark.parametrize("port_width,slot", [(8, "7"), (8, None), (16, "7")])
+def test_pcie_link_names_the_slot_when_the_slot_is_the_limit(host_copy, port_width, slot):
+    # degraded: rail2's NIC (capable of Gen5 x16) runs x8. Its upstream port capable of x8 only: the slot is the limit
+    # (the kernel's own words: "limited by ... x8 link at <port> (capable of ... x16 link)"); capable of x16: a fault
+    base = host_copy("degraded")
+    root, tools = os.path.join(base, "root"), os.path.join(base, "tools")
+    bdf, port = _rail2_port(hf.gather(root, tools))
+    port_dir = os.path.realpath(os.path.join(root, "sys/bus/pci/devices", port))
+    for name, value in (("max_link_width", str(port_width)), ("max_link_speed", "32.0 GT/s PCIe"),
+                        ("current_link_width", "8"), ("current_link_speed", "32.0 GT/s PCIe")):
+        with open(os.path.join(port_dir, name), "w") as fh:
+            fh.write(value + "\n")
+    if slot:
+        os.makedirs(os.path.join(root, "sys/bus/pci/slots", slot))
+        with open(os.path.join(root, "sys/bus/pci/slots", slot, "address"), "w") as fh:
+            fh.write(bdf.rsplit(".", 1)[0] + "\n")
+    facts = hf.gather(root, tools)
+    intent = json.load(open(os.path.join(base, "intent.json")))
+    found = [f for f in checks.host_findings(facts, checks.expectations(intent["nics"]), "degraded") if f["id"] == "pcie_link"]
+    assert [f["subject"] for f in found] == ["rail2"]
+    message = found[0]["message"]
+    if port_width == 8:
+        assert facts["pcie_links"][bdf]["limited_by"] == "slot"
+        assert "the slot is the limit" in message and "capable of 32 GT/s x8 only" in message
+        assert ("slot %s (port %s)" % (slot, port) if slot else "the slot at port %s" % port) in message
+        assert found[0]["actual"]["limited_by"] == "slot" and found[0]["actual"]["slot"] == slot
+    else:
+        assert facts["pcie_links"][bdf]["limited_by"] is None and facts["pcie_links"][bdf]["slot"] == slot
+        assert "degraded (width)" in message and "slot" not in message

@@ -1,6 +1,8 @@
 import json
 import os
+import shutil
 
+import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
@@ -130,8 +132,39 @@ def test_peermem_registered_and_dmabuf_paths(fixture_hosts):
     gdr = gather(fixture_hosts, "gpu8-nic4")["gdr"]
     assert gdr["ready"] and gdr["mode"] == "peermem"
     assert gdr["peer_registration"] == "/sys/kernel/mm/memory_peers/nv_mem/version"
+    # dma-buf: files show the prerequisites only; NCCL tests a registration at init, so readiness is unknown (None)
     gdr = gather(fixture_hosts, "h100-cx7")["gdr"]
-    assert gdr["ready"] and gdr["mode"] == "dmabuf" and gdr["rdma_core"] == 50
+    assert gdr["ready"] is None and gdr["mode"] == "dmabuf" and gdr["rdma_core"] == 50
+    assert gdr["dmabuf"] == "prerequisites met" and gdr["dmabuf_tested"] is False
+
+
+# NCCL's rule (NVIDIA/nccl src/transport/net_ib/gdr.cc ibGdrSupportInitOnce): GPUDirect RDMA through peer memory
+# exactly when one of nv_mem/version, nv_mem_nc/version (under /sys/kernel/mm/memory_peers) or
+# /sys/module/nvidia_peermem/version exists; a loaded module alone is not enough, and any one file is.
+@pytest.mark.parametrize("files,modules_line,ready,probe", [
+    ([], True, False, None),                                           # loaded, no memory_peers at all, no version file
+    (["root/sys/kernel/mm/memory_peers/.keep"], True, False, None),    # loaded, peer-memory API there, not registered
+    (["root/sys/module/nvidia_peermem/version"], True, True, "/sys/module/nvidia_peermem/version"),
+    (["root/sys/kernel/mm/memory_peers/nv_mem_nc/version"], False, True, "/sys/kernel/mm/memory_peers/nv_mem_nc/version"),
+    (["root/sys/kernel/mm/memory_peers/nv_mem/version"], False, True, "/sys/kernel/mm/memory_peers/nv_mem/version"),
+])
+def test_peermem_exactly_when_nccl_would_find_it(host_copy, files, modules_line, ready, probe):
+    base = host_copy("gpu8-nic4")      # proprietary 535 driver: no dma-buf path to fall back on
+    shutil.rmtree(os.path.join(base, "root/sys/kernel/mm/memory_peers"))
+    if not modules_line:               # e.g. MLNX_OFED's legacy nv_peer_mem registering nv_mem / nv_mem_nc
+        path = os.path.join(base, "root/proc/modules")
+        lines = [ln for ln in open(path).read().splitlines() if not ln.startswith("nvidia_peermem ")]
+        open(path, "w").write("\n".join(lines))
+        shutil.rmtree(os.path.join(base, "root/sys/module/nvidia_peermem"))
+    for rel in files:
+        os.makedirs(os.path.dirname(os.path.join(base, rel)), exist_ok=True)
+        open(os.path.join(base, rel), "w").write("1.0\n")
+    gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
+    assert gdr["nvidia_peermem"] == ("loaded" if modules_line else "missing")
+    assert gdr["ready"] is ready and gdr["peer_registration"] == probe
+    assert gdr["mode"] == ("peermem" if ready else None)
+    if not ready:
+        assert any("none of the files NCCL probes exists" in r for r in gdr["reasons"]), gdr["reasons"]
 
 
 def test_peermem_loaded_but_not_registered(host_copy):
@@ -141,7 +174,7 @@ def test_peermem_loaded_but_not_registered(host_copy):
     os.rmdir(os.path.join(base, "root/sys/kernel/mm/memory_peers/nv_mem"))
     gdr = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"))["gdr"]
     assert gdr["nvidia_peermem"] == "loaded" and gdr["ready"] is False
-    assert any("loaded but not registered" in r for r in gdr["reasons"])
+    assert any("nvidia_peermem loaded, but none of the files NCCL probes exists" in r for r in gdr["reasons"])
     # proprietary 535 driver: the dma-buf path is not there either, and the reasons say why
     assert any("open kernel modules" in r for r in gdr["reasons"])
 
