@@ -3,8 +3,10 @@
 # (ansible-test needs that path; a symlinked checkout resolves to the real path and is refused).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work="$root/build/sanity/ansible_collections/aifabric/roce"
-rm -rf "$root/build/sanity"
+# AIF_SANITY_DIR: another place for the copy (two sanity runs of one checkout must not share it)
+base="${AIF_SANITY_DIR:-$root/build/sanity}"
+work="$base/ansible_collections/aifabric/roce"
+rm -rf "$base"
 mkdir -p "$work"
 cd "$root"
 # ansible-test fetches a get-pip script from a host outside PyPI; hand it our stand-in instead.
