@@ -80,8 +80,8 @@ def site_yml(state, *args):
 
 def _epoch(stamp):
     # "2026-11-24T20:41:03.123456Z"
-    main, _, frac = stamp.rstrip("Z").partition(".")
-    return calendar.timegm(time.strptime(main, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
+    whole, _dot, frac = stamp.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
 
 
 def windows(result):
