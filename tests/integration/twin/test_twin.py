@@ -136,7 +136,8 @@ def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin)
     report = paths.ecmp(model, 1024, 0.25)
     assert report["failures"] == [], report
     assert all(isinstance(figures, dict) for figures in report["leafs"].values()), report["leafs"]
-    assert report["spine"]["paths"] == report["spine"]["predicted"], report["spine"]
+    # counted per link = predicted by the spine's lookups, within a few packets (BGP keepalives share the links)
+    assert all(abs(n - report["spine"]["predicted"][p]) <= 8 for p, n in report["spine"]["paths"].items()), report["spine"]
     print("\nECMP over uplinks (1024 flows): %s; spine %s: %s (predicted %s)" % (
         dict((name, (f["paths"], f["max_deviation"])) for name, f in sorted(report["leafs"].items())),
         report["spine"]["spine"], report["spine"]["paths"], report["spine"]["predicted"]))
@@ -150,6 +151,82 @@ def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin)
             sh(ns(router), "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1")
     assert sorted(set(f.split(":")[0] for f in polarised["failures"])) == sorted([leaf_name, spine]), polarised["failures"]
     assert sorted(polarised["leafs"][leaf_name]["paths"].values())[-1] == 1024, polarised["leafs"][leaf_name]
+
+
+def pbr_sequences(router):
+    """{source prefix: (pbr-map sequence header, nexthop-group)} of a leaf's PPD bindings, from its running config."""
+    seqs, header, source = {}, None, None
+    for line in sh(ns(router), "vtysh", "-N", ns(router), "-c", "show running-config").splitlines():
+        if line.startswith("pbr-map "):
+            header, source = line.strip(), None
+        elif header and line.strip().startswith("match src-ip "):
+            source = line.split()[-1]
+        elif header and source and line.strip().startswith("set nexthop-group "):
+            seqs[source] = (header, line.split()[-1])
+        elif line.strip() == "exit":
+            header = source = None
+    return seqs
+
+
+def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_audit(twin):
+    """On the twin site.yml converged (hosts and switches, the Molecule scenario): a wrong ip rule on a host (its first
+    NIC's source looks up its second NIC's table) and a wrong PBR pin on a leaf (a bound host sent to another spine's
+    nexthop-group) are each found by real traffic (paths.py: route lookups and counters), by validate.yml (host route
+    probes, switch PPD paths) and by the audit (audit.yml: host_network and switch drift), on that host and that leaf
+    only; site.yml limited to the two repairs them and the traffic follows the plan again. Early in this file: later
+    engine tests may leave a router off the plan when they fail, which validate.yml and the audit would name too."""
+    if not twin["record"].get("host_endpoints"):
+        pytest.skip("this twin's GPU hosts were configured by twin.py (--host-config), not by Ansible")
+    plan = twin["plan"]
+    wait_sessions(plan)
+    host = sorted(plan["hosts"])[1]
+    nic, other = plan["hosts"][host]["nics"][:2]
+    rule = next(r for r in plan["hosts"][host]["rules"] if r["from"].split("/")[0] == nic["address"])
+    leaf_name = sorted(plan["leafs"])[1]
+    leaf = plan["leafs"][leaf_name]
+    binding = leaf["bindings"][1]
+    wrong = next(b for b in leaf["bindings"] if b["spine"] != binding["spine"])
+    seqs = pbr_sequences(leaf_name)
+    header, group = seqs[binding["source"]]
+    wrong_group = seqs[wrong["source"]][1]
+    assert group != wrong_group
+    twin_host = paths.Twin(plan, PREFIX)
+    try:
+        subprocess.run(["ip", "-n", ns(host), "-batch", "-"], check=True, text=True, input=(
+            "rule del priority %d from %s table %s\nrule add priority %d from %s table %s\n" % (
+                rule["priority"], rule["from"], rule["table"], rule["priority"], rule["from"], other["table"])))
+        sh(ns(leaf_name), "vtysh", "-N", ns(leaf_name), "-c", "configure terminal", "-c", header,
+           "-c", "set nexthop-group %s" % wrong_group)
+        pinned = binding["source"].split("/")[0]
+        # real traffic: the host's flows leave by the wrong NIC, the leaf's pinned flow takes the wrong spine
+        report = paths.check(twin_host, 200)
+        assert report["failures"], report
+        assert all(nic["address"] in f or pinned in f for f in report["failures"]), report["failures"]
+        assert any(f.startswith("%s %s: " % (host, nic["address"])) for f in report["failures"]), report["failures"]
+        assert any(" flow %s -> " % pinned in f and " %s%s %s tx" % (PREFIX, leaf_name, wrong["uplink"]) in f
+                   for f in report["failures"]), report["failures"]
+        # validate.yml: the host's route probes and the leaf's PPD path, nothing else
+        checked, out = validate(twin["state"])
+        assert sorted(checked["summary"]["devices_fail"]) == sorted([host, leaf_name]), out[-3000:]
+        items = dict((e["device"], e["items"]) for e in checked["entries"] if e["status"] == "fail")
+        assert any(i["item"].startswith("route ") and i["item"].endswith(" from %s" % nic["address"])
+                   and " dev %s" % other["netdev"] in " " + i["actual"] for i in items[host]), items[host]
+        assert any(i["item"].startswith("pinned %s " % pinned) and " dev %s " % wrong["uplink"] in i["actual"]
+                   for i in items[leaf_name]), items[leaf_name]
+        # the audit: drift on that host (host_network: the rule) and that leaf (switch: the nexthop-group)
+        audited, out = audit(twin["state"])
+        assert sorted(audited["summary"]["devices_drift"]) == sorted([host, leaf_name]), out[-3000:]
+        drift = dict(((e["device"], e["check"]), json.dumps(e["items"])) for e in audited["entries"] if e["status"] == "drift")
+        assert set(drift) == {(host, "host_network"), (leaf_name, "switch")}, drift
+        assert "table %s" % other["table"] in drift[(host, "host_network")], drift
+        assert wrong_group in drift[(leaf_name, "switch")] and group in drift[(leaf_name, "switch")], drift
+    finally:
+        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "site.yml"), "--limit", "%s,%s" % (host, leaf_name),
+                       "--skip-tags", "validate")
+    recap = dict(re.findall(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", out, re.M))
+    assert set(recap) == {host, leaf_name} and all(int(n) >= 1 for n in recap.values()), out[-3000:]
+    wait_sessions(plan)
+    assert paths.check(twin_host, 200)["failures"] == []
 
 
 def test_validate_playbook_passes_bgp_ppd_paths_and_failover(twin):
@@ -483,78 +560,3 @@ def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
         assert [dst for dst, rtt in got.items() if rtt is None] == []
     finally:
         subprocess.run(cmd[:2] + ["down"] + cmd[2:], capture_output=True, text=True, check=False)
-
-
-def pbr_sequences(router):
-    """{source prefix: (pbr-map sequence header, nexthop-group)} of a leaf's PPD bindings, from its running config."""
-    seqs, header, source = {}, None, None
-    for line in sh(ns(router), "vtysh", "-N", ns(router), "-c", "show running-config").splitlines():
-        if line.startswith("pbr-map "):
-            header, source = line.strip(), None
-        elif header and line.strip().startswith("match src-ip "):
-            source = line.split()[-1]
-        elif header and source and line.strip().startswith("set nexthop-group "):
-            seqs[source] = (header, line.split()[-1])
-        elif line.strip() == "exit":
-            header = source = None
-    return seqs
-
-
-def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_audit(twin):
-    """On the twin site.yml converged (hosts and switches, the Molecule scenario): a wrong ip rule on a host (its first
-    NIC's source looks up its second NIC's table) and a wrong PBR pin on a leaf (a bound host sent to another spine's
-    nexthop-group) are each found by real traffic (paths.py: route lookups and counters), by validate.yml (host route
-    probes, switch PPD paths) and by the audit (audit.yml: host_network and switch drift), on that host and that leaf
-    only; site.yml limited to the two repairs them and the traffic follows the plan again."""
-    if not twin["record"].get("host_endpoints"):
-        pytest.skip("this twin's GPU hosts were configured by twin.py (--host-config), not by Ansible")
-    plan = twin["plan"]
-    wait_sessions(plan)
-    host = sorted(plan["hosts"])[1]
-    nic, other = plan["hosts"][host]["nics"][:2]
-    rule = next(r for r in plan["hosts"][host]["rules"] if r["from"].split("/")[0] == nic["address"])
-    leaf_name = sorted(plan["leafs"])[1]
-    leaf = plan["leafs"][leaf_name]
-    binding = leaf["bindings"][1]
-    wrong = next(b for b in leaf["bindings"] if b["spine"] != binding["spine"])
-    seqs = pbr_sequences(leaf_name)
-    header, group = seqs[binding["source"]]
-    wrong_group = seqs[wrong["source"]][1]
-    assert group != wrong_group
-    twin_host = paths.Twin(plan, PREFIX)
-    try:
-        subprocess.run(["ip", "-n", ns(host), "-batch", "-"], check=True, text=True, input=(
-            "rule del priority %d from %s table %s\nrule add priority %d from %s table %s\n" % (
-                rule["priority"], rule["from"], rule["table"], rule["priority"], rule["from"], other["table"])))
-        sh(ns(leaf_name), "vtysh", "-N", ns(leaf_name), "-c", "configure terminal", "-c", header,
-           "-c", "set nexthop-group %s" % wrong_group)
-        pinned = binding["source"].split("/")[0]
-        # real traffic: the host's flows leave by the wrong NIC, the leaf's pinned flow takes the wrong spine
-        report = paths.check(twin_host, 200)
-        assert report["failures"], report
-        assert all(nic["address"] in f or pinned in f for f in report["failures"]), report["failures"]
-        assert any(f.startswith("%s %s: " % (host, nic["address"])) for f in report["failures"]), report["failures"]
-        assert any(" flow %s -> " % pinned in f and " %s%s %s tx" % (PREFIX, leaf_name, wrong["uplink"]) in f
-                   for f in report["failures"]), report["failures"]
-        # validate.yml: the host's route probes and the leaf's PPD path, nothing else
-        checked, out = validate(twin["state"])
-        assert sorted(checked["summary"]["devices_fail"]) == sorted([host, leaf_name]), out[-3000:]
-        items = dict((e["device"], e["items"]) for e in checked["entries"] if e["status"] == "fail")
-        assert any(i["item"].startswith("route ") and i["item"].endswith(" from %s" % nic["address"])
-                   and " dev %s" % other["netdev"] in " " + i["actual"] for i in items[host]), items[host]
-        assert any(i["item"].startswith("pinned %s " % pinned) and " dev %s " % wrong["uplink"] in i["actual"]
-                   for i in items[leaf_name]), items[leaf_name]
-        # the audit: drift on that host (host_network: the rule) and that leaf (switch: the nexthop-group)
-        audited, out = audit(twin["state"])
-        assert sorted(audited["summary"]["devices_drift"]) == sorted([host, leaf_name]), out[-3000:]
-        drift = dict(((e["device"], e["check"]), json.dumps(e["items"])) for e in audited["entries"] if e["status"] == "drift")
-        assert set(drift) == {(host, "host_network"), (leaf_name, "switch")}, drift
-        assert "table %s" % other["table"] in drift[(host, "host_network")], drift
-        assert wrong_group in drift[(leaf_name, "switch")] and group in drift[(leaf_name, "switch")], drift
-    finally:
-        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "site.yml"), "--limit", "%s,%s" % (host, leaf_name),
-                       "--skip-tags", "validate")
-    recap = dict(re.findall(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", out, re.M))
-    assert set(recap) == {host, leaf_name} and all(int(n) >= 1 for n in recap.values()), out[-3000:]
-    wait_sessions(plan)
-    assert paths.check(twin_host, 200)["failures"] == []
