@@ -293,6 +293,8 @@ def hosts_up(plan, record, state, first_port):
     interfaces, /etc is an overlay of the machine's /etc whose writes land in <state>/hosts/<name>/etc (the
     machine's /etc is never written; `twin.py down` drops them), and /opt is an overlay that adds the podman
     lab's synthetic RDMA tree at /opt/aifabric-hw (writes in <state>/hosts/<name>/opt)."""
+    if re.search(r"[,:\s]", state):
+        raise SystemExit("state dir %s: overlay mount options cannot hold ',', ':' or blanks; pick another --state" % state)
     unmount_host_namespaces(state)
     hosts_dir = os.path.join(state, "hosts")
     shutil.rmtree(hosts_dir, ignore_errors=True)
