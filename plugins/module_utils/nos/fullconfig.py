@@ -137,13 +137,20 @@ class Changes(object):
     * ``ours``: lines this run adds or removes (want vs base);
     * ``foreign``: lines nobody in this run wrote: present now but in neither base nor want, or kept
       by both base and want but gone now.
-    A line of ours that is missing or still present is a partial change, not a foreign one."""
+    A line of ours that is missing or still present is a partial change, not a foreign one; so is a line
+    this run itself sent (``sent``: its commands), even where the device holds it beyond ``want`` (a
+    refused batch applied up to the refused line)."""
 
-    def __init__(self, base, want, got):
+    def __init__(self, base, want, got, sent=()):
         b, w, g = paths(base), paths(want), paths(got)
         self.added, self.removed = w - b, b - w
-        self.foreign_added = sorted(g - b - w)
-        self.foreign_removed = sorted((b & w) - g)
+        adds, dels = _sent_lines(sent)
+
+        def last(path):
+            return path.rpartition(" > ")[2].strip()
+        self.foreign_added = sorted(p for p in g - b - w if last(p) not in adds)
+        self.foreign_removed = sorted(p for p in (b & w) - g
+                                      if not any(last(p) == d or last(p).startswith(d + " ") for d in dels))
         self.got = g
         self.base = b
 
@@ -172,6 +179,22 @@ class Changes(object):
         if self.foreign_removed:
             parts.append("disappeared: %s" % "; ".join(self.foreign_removed[:limit]))
         return ", ".join(parts) or "none"
+
+
+def _sent_lines(sent):
+    """A run's commands -> (lines it set, lines it removed), as a config read back shows them."""
+    adds, dels = set(), []
+    for cmd in sent:
+        cmd = (cmd or "").strip()
+        if cmd.startswith("nv set "):
+            adds.add(cmd[len("nv set "):])
+        elif cmd.startswith("nv unset "):
+            dels.append(cmd[len("nv unset "):])
+        elif cmd.startswith("no "):
+            dels.append(cmd[3:])
+        elif cmd:
+            adds.add(cmd)
+    return adds, dels
 
 
 def _setting(path):
