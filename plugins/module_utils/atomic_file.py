@@ -46,13 +46,21 @@ def write_if_changed(path, data, mode=0o644, check_mode=False, before=None, dura
         return False
     if check_mode:
         return True
+    replace_with(path, (data,), mode, durable)
+    return True
+
+
+def replace_with(path, chunks, mode=0o644, durable=False):
+    """Write the byte ``chunks`` to a temporary file beside ``path`` and rename it over ``path`` (readers see
+    the old file or the new one, never a half-written one); the temporary file is removed on any failure."""
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -62,7 +70,6 @@ def write_if_changed(path, data, mode=0o644, check_mode=False, before=None, dura
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return True
 
 
 def inside(root, relative):

@@ -16,10 +16,9 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from json.encoder import encode_basestring_ascii
 
-from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, write_if_changed
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, replace_with, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.rollout import switch_batches
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.slices import device_slices
 
@@ -378,22 +377,15 @@ def _write_pieces(path, pieces, check_mode):
         for chunk in _chunks(pieces):
             digest.update(chunk)
         return True, digest.hexdigest()
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in _chunks(pieces):
-                digest.update(chunk)
-                handle.write(chunk)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    replace_with(path, _hashed(pieces, digest))
     return True, digest.hexdigest()
+
+
+def _hashed(pieces, digest):
+    """The chunks of ``pieces``, each added to ``digest`` as it is written (one pass over plan.json)."""
+    for chunk in _chunks(pieces):
+        digest.update(chunk)
+        yield chunk
 
 
 def _write_plan(plan, plan_dir, input_digest, check_mode):
