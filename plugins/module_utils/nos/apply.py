@@ -362,29 +362,32 @@ class Applier(object):
             return ["drain: always"]
         return drainmod.reasons(self.driver, before, self.intent, self.qos, self.sections)
 
+    def _no_drain_because(self, before):
+        """Why a change that calls for a drain goes on undrained, or None."""
+        if not drainmod.supported(self.driver):
+            return drainmod.why_not(self.driver)
+        if self.drain == "auto" and drainmod.single_homed_leaf(self.intent):
+            return "a leaf: its hosts are single-homed on it, so there is no other path to drain them to"
+        if drainmod.commands(self.driver, before, True) is None:
+            return "no router bgp of this plan on the switch yet"
+        return None
+
     def _apply_drained(self, txn, before, after, cmds, save, expected_digest):
         """Drain, apply (verified, undone on failure), undrain: the drain is part of the transaction. Only
         the drain line moves in the drain and undrain steps, each proven by reading the whole config back."""
         why = self._drain_reasons(before)
         self.drained = None
-        skip = None
         if not why:
-            skip = None
-        elif not drainmod.supported(self.driver):
-            skip = drainmod.why_not(self.driver)
-        elif self.drain == "auto" and drainmod.single_homed_leaf(self.intent):
-            skip = "a leaf: its hosts are single-homed on it, so there is no other path to drain them to"
-        elif drainmod.commands(self.driver, before, True) is None:
-            skip = "no router bgp of this plan on the switch yet"
-        if not why or skip:
-            if skip:
-                self.drained = "not drained (%s): %s" % (", ".join(why), skip)
-                self.notes.append(self.drained)
+            return self._apply_held(txn, before, after, cmds, save, expected_digest)
+        skip = self._no_drain_because(before)
+        if skip:
+            self.drained = "not drained (%s): %s" % (", ".join(why), skip)
+            self.notes.append(self.drained)
             return self._apply_held(txn, before, after, cmds, save, expected_digest)
         pre = self._unchanged(self.read_image("drain"), expected_digest)
-        if drainmod.drain_paths(self.driver, pre.outside):
-            self.drained = "the switch was already drained, not by this run (%s): left drained" % ", ".join(
-                drainmod.drain_paths(self.driver, pre.outside))
+        found = drainmod.drain_paths(self.driver, pre.outside)
+        if found:
+            self.drained = "the switch was already drained, not by this run (%s): left drained" % ", ".join(found)
             self.notes.append(self.drained)
             return self._apply_held(txn, before, after, cmds, save, None)
         try:
