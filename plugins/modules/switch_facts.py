@@ -14,14 +14,15 @@ description:
   - Runs on the controller and reaches the switch with netmiko; never enters config mode.
   - Reads the running config once and returns the managed part of each section (qos, mtu, pbr) as the NOS driver
     for O(platform) parses it, in canonical text and as a structured view.
-  - Where the NOS gives per-port PFC pause counters in one show command (EOS C(show priority-flow-control counters),
+  - Where the NOS gives per-port PFC pause counters in one show command (EOS C(show priority-flow-control counters | json),
     NX-OS C(show interface priority-flow-control)), returns them for the plan's ports; elsewhere C(pfc_counters) is null
     and C(pfc_counters_command) says no single command gives them.
   - With O(counters), also returns C(counters) - per plan port and priority, PFC pause frames rx/tx, ECN-marked
     packets, drops on the queues, PFC watchdog storm/restore events - read from each NOS's own show commands
     (SONiC/AsterNOS C(show pfc counters), C(show queue counters), C(show queue wredcounters), C(show pfcwd stats)
     in the Linux shell; NVUE C(nv show interface PORT counters qos) and C(qos pfc-watchdog); EOS
-    C(show priority-flow-control counters) and its C(watchdog | json); NX-OS C(show interface priority-flow-control);
+    C(show priority-flow-control counters | json), C(show qos interfaces ecn counters queue | json) and
+    C(show priority-flow-control counters watchdog | json); NX-OS C(show interface priority-flow-control);
     FRR/Linux C(ip -s -j link show) and C(tc -s qdisc show)), and C(counters_evidence), which of them were
     tested on real captured output (C(verified)) and which were not (C(unverified)); see docs/roce-health.md.
 author: aifabric.roce developers (@aifabric)

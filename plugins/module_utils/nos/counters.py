@@ -9,8 +9,8 @@ Every parser returns the same shape::
 
     {port: {priority: {counter: value}}}
 
-``priority`` is the PFC priority / traffic class as a string ("0".."7"), or ``"all"`` where the NOS counts per
-port only (EOS/NX-OS PFC tables, the NVUE port ECN counter, Linux drops). Counters (absent when the NOS does not
+``priority`` is the PFC priority / traffic class (EOS: tx-queue) as a string ("0".."7"), or ``"all"`` where the NOS
+counts per port only (EOS/NX-OS PFC tables, the NVUE port ECN counter, Linux drops). Counters (absent when the NOS does not
 give them): ``pfc_rx``, ``pfc_tx`` (pause frames), ``ecn_marked`` (packets), ``drops`` (packets),
 ``drop_bytes``, ``wd_storms``, ``wd_restores`` (PFC watchdog events), ``wd_state`` (the watchdog's word for the
 queue now: SONiC ``stormed``/``operational``, NVUE ``DEADLOCK``/``OK``).
@@ -119,17 +119,34 @@ def _port_table(text, abbrev=()):
     return out
 
 
+def _json(text):
+    return json.loads(text) if text.strip() else {}
+
+
 def parse_eos_pfc(text):
-    """EOS `show priority-flow-control counters`: `Port RxPfc TxPfc`, per port (all priorities)."""
-    return _port_table(text, (("Et", "Ethernet"),))
+    """EOS `show priority-flow-control counters | json`: interfaceCounters -> IF -> rxFrames / txFrames, per port
+    (all priorities); the key names of Arista's own test framework (ANTA) and its fixture."""
+    out = {}
+    for port, cnt in sorted((_json(text).get("interfaceCounters") or {}).items()):
+        _put(out, port, "all", pfc_rx=cnt.get("rxFrames"), pfc_tx=cnt.get("txFrames"))
+    return out
+
+
+def parse_eos_ecn(text):
+    """EOS `show qos interfaces ecn counters queue | json`: intfQueueCounters -> IF -> queueCounters -> {TXQ: "N"},
+    ECN-marked packets per tx-queue as strings; ``-`` where ECN is not configured on that queue (left out)."""
+    out = {}
+    for port, intf in sorted((_json(text).get("intfQueueCounters") or {}).items()):
+        for queue, cell in sorted((intf.get("queueCounters") or {}).items()):
+            _put(out, port, queue, ecn_marked=_num(str(cell)))
+    return out
 
 
 def parse_eos_pfc_watchdog(text):
     """EOS `show priority-flow-control counters watchdog | json`: interfaces -> IF -> txQueues -> Q ->
     stuckCount / recoveryCount (key names as an operator's health check reads them; no captured output)."""
-    data = json.loads(text) if text.strip() else {}
     out = {}
-    for port, intf in sorted((data.get("interfaces") or {}).items()):
+    for port, intf in sorted((_json(text).get("interfaces") or {}).items()):
         for queue, q in sorted((intf.get("txQueues") or {}).items()):
             _put(out, port, queue, wd_storms=q.get("stuckCount"), wd_restores=q.get("recoveryCount"))
     return out
@@ -219,7 +236,8 @@ SONIC = [("show pfc counters", parse_sonic_pfc, "shell"), ("show queue counters"
 SOURCES = {
     "sonic": SONIC,
     "asternos": SONIC,
-    "eos": [("show priority-flow-control counters", parse_eos_pfc, "cli"),
+    "eos": [("show priority-flow-control counters | json", parse_eos_pfc, "cli"),
+            ("show qos interfaces ecn counters queue | json", parse_eos_ecn, "cli"),
             ("show priority-flow-control counters watchdog | json", parse_eos_pfc_watchdog, "cli")],
     "nxos": [("show interface priority-flow-control", parse_nxos_pfc, "cli")],
     "nvue": [("nv show interface {port} counters qos", parse_nvue_counters_qos, "port"),
@@ -236,7 +254,8 @@ EVIDENCE = {
                   wd_storms="verified", wd_restores="verified"),
     "asternos": dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",
                      drop_bytes="verified", wd_storms="unverified", wd_restores="unverified"),
-    "eos": dict(pfc_rx="unverified", pfc_tx="unverified", wd_storms="unverified", wd_restores="unverified"),
+    "eos": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",
+                wd_restores="unverified"),
     "nxos": dict(pfc_rx="verified", pfc_tx="verified"),
     "nvue": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified", drop_bytes="verified",
                  wd_storms="verified"),

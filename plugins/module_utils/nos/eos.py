@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
@@ -95,8 +95,12 @@ class EosDriver(CliDriver):
     transaction = transactions.EosSessionTxn
     error_pattern = r"% ?(Invalid input|Incomplete command|Ambiguous command|Unavailable command|Error)"
     save_command = "copy running-config startup-config"
-    pfc_counters_command = "show priority-flow-control counters"
-    port_abbrev = (("Et", "Ethernet"),)
+    pfc_counters_command = "show priority-flow-control counters | json"
+
+    def parse_pfc_counters(self, text):
+        """EOS's JSON (``interfaceCounters`` -> ``rxFrames`` / ``txFrames``, nos/counters.py ``parse_eos_pfc``)."""
+        return dict((port, {"rx_pfc": prios["all"].get("pfc_rx", 0), "tx_pfc": prios["all"].get("pfc_tx", 0)})
+                    for port, prios in counters.parse_eos_pfc(text).items())
 
     def canonical(self, nodes):
         """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes

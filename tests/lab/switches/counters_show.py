@@ -1,6 +1,6 @@
 """Counter show commands of the simulated NOSes (test code), printed in the layouts of the real captures in
 tests/fixtures/switches/ (SOURCE.md there): SONiC sonic-utilities tables, NVUE `counters qos` / `qos pfc-watchdog`,
-EOS PFC table and watchdog JSON, NX-OS PFC table.
+EOS PFC and ECN JSON (ANTA's fixtures) and watchdog JSON (no capture), NX-OS PFC table.
 
 Injection: <state-dir>/counters.json, read on every show command (tests write it while the simulator runs)::
 
@@ -117,6 +117,20 @@ def nvue_pfc_watchdog(port, table):
 
 
 # ----------------------------------------------------------------------------- EOS
+def eos_pfc_json(rows):
+    """`show priority-flow-control counters | json` from [(port, rx, tx)]: the keys of Arista's ANTA fixture
+    (tests/fixtures/switches/eos/anta-show-priority-flow-control-counters-json.json)."""
+    return json.dumps({"interfaceCounters": dict((p, {"rxFrames": rx, "txFrames": tx}) for p, rx, tx in rows)}, indent=4)
+
+
+def eos_ecn_json(ports, table):
+    """`show qos interfaces ecn counters queue | json`: per tx-queue the ECN-marked packets as a string (ANTA's
+    fixture, anta-show-qos-interfaces-ecn-counters-queue-json.json; ``-`` there for a queue without ECN)."""
+    return json.dumps({"intfQueueCounters": dict(
+        (p, {"queueCounters": dict((str(q), str(value(table, p, q, "ecn_marked"))) for q in range(8))}) for p in ports)},
+        indent=4)
+
+
 def eos_pfc_watchdog_json(table):
     intfs = {}
     for port, prios in sorted(table.items()):

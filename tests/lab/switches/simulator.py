@@ -473,22 +473,25 @@ class EosSession(CliSession):
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()
             return "Copy completed successfully."
-        if line == "show priority-flow-control counters":
+        if line == "show priority-flow-control counters | json":
             return self.pfc_counters()
+        if line == "show qos interfaces ecn counters queue | json":
+            ports = [n[0].split()[1] for n in self.dev.running if n[0].startswith("interface Ethernet")]
+            return counters_show.eos_ecn_json(ports, counters_show.load(self.dev.state_dir))
         if line == "show priority-flow-control counters watchdog | json":
             return counters_show.eos_pfc_watchdog_json(counters_show.load(self.dev.state_dir))
         return CliSession.exec_cmd(self, line)
 
     def pfc_counters(self):
-        out = ["Port       RxPfc      TxPfc"]
+        """EOS's JSON form (the text table's layout has no real capture; the JSON keys do, see counters_show)."""
+        rows = []
         extra = counters_show.load(self.dev.state_dir)
         for n in self.dev.running:
             if n[0].startswith("interface "):
                 rx, tx = pfc_frames(n)
-                rx, tx = (rx + counters_show.port_total(extra, n[0].split()[1], "pfc_rx"),
-                          tx + counters_show.port_total(extra, n[0].split()[1], "pfc_tx"))
-                out.append("%-10s %-10d %d" % (n[0].split()[1].replace("Ethernet", "Et"), rx, tx))
-        return "\n".join(out)
+                rows.append((n[0].split()[1], rx + counters_show.port_total(extra, n[0].split()[1], "pfc_rx"),
+                             tx + counters_show.port_total(extra, n[0].split()[1], "pfc_tx")))
+        return counters_show.eos_pfc_json(rows)
 
     def confirm_timer(self, name):
         if self.dev.timer and self.dev.timer[0] == name:

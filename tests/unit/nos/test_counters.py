@@ -101,6 +101,36 @@ def test_nvue_pfc_watchdog_deadlocks():
     assert len(got) == 8
 
 
+# ----------------------------------------------------------------------------------------------- EOS
+def test_eos_pfc_counters_json_per_port():
+    # Arista's ANTA fixture of `show priority-flow-control counters` (JSON, revision 3): rxFrames / txFrames per port
+    got = C.parse_eos_pfc(capture("eos", "anta-show-priority-flow-control-counters-json.json"))
+    assert got == {"Ethernet3/1/1": {"all": {"pfc_rx": 1, "pfc_tx": 0}}, "Ethernet3/2/1": {"all": {"pfc_rx": 0, "pfc_tx": 2}},
+                   "Ethernet3/3/1": {"all": {"pfc_rx": 2, "pfc_tx": 0}}, "Ethernet3/4/1": {"all": {"pfc_rx": 0, "pfc_tx": 1}}}
+    assert C.parse_eos_pfc("") == {} and C.parse_eos_pfc('{"interfaceCounters": {}}') == {}
+
+
+def test_eos_ecn_counters_json_per_tx_queue():
+    # ANTA's fixture of `show qos interfaces ecn counters queue`: counts are strings, "-" = no ECN on that queue
+    got = C.parse_eos_ecn(capture("eos", "anta-show-qos-interfaces-ecn-counters-queue-json.json"))
+    assert got["Ethernet10/20/1"] == {"0": {"ecn_marked": 0}, "1": {"ecn_marked": 2}, "2": {"ecn_marked": 0}}
+    assert got["Ethernet10/3/1"]["2"] == {"ecn_marked": 2}
+    assert "0" not in got["Ethernet10/28/1"] and "2" not in got["Ethernet10/16/1"]     # "-": not configured
+    assert sorted(got) == ["Ethernet10/16/1", "Ethernet10/20/1", "Ethernet10/28/1", "Ethernet10/3/1"]
+
+
+def test_eos_parse_merges_pfc_ecn_and_watchdog_for_plan_ports():
+    answers = {"show priority-flow-control counters | json": capture("eos", "anta-show-priority-flow-control-counters-json.json"),
+               "show qos interfaces ecn counters queue | json":
+                   capture("eos", "anta-show-qos-interfaces-ecn-counters-queue-json.json").replace("Ethernet10/3/1", "Ethernet3/2/1"),
+               "show priority-flow-control counters watchdog | json": '{"interfaces": {}}'}
+    got = C.parse("eos", answers, ["Ethernet3/2/1"])
+    assert got == {"Ethernet3/2/1": {"all": {"pfc_rx": 0, "pfc_tx": 2}, "0": {"ecn_marked": 0}, "1": {"ecn_marked": 0},
+                                     "2": {"ecn_marked": 2}}}
+    assert C.evidence("eos") == dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops=None,
+                                     drop_bytes=None, wd_storms="unverified", wd_restores="unverified")
+
+
 # ----------------------------------------------------------------------------------------------- NX-OS
 def test_nxos_pfc_counters_per_port():
     got = C.parse_nxos_pfc(capture("nxos", "ucs-fi-show-interface-priority-flow-control.txt"))
@@ -168,3 +198,11 @@ def test_simulator_prints_what_the_parsers_read_from_real_captures():
     real_nv = [ln.split() for ln in capture("nvue", "cl-nv-show-interface-swp1-counters-qos.txt").splitlines()[1:]]
     assert [ln.split() for ln in S.nvue_counters_qos("swp1", {}).splitlines()] == real_nv
     assert C.parse_eos_pfc_watchdog(S.eos_pfc_watchdog_json(table)) == {"Ethernet1": {"3": {"wd_storms": 2, "wd_restores": 1}}}
+    # EOS: the JSON keys of ANTA's fixtures
+    assert C.parse_eos_pfc(S.eos_pfc_json([("Ethernet1", 12345, 2)])) == {"Ethernet1": {"all": {"pfc_rx": 12345, "pfc_tx": 2}}}
+    assert C.parse_eos_ecn(S.eos_ecn_json(ports, table))["Ethernet1"]["3"] == {"ecn_marked": 9}
+    import json
+    real = json.loads(capture("eos", "anta-show-qos-interfaces-ecn-counters-queue-json.json"))
+    sim = json.loads(S.eos_ecn_json(["Ethernet1"], {}))
+    assert set(sim) == set(real) and set(sim["intfQueueCounters"]["Ethernet1"]) == {"queueCounters"}
+    assert all(isinstance(v, str) for v in sim["intfQueueCounters"]["Ethernet1"]["queueCounters"].values())

@@ -138,8 +138,10 @@ def test_drivers_render_the_plan_port_names_unchanged(plan):
 
 
 def test_pfc_counter_tables_parse_to_full_port_names():
-    eos = get_driver("eos").parse_pfc_counters("Port       RxPfc      TxPfc\nEt1        5          7\nEt12       0          3\n")
+    eos_json = '{"interfaceCounters": {"Ethernet1": {"rxFrames": 5, "txFrames": 7}, "Ethernet12": {"rxFrames": 0, "txFrames": 3}}}'
+    eos = get_driver("eos").parse_pfc_counters(eos_json)
     assert eos == {"Ethernet1": {"rx_pfc": 5, "tx_pfc": 7}, "Ethernet12": {"rx_pfc": 0, "tx_pfc": 3}}
+    assert get_driver("eos").pfc_counters_command == "show priority-flow-control counters | json"
     nx = get_driver("nxos").parse_pfc_counters(
         "slot  1\n=======\n\nPort               Mode Oper(VL bmap)  RxPPP      TxPPP\n"
         "Ethernet1/1        On   On  (8)        101        201\nEth1/2             Auto Off            0          0\n")

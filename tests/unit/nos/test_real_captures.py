@@ -237,5 +237,6 @@ def test_nxos_pfc_counters_with_thousands_separators():
     text = capture("nxos", "ucs-fi-show-interface-priority-flow-control.txt").replace("373112640  5422273", "373,112,640 5,422,273")
     got = get_driver("nxos").parse_pfc_counters(text)
     assert got["Br-Ethernet1/17/1"] == {"rx_pfc": 373112640, "tx_pfc": 5422273}
-    eos = get_driver("eos").parse_pfc_counters("Port       RxPfc      TxPfc\nEt1        1,234      7\n")
-    assert eos == {"Ethernet1": {"rx_pfc": 1234, "tx_pfc": 7}}
+    # EOS is read in its JSON form (ANTA's fixture): numbers, no separators
+    eos = get_driver("eos").parse_pfc_counters(capture("eos", "anta-show-priority-flow-control-counters-json.json"))
+    assert eos["Ethernet3/3/1"] == {"rx_pfc": 2, "tx_pfc": 0} and eos["Ethernet3/2/1"] == {"rx_pfc": 0, "tx_pfc": 2}

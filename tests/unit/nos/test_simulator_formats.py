@@ -204,3 +204,21 @@ def test_nvue_underlay_leaves_the_outside_view_unchanged(plan):
     sess.handle("nv config apply -y")
     after = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
     assert after.outside == before.outside and after.managed == drv.render(leaf, plan["qos"], ALL)
+
+
+def test_eos_simulator_counters_speak_the_json_of_antas_fixtures(tmp_path):
+    """EOS counter commands on the simulator: JSON with the keys of Arista's ANTA fixtures, read back by the parsers
+    of nos/counters.py (the injected storm and ECN marks land on the right port and queue)."""
+    import json
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as C
+    dev = FakeDevice("eos")
+    dev.state_dir = str(tmp_path)
+    dev.running = [("interface Ethernet1", [("priority-flow-control on", [])]), ("interface Ethernet2", [])]
+    (tmp_path / "counters.json").write_text(json.dumps({"Ethernet2": {"3": {"pfc_rx": 40, "ecn_marked": 7}}}))
+    sess = simulator.SESSIONS["eos"](dev, None)
+    answers = dict((cmd, sess.handle(cmd)) for cmd, dummy_parser, dummy_where in C.SOURCES["eos"])
+    got = C.parse("eos", answers, ["Ethernet1", "Ethernet2"])
+    assert got["Ethernet2"]["all"] == {"pfc_rx": 40, "pfc_tx": 0} and got["Ethernet2"]["3"] == {"ecn_marked": 7}
+    assert got["Ethernet1"]["all"]["pfc_rx"] > 0        # PFC on: the simulator's base count
+    assert get_driver("eos").parse_pfc_counters(sess.handle(get_driver("eos").pfc_counters_command))["Ethernet2"] == \
+        {"rx_pfc": 40, "tx_pfc": 0}
