@@ -40,3 +40,9 @@ test-twin-pytest: setup
 .PHONY: bench-rollout
 bench-rollout: setup
 	$(PY) tools/bench_rollout.py
+
+# The twin at scale (issue 20): lab, 1K- and 4K-GPU twins (all leafs and spines as FRR routers, one server group of
+# hosts) converged and re-run with site.yml; per phase and per device figures; exits 1 past the targets (~45 min)
+.PHONY: bench-twin-scale
+bench-twin-scale: setup
+	PYTHONPATH=$(CURDIR)/.collections $(PY) tools/bench_twin_scale.py

@@ -114,15 +114,31 @@ from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import P
 OUTPUT = re.compile(r"@@AIF-BEGIN@@[^\n]*\n(.*?)@@AIF-END@@", re.S)
 
 
-def run_batch(conn, commands, size=8):
-    """Outputs of ``commands``, several per round trip, each between two markers whose echoed form
-    differs from their output (the quotes), so the terminal's echo of a long line is never taken
+LINE_BUDGET = 2000   # characters per command line: well under the 4095 a terminal in canonical mode takes
+
+
+def chunks(commands, budget=LINE_BUDGET):
+    """``commands`` wrapped in their markers, grouped into lines of at most ``budget`` characters
+    (a single longer command still goes, alone)."""
+    line, count = [], 0
+    for cmd in commands:
+        wrapped = "echo '@@AIF-BEGIN'@@; %s 2>&1; echo '@@AIF-END'@@" % cmd
+        if line and count + len(wrapped) + 2 > budget:
+            yield line
+            line, count = [], 0
+        line.append(wrapped)
+        count += len(wrapped) + 2
+    if line:
+        yield line
+
+
+def run_batch(conn, commands):
+    """Outputs of ``commands``, as many per round trip as fit a line, each between two markers whose echoed
+    form differs from their output (the quotes), so the terminal's echo of a long line is never taken
     for an answer."""
     outputs = []
-    for start in range(0, len(commands), size):
-        chunk = commands[start:start + size]
-        line = "; ".join("echo '@@AIF-BEGIN'@@; %s 2>&1; echo '@@AIF-END'@@" % cmd for cmd in chunk)
-        found = OUTPUT.findall(conn.send_command(line, read_timeout=60, cmd_verify=False))
+    for chunk in chunks(commands):
+        found = OUTPUT.findall(conn.send_command("; ".join(chunk), read_timeout=60, cmd_verify=False))
         outputs += [text.strip() for text in found] + [""] * (len(chunk) - len(found))
     return outputs
 

@@ -71,7 +71,8 @@ def load_plan(args):
     sys.path.insert(0, os.path.join(ROOT, ".collections"))
     import yaml
     from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
-    with open(os.path.join(args.inventory, "group_vars", "all", "fabric.yml")) as handle:
+    source = args.intent_file or os.path.join(args.inventory, "group_vars", "all", "fabric.yml")
+    with open(source) as handle:
         intent = yaml.safe_load(handle)["fabric"]
     # The twin's routers run FRR whatever the inventory's NOS: same plan, `frr` driver.
     intent["leafs"].update(platform="frr", device_type=None, platform_overrides={})
@@ -116,17 +117,32 @@ def batch(ns, commands):
         raise RuntimeError("ip -batch%s: %s" % (" in %s" % ns if ns else "", out.stderr.strip()))
 
 
-def wiring(plan, host_config=False):
+PARKED = "parked-ports"   # namespace holding the far ends of the leaf ports of hosts the twin does not run
+
+
+def emulated_hosts(plan, limit=None):
+    """The GPU hosts the twin runs, in plan order: all, or the first ``limit`` (a 4K-GPU twin keeps all its
+    routers but only as many hosts as the machine can converge: whole server groups first, plan order)."""
+    names = list(plan["hosts"])
+    return names if limit is None else names[:limit]
+
+
+def wiring(plan, host_config=False, hosts=None):
     """iproute2 commands: veth pairs created straight into their namespaces with the plan's port
     names (root namespace), and per namespace what comes up on them (links, bridges; with
     ``host_config`` also the host addresses, routes and rules). Without it a host NIC is left as a
-    NIC nobody has configured (down, MTU 1500, no address): site.yml's host_network converges it."""
+    NIC nobody has configured (down, MTU 1500, no address): site.yml's host_network converges it.
+    A host not in ``hosts`` (default: all) is not run: each of its leaf ports is a veth whose peer is up in
+    the namespace PARKED (no dummy interfaces: this kernel has no dummy driver), so the leaf's bridges and its
+    FRR config (PBR per host port) see every planned port, with carrier, as with a cabled idle host."""
     links, per_ns = [], {}
+    hosts = list(plan["hosts"]) if hosts is None else hosts
+    running = set(hosts)
 
     def add(ns, command):
         per_ns.setdefault(ns, []).append(command)
 
-    for name in [pair[0] for pair in routers(plan)] + list(plan["hosts"]):
+    for name in [pair[0] for pair in routers(plan)] + hosts:
         add(ns_of(name), "link set lo up")
     # leaf <-> spine links, as views.cabling (leaf uplink port <-> spine downlink port)
     for name, leaf in plan["leafs"].items():
@@ -138,6 +154,15 @@ def wiring(plan, host_config=False):
     # host <-> leaf links (host side at the host MTU with --host-config, else unconfigured), then with
     # --host-config the host's plan: addresses, routes, rules
     for name, host in plan["hosts"].items():
+        if name not in running:
+            for nic in host["nics"]:
+                leaf = plan["leafs"][nic["leaf"]]
+                peer = "p%d" % len(per_ns.get(ns_of(PARKED), []))
+                links.append("link add %s netns %s mtu %d type veth peer name %s netns %s mtu %d" % (
+                    nic["leaf_port"], ns_of(nic["leaf"]), leaf["mtu"], peer, ns_of(PARKED), leaf["mtu"]))
+                add(ns_of(PARKED), "link set %s up" % peer)
+                add(ns_of(nic["leaf"]), "link set %s up" % nic["leaf_port"])
+            continue
         ns = ns_of(name)
         for nic in host["nics"]:
             leaf = plan["leafs"][nic["leaf"]]
@@ -217,7 +242,8 @@ def up(args):
     record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
-    names = [pair[0] for pair in routers(plan)] + list(plan["hosts"])
+    hosts = emulated_hosts(plan, args.hosts)
+    names = [pair[0] for pair in routers(plan)] + hosts + ([PARKED] if len(hosts) < len(plan["hosts"]) else [])
     existing = set(line.split()[0] for line in run("ip", "netns", "list").splitlines() if line.strip())
     for name in names:
         if ns_of(name) in existing:    # left by a run that was killed: our prefix, so ours to clear
@@ -227,13 +253,14 @@ def up(args):
     record["namespaces"] = [ns_of(name) for name in names]
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
-    links, per_ns = wiring(plan, args.host_config)
+    links, per_ns = wiring(plan, args.host_config, hosts)
     batch(None, links)
     for name in names:
         batch(ns_of(name), per_ns.get(ns_of(name), []))
     for name in plan["leafs"].keys() | plan["spines"].keys():
         nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
-    for name, host in plan["hosts"].items():
+    for name in hosts:
+        host = plan["hosts"][name]
         if host["sysctls"] and args.host_config:
             nsrun(ns_of(name), "sysctl", "-qw", *["%s=%s" % kv for kv in sorted(host["sysctls"].items())])
         record["hosts"].append(name)
@@ -244,7 +271,7 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     if not args.host_config:   # hosts reached by Ansible (site.yml's host plays); --host-config: configured here, no endpoints
-        hosts_up(plan, record, state, args.base_port + len(record["routers"]))
+        hosts_up(hosts, record, state, args.base_port + len(record["routers"]))
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     start_sshd(plan, record, state)
@@ -287,7 +314,7 @@ def unmount_host_namespaces(state):
         run("umount", mnt, check=False)
 
 
-def hosts_up(plan, record, state, first_port):
+def hosts_up(hosts, record, state, first_port):
     """Each GPU host gets a filesystem view of its own, entered with its network namespace by the management
     sshd: a persistent mount namespace (bound at <state>/mnt/<namespace>) where /sys shows the host's own
     interfaces, /etc is an overlay of the machine's /etc whose writes land in <state>/hosts/<name>/etc (the
@@ -307,7 +334,7 @@ def hosts_up(plan, record, state, first_port):
         run(sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), hw, HW_FIXTURE)
         os.rename(os.path.join(hw, HW_FIXTURE), os.path.join(hw, HW_DIR))
     record["host_endpoints"] = {}
-    for index, name in enumerate(plan["hosts"]):
+    for index, name in enumerate(hosts):
         ns = ns_of(name)
         base = os.path.join(hosts_dir, name)
         for sub in ("etc", "opt", "work/etc", "work/opt"):
@@ -504,6 +531,10 @@ def main(argv=None):
     parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
     parser.add_argument("--port-name", help="port_name pattern for every switch model (inventory source only), "
                         "when the inventory's port names are not Linux interface names")
+    parser.add_argument("--intent", dest="intent_file",
+                        help="YAML/JSON file holding the fabric intent under `fabric:` (instead of --inventory's)")
+    parser.add_argument("--hosts", type=int, help="run only the first N GPU hosts of the plan (default all); the "
+                        "leaf ports of the others are dummy interfaces")
     parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
     parser.add_argument("--host-config", action="store_true",
                         help="give the GPU hosts the plan's MTU, addresses, routes, rules and sysctls at bring-up (the "

@@ -78,10 +78,29 @@ def test_bgp_unreadable_output_fails_with_the_text():
 def test_path_queries_cover_every_binding_and_every_local_host():
     queries = validation.path_queries(LEAF0, "10.103.0.4")
     assert len([q for q in queries if q["kind"] == "pinned"]) == len(LEAF0["bindings"]) == 4
-    assert len([q for q in queries if q["kind"] == "local"]) == 4 * 3
+    local = [q["command"].split() for q in queries if q["kind"] == "local"]
+    # a ring: one same-leaf query per host port, every host once as the source and once as the destination
+    assert len(local) == 4
+    assert sorted(words[3] for words in local) == sorted(words[5] for words in local) == [
+        "10.100.0.%d" % n for n in range(1, 5)]
+    assert all(words[3] != words[5] for words in local)
     assert queries[0]["command"] == "ip route get 10.103.0.4 from 10.100.0.1 iif vlan100"
     assert queries[1]["command"] == "ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"
+    assert queries[-1]["command"] == "ip route get 10.100.0.1 from 10.100.0.4 iif vlan100"
     assert validation.path_queries(LEAF0, None)[0]["kind"] == "local"
+
+
+def test_path_queries_grow_linearly_with_the_leaf_ports():
+    """A 64-port leaf: 128 queries (one pinned and one local per port), not the 4,032 of every local pair."""
+    plan = build_plan(intents.lab())
+    leaf = dict(next(iter(plan["leafs"].values())))
+    template = leaf["downlinks"][0]
+    leaf["downlinks"] = [dict(template, host_address="10.100.%d.%d" % divmod(n + 1, 250)) for n in range(64)]
+    leaf["bindings"] = [dict(leaf["bindings"][0], source="10.100.%d.%d/32" % divmod(n + 1, 250)) for n in range(64)]
+    queries = validation.path_queries(leaf, "192.0.2.1")
+    assert len(queries) == 128
+    assert validation.next_local_host(["10.0.0.1"], "10.0.0.1") is None
+    assert validation.next_local_host(["10.0.0.1", "10.0.0.2"], "10.0.0.9") == "10.0.0.1"
 
 
 def test_kernel_answers_judged_pinned_local_fallback_and_unreachable():
@@ -166,6 +185,28 @@ def test_run_batch_takes_answers_not_the_wrapped_echo():
     commands = ["ip route get 10.103.0.4 from 10.100.0.1 iif vlan100", "ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"]
     got = switch_validate.run_batch(FakeTerminal({commands[0]: PINNED, commands[1]: LOCAL}), commands * 5)
     assert got == [PINNED.strip(), LOCAL.strip()] * 5
+
+
+class CountingTerminal(FakeTerminal):
+    """FakeTerminal that keeps every line it was sent."""
+
+    def __init__(self, answers):
+        super(CountingTerminal, self).__init__(answers)
+        self.lines = []
+
+    def send_command(self, line, **kwargs):
+        self.lines.append(line)
+        return super(CountingTerminal, self).send_command(line, **kwargs)
+
+
+def test_run_batch_fills_lines_up_to_the_terminal_budget_in_order():
+    commands = ["ip route get 10.100.%d.%d from 10.100.0.1 iif vlan100" % divmod(n, 250) for n in range(128)]
+    terminal = CountingTerminal(dict((cmd, "answer %d\n" % n) for n, cmd in enumerate(commands)))
+    got = switch_validate.run_batch(terminal, commands)
+    assert got == ["answer %d" % n for n in range(128)]
+    assert all(len(line) <= switch_validate.LINE_BUDGET for line in terminal.lines)
+    # 128 queries of a 64-port leaf in a handful of round trips (was 16 at 8 per line)
+    assert len(terminal.lines) <= 10
 
 
 @pytest.mark.parametrize("device, checks", [("leaf0", ["bgp_sessions", "ppd_paths"]), ("spine1", ["failover"])])

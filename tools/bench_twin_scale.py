@@ -1,0 +1,241 @@
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The twin at scale, measured (issue 20 item 4): grow the lab, a 1K-GPU and a 4K-GPU twin (every leaf and spine
+of the plan as an FRR router, GPU hosts as many as the run can converge: at least one full server group of 64),
+converge them with the product's ``playbooks/site.yml`` (plan role, switch play over SSH with the frr driver, the
+host plays over SSH, validate.yml), then run ``site.yml`` again (the no-op run operators repeat), and print per
+fabric and per phase (plan, switches, hosts, validate): wall time, controller CPU (the ansible-playbook process
+tree), device CPU (what the twin's routers and hosts spent: FRR daemons, and every management session with the
+modules it ran) and memory; per device the CPU of the switch phase per switch and of the host phase per host.
+
+Usage (root, FRR): bench_twin_scale.py [lab] [1k] [4k] [--hosts N] [--keep]
+Exits 1 when a target is missed:
+- 4K no-op site.yml under 5 min wall on this machine (the whole twin shares its 2 cores with the controller);
+- per-device no-op CPU (switch phase per switch, host phase per host) at 1K and 4K within 1.3x of the lab's;
+- each run converges (no failed or unreachable device) and the no-op run changes nothing.
+
+The 1K and 4K fabrics are rail512 scaled out (tools/bench_probes.gpu_fabric: groups of 64 servers x 8 rails,
+16 spines, 32 uplinks per leaf); the routers run platform frr with Linux port names ``swp{port}s{lane}``.
+A host the twin does not run keeps its leaf ports as dummy interfaces (twin.py --hosts).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TWIN_DIR = os.path.join(ROOT, "tests", "lab", "twin")
+TWIN = os.path.join(TWIN_DIR, "twin.py")
+BIN = os.path.dirname(sys.executable)
+OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0"))
+PREFIX = "aifs%d-" % OFFSET     # the bench's own namespaces (tests use aift..., make twin-up aif-, bench_twin aifb...)
+TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, TWIN_DIR)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import twin as twin_lab  # noqa: E402  (tests/lab/twin/twin.py: pid files, memory)
+
+SERVERS = {"1k": 128, "4k": 512}       # servers of 8 GPUs
+NOOP_WALL_TARGET_S = {"4k": 300}
+FLAT_TARGET = 1.3
+PHASES = ("plan", "switches", "hosts", "validate")
+
+
+def phase_of(play):
+    """site.yml's play names -> phase (the plays of validate.yml are 'Post-bring-up validation' imports)."""
+    text = play.lower()
+    if "plan the fabric" in text:
+        return "plan"
+    if text.startswith("switch "):
+        return "switches"
+    if text.startswith("gpu host") or text.startswith("preview summary"):
+        return "hosts"
+    return "validate"
+
+
+def proc_cpu(pid, children=True):
+    """CPU seconds of a process (and of its reaped children)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / float(TICK)
+
+
+def device_cpu(record):
+    """The twin's side: FRR daemons of every router, and the management sshd with every session it ran (the
+    bash of each session and what ran in it: vtysh, the modules on the hosts)."""
+    total = sum(proc_cpu(pid, children=False) for pid in twin_lab.frr_pids(record))
+    if record.get("sshd_pid"):
+        total += proc_cpu(record["sshd_pid"])
+    return total
+
+
+def env():
+    return dict(((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_")),
+                ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
+                PATH=BIN + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+
+
+def site_yml(state, record, log):
+    """One site.yml run on the twin's inventory, timed per play; returns phase figures and the recap."""
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", os.path.join(state, "inventory.yml"),
+           os.path.join(ROOT, "playbooks", "site.yml")]
+    phases = dict((p, {"wall_s": 0.0, "controller_cpu_s": 0.0, "device_cpu_s": 0.0}) for p in PHASES)
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env(), bufsize=1)
+    current, mark = None, None
+
+    def close(now):
+        if current is not None:
+            figures = phases[current]
+            figures["wall_s"] += now[0] - mark[0]
+            figures["controller_cpu_s"] += now[1] - mark[1]
+            figures["device_cpu_s"] += now[2] - mark[2]
+
+    recap = {}
+    with open(log, "a") as out:
+        for line in proc.stdout:
+            out.write(line)
+            play = re.match(r"^PLAY \[(.*)\] \*+", line)
+            if play and not line.startswith("PLAY RECAP"):
+                now = (time.monotonic(), proc_cpu(proc.pid), device_cpu(record))
+                close(now)
+                current, mark = phase_of(play.group(1)), now
+            host = re.match(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", line)
+            if host:
+                recap[host.group(1)] = dict(changed=int(host.group(3)), unreachable=int(host.group(4)),
+                                            failed=int(host.group(5)))
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    # after the wait the playbook's CPU is in our children's account: the last phase ends with the run
+    close((time.monotonic(), usage.ru_utime + usage.ru_stime, device_cpu(record)))
+    for figures in phases.values():
+        for key in figures:
+            figures[key] = round(figures[key], 1)
+    return {"rc": proc.returncode, "wall_s": round(time.monotonic() - started, 1), "phases": phases,
+            "controller_cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "controller_peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1),
+            "changed": sum(r["changed"] for r in recap.values()),
+            "failed": sorted(h for h, r in recap.items() if r["failed"] or r["unreachable"]), "recap_hosts": len(recap)}
+
+
+def intent_file(fabric, work):
+    """The fabric intent the twin plans: the lab inventory's, or rail512 scaled out to 1K/4K GPUs."""
+    if fabric == "lab":
+        return None
+    from bench_probes import gpu_fabric   # rail512 scaled out (shared with the probe and plan benchmarks)
+    intent = gpu_fabric(SERVERS[fabric], "twin%s" % fabric)
+    for index, nic in enumerate(intent["servers"]["nics"]):
+        nic["netdev"] = "rail%d" % index     # the NIC names of the synthetic H100 + CX7 tree the hosts read (as the lab's)
+    path = os.path.join(work, "%s-fabric.json" % fabric)
+    with open(path, "w") as handle:
+        json.dump({"fabric": intent}, handle)
+    return path
+
+
+def bench(fabric, host_limit, keep):
+    work = tempfile.mkdtemp(prefix="twin-scale-")
+    state = os.path.join(work, "state")
+    log = os.path.join(work, "site.log")
+    base = ["--state", state, "--ns-prefix", PREFIX, "--base-port", str(27000 + OFFSET)]
+    source = intent_file(fabric, work)
+    args = (["--inventory", os.path.join(ROOT, "inventories", "lab")] if source is None
+            else ["--intent", source, "--port-name", "swp{port}s{lane}", "--hosts", str(host_limit)])
+    out = {"fabric": fabric}
+    try:
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, TWIN, "up"] + base + args, check=True, capture_output=True, text=True)
+        out["up_s"] = round(time.monotonic() - t0, 1)
+        with open(os.path.join(state, "twin.json")) as handle:
+            record = json.load(handle)
+        with open(os.path.join(state, "plan", "plan.json")) as handle:
+            plan = json.load(handle)
+        out.update(gpus=plan["sizing"]["gpus"], leafs=len(plan["leafs"]), spines=len(plan["spines"]),
+                   routers=len(record["routers"]), hosts_planned=len(plan["hosts"]),
+                   hosts_run=len(record.get("host_endpoints", {})),
+                   sessions_planned=2 * sum(len(leaf["uplinks"]) for leaf in plan["leafs"].values()))
+        out["converge"] = site_yml(state, record, log)
+        out["noop"] = site_yml(state, record, log)
+        out["twin_rss_mib"] = round(twin_lab.memory_kib(record, "Rss") / 1024.0, 1)
+        out["twin_pss_mib"] = round(twin_lab.memory_kib(record, "Pss") / 1024.0, 1)
+        noop = out["noop"]["phases"]
+        per = {}
+        for phase, count in (("switches", out["routers"]), ("hosts", out["hosts_run"])):
+            cpu = noop[phase]["controller_cpu_s"] + noop[phase]["device_cpu_s"]
+            per[phase] = {"cpu_s": round(cpu / count, 2), "controller_cpu_s": round(noop[phase]["controller_cpu_s"] / count, 2),
+                          "wall_s": round(noop[phase]["wall_s"] / count, 2)}
+        out["noop_per_device"] = per
+        out["log"] = log if keep else None
+        return out
+    except subprocess.CalledProcessError as exc:
+        out["error"] = (exc.stderr or "")[-2000:]
+        return out
+    finally:
+        subprocess.run([sys.executable, TWIN, "down"] + base, capture_output=True, check=False)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def judge(results):
+    """The targets of the module docstring -> list of misses."""
+    missed = []
+    by_name = dict((r["fabric"], r) for r in results)
+    lab = by_name.get("lab")
+    for result in results:
+        name = result["fabric"]
+        if "error" in result:
+            missed.append("%s: twin did not come up: %s" % (name, result["error"].strip().splitlines()[-1:]))
+            continue
+        for run in ("converge", "noop"):
+            if result[run]["rc"] or result[run]["failed"]:
+                missed.append("%s %s: site.yml rc %d, failed %s" % (name, run, result[run]["rc"], result[run]["failed"][:5]))
+        if result["noop"]["changed"]:
+            missed.append("%s: the no-op site.yml changed %d" % (name, result["noop"]["changed"]))
+        limit = NOOP_WALL_TARGET_S.get(name)
+        if limit and result["noop"]["wall_s"] > limit:
+            missed.append("%s: no-op site.yml %.0f s (target < %d s)" % (name, result["noop"]["wall_s"], limit))
+        if lab and name != "lab" and "noop_per_device" in lab:
+            for phase in ("switches", "hosts"):
+                ratio = result["noop_per_device"][phase]["cpu_s"] / max(lab["noop_per_device"][phase]["cpu_s"], 0.01)
+                result.setdefault("flat_vs_lab", {})[phase] = round(ratio, 2)
+                if ratio > FLAT_TARGET:
+                    missed.append("%s: no-op CPU per %s %.2fx the lab's (target <= %.1fx)" % (name, phase[:-1], ratio, FLAT_TARGET))
+    return missed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("fabrics", nargs="*", default=["lab", "1k", "4k"], choices=["lab", "1k", "4k"])
+    parser.add_argument("--hosts", type=int, default=64, help="GPU hosts run at 1K/4K (default one server group, 64)")
+    parser.add_argument("--keep", action="store_true", help="keep the site.yml logs (the path is printed)")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        parser.error("the twin needs root (network namespaces)")
+    results = []
+    for fabric in args.fabrics:
+        results.append(bench(fabric, args.hosts, args.keep))
+        print(json.dumps(results[-1]), flush=True)
+    missed = judge(results)
+    for result in results:
+        if "noop" in result:
+            print("%-4s %5d GPUs %3d routers %3d/%4d hosts | converge %6.1f s | no-op %6.1f s (plan %.1f, switches %.1f, "
+                  "hosts %.1f, validate %.1f) | no-op CPU per switch %.2f s, per host %.2f s | twin RSS %.0f MiB%s" % (
+                      result["fabric"], result["gpus"], result["routers"], result["hosts_run"], result["hosts_planned"],
+                      result["converge"]["wall_s"], result["noop"]["wall_s"],
+                      *[result["noop"]["phases"][p]["wall_s"] for p in PHASES],
+                      result["noop_per_device"]["switches"]["cpu_s"], result["noop_per_device"]["hosts"]["cpu_s"],
+                      result["twin_rss_mib"], " | flat vs lab %s" % result["flat_vs_lab"] if result.get("flat_vs_lab") else ""))
+    for text in missed:
+        print("MISSED: %s" % text)
+    sys.exit(1 if missed else 0)
+
+
+if __name__ == "__main__":
+    main()
