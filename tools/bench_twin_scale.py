@@ -80,7 +80,8 @@ def device_cpu(record):
 def env():
     return dict(((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_")),
                 ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PYTHONPATH=os.path.join(ROOT, ".collections"),
-                PATH=BIN + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+                PATH=BIN + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                PYTHONUNBUFFERED="1")   # each PLAY line as it is printed: the phase clock reads them
 
 
 def site_yml(state, record, log):

@@ -16,7 +16,8 @@ description:
   - C(bgp_sessions) - every planned session is Established with the planned remote AS, and no unplanned session exists.
   - C(ppd_paths) (leafs) - for each host port, the kernel's forwarding decision towards a host on another leaf of the
     plane (C(ip route get DST from SRC iif INGRESS), PBR rules included) goes via the bound spine's /31 on the bound
-    uplink; towards every other host of the same leaf it is not pinned.
+    uplink; towards the next host of the same leaf (a ring, every host once as source and once as destination) it is
+    not pinned.
   - C(failover) (leafs, only with O(failover)) - takes the first host port's bound uplink down, waits until the path
     leaves it for the ECMP set, brings it back and waits until the pin returns; both times are measured on the switch.
     The link goes down for real - run it in a maintenance window. The command runs under C(nohup) with a bounded
