@@ -116,13 +116,11 @@ def path_queries(intent, remote):
 
 def next_local_host(hosts, src):
     """The host after ``src`` in the leaf's host list, wrapping around; None when the leaf has no other host."""
-    others = [h for h in hosts if h != src]
-    if not others:
-        return None
-    if src not in hosts:
-        return others[0]
-    position = hosts.index(src)
-    return next(h for h in hosts[position + 1:] + hosts[:position] if h != src)
+    ring = hosts
+    if src in hosts:
+        position = hosts.index(src)
+        ring = hosts[position + 1:] + hosts[:position]
+    return next((h for h in ring if h != src), None)
 
 
 def parse_route_get(text):
