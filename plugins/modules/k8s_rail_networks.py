@@ -14,6 +14,10 @@ description:
     SpiderMultusConfig per rail, the pod annotation that asks for every rail NIC, and the
     equivalent Multus NetworkAttachmentDefinitions with whereabouts IPAM (docs/kubernetes.md).
   - Pod addresses come from the part of each leaf subnet no host slot or gateway can take.
+  - RDMA is requested the way Spiderpool v1.x does it (supported and tested against the CRDs of
+    Spiderpool 1.2.1; the C(enableRdma) key of Spiderpool 0.x is gone since 1.0.0 and is not written).
+    macvlan names the RDMA shared device plugin resource of each rail (C(macvlan.rdmaResourceName));
+    SR-IOV names the SR-IOV device plugin resource and sets C(sriov.rdmaIsolation).
   - Optionally writes the manifests as a multi-document YAML file; C(changed) is true only when
     the file's content changes. Applying them to a cluster is left to kubernetes.core.k8s or kubectl.
 version_added: 0.1.0
@@ -33,6 +37,20 @@ options:
     default: macvlan
   sriov_resource:
     description: SR-IOV device plugin resource name per rail; C({rail}) is replaced by the rail number.
+    type: str
+    default: spidernet.io/rail{rail}
+  rdma:
+    description:
+      - Ask for an RDMA device on every rail interface of the pod.
+      - With C(cni=macvlan) this writes C(macvlan.rdmaResourceName) (the shared RDMA device plugin
+        resource, see O(rdma_resource)); with C(cni=sriov) it sets C(sriov.rdmaIsolation).
+    type: bool
+    default: true
+  rdma_resource:
+    description:
+      - Resource name per rail that the k8s-rdma-shared-dev-plugin reports for the rail NIC
+        (C(<resourcePrefix>/<resourceName>) of its C(configList)); C({rail}) is replaced by the rail number.
+      - Used with C(cni=macvlan) only; RV(rdma_shared_device_plugin) is a matching device plugin configuration.
     type: str
     default: spidernet.io/rail{rail}
   name_prefix:
@@ -96,6 +114,19 @@ pod_ranges:
   returned: success
   type: list
   elements: dict
+pod_resources:
+  description: The extended resources a GPU pod requests, one unit per rail (RDMA shared devices or SR-IOV VFs).
+  returned: success
+  type: dict
+  sample: {"spidernet.io/rail0": 1, "spidernet.io/rail1": 1}
+rdma_shared_device_plugin:
+  description:
+    - The C(config.json) of the k8s-rdma-shared-dev-plugin that reports RV(pod_resources) (one entry per
+      rail, selected by the rail netdev); null unless O(cni=macvlan) and O(rdma=true).
+  returned: success
+  type: dict
+  sample: {"configList": [{"resourcePrefix": "spidernet.io", "resourceName": "rail0", "rdmaHcaMax": 100,
+                           "selectors": {"ifNames": ["ens1np0"]}}]}
 """
 
 import traceback
@@ -121,6 +152,8 @@ def main():
             namespace=dict(type="str", default="kube-system"),
             cni=dict(type="str", choices=["macvlan", "sriov"], default="macvlan"),
             sriov_resource=dict(type="str", default="spidernet.io/rail{rail}"),
+            rdma=dict(type="bool", default=True),
+            rdma_resource=dict(type="str", default="spidernet.io/rail{rail}"),
             name_prefix=dict(type="str", default=""),
             flavour=dict(type="str", choices=["spiderpool", "nad"], default="spiderpool"),
             dest=dict(type="path"),
@@ -133,12 +166,15 @@ def main():
     plan = plan_or_fail(module)
     try:
         rendered = render(plan, namespace=params["namespace"], cni=params["cni"], prefix=params["name_prefix"],
-                          sriov_resource=params["sriov_resource"])
+                          sriov_resource=params["sriov_resource"], enable_rdma=params["rdma"],
+                          rdma_resource=params["rdma_resource"])
     except K8sRailError as exc:
         module.fail_json(msg=str(exc))
     docs = manifests(rendered, params["flavour"])
     result = dict(changed=False, manifests=docs, pod_annotations=rendered["pod_annotations"],
-                  nad_pod_annotations=rendered["nad_pod_annotations"], pod_ranges=rendered["pod_ranges"])
+                  nad_pod_annotations=rendered["nad_pod_annotations"], pod_ranges=rendered["pod_ranges"],
+                  pod_resources=rendered["pod_resources"],
+                  rdma_shared_device_plugin=rendered["rdma_shared_device_plugin"])
     dest = params["dest"]
     if dest:
         content = yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=True, explicit_start=True)

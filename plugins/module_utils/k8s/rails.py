@@ -11,6 +11,13 @@ Pure functions (no Ansible, no cluster access); docs/kubernetes.md documents the
   ``nodeName`` the group's servers.
 * One ``SpiderMultusConfig`` per rail: macvlan (or SR-IOV) on the rail netdev, default pools =
   that rail's pools of every group (Spiderpool picks the one whose ``nodeName`` matches).
+  RDMA is asked for the way Spiderpool v1.x does it (the ``enableRdma`` key of v0.x was removed
+  from the CRD in v1.0.0 and is pruned silently by today's API server): macvlan names the RDMA
+  shared device plugin resource of the rail NIC (``macvlan.rdmaResourceName``), SR-IOV names
+  the sriov-device-plugin resource and chains the RDMA CNI (``sriov.rdmaIsolation``).
+* The pod requests one unit of each rail's RDMA resource (``pod_resources``), and
+  ``rdma_shared_device_plugin`` is the k8s-rdma-shared-dev-plugin ``configList`` that reports
+  those resources (one per rail, selected by the rail netdev).
 * The pod annotation ``k8s.v1.cni.cncf.io/networks`` lists every rail network in rail order.
 * Without Spiderpool: one ``NetworkAttachmentDefinition`` per rail (and group) with whereabouts
   IPAM over the same range; pods in a multi-group fabric need their group's annotation.
@@ -88,8 +95,18 @@ def _names(prefix, rail, group, groups):
     return base if groups == 1 else "%s-g%d" % (base, group)
 
 
+def _resource(template, rail, option):
+    name = template.format(rail=rail)
+    prefix, sep, short = name.partition("/")
+    if not sep or not prefix or not short or "/" in short:
+        raise K8sRailError(
+            "%s %r gives %r for rail %d, not an extended resource name <prefix>/<name>. "
+            "Fix: use a name such as spidernet.io/rail{rail}" % (option, template, name, rail))
+    return name
+
+
 def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resource="spidernet.io/rail{rail}",
-           enable_rdma=True):
+           enable_rdma=True, rdma_resource="spidernet.io/rail{rail}"):
     """All manifests and annotations for the plan's rail networks (a dict of lists)."""
     if cni not in ("macvlan", "sriov"):
         raise K8sRailError("cni %r is not supported. Fix: use macvlan or sriov" % cni)
@@ -103,6 +120,7 @@ def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resour
             host_nic.setdefault(nic["rail"], nic["netdev"])
             rail_pool.setdefault(nic["rail"], nic["rail_pool"])
     pools, configs, nads, ranges = [], [], [], []
+    pod_resources, device_plugin = {}, []
     for rail in rails:
         pool_names = []
         for group in groups:
@@ -133,10 +151,12 @@ def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resour
             if cni == "macvlan":
                 config = {"cniVersion": "0.3.1", "name": name, "type": "macvlan", "master": host_nic[rail],
                           "mode": "bridge", "ipam": ipam}
-                resource = {}
+                # Multus asks the device plugin for the NAD's resource when a pod uses it
+                resource = ({"k8s.v1.cni.cncf.io/resourceName": _resource(rdma_resource, rail, "rdma_resource")}
+                            if enable_rdma else {})
             else:
                 config = {"cniVersion": "0.3.1", "name": name, "type": "sriov", "ipam": ipam}
-                resource = {"k8s.v1.cni.cncf.io/resourceName": sriov_resource.format(rail=rail)}
+                resource = {"k8s.v1.cni.cncf.io/resourceName": _resource(sriov_resource, rail, "sriov_resource")}
             nads.append({
                 "apiVersion": NAD_API, "kind": "NetworkAttachmentDefinition",
                 "metadata": dict({"name": name, "namespace": namespace}, **({"annotations": resource} if resource else {})),
@@ -144,10 +164,19 @@ def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resour
             })
         name = "%srail%d" % (prefix, rail)
         if cni == "macvlan":
-            body = {"master": [host_nic[rail]], "enableRdma": bool(enable_rdma), "ippools": {"ipv4": pool_names}}
+            body = {"master": [host_nic[rail]], "ippools": {"ipv4": pool_names}}
+            if enable_rdma:
+                resource_name = _resource(rdma_resource, rail, "rdma_resource")
+                body["rdmaResourceName"] = resource_name
+                pod_resources[resource_name] = 1
+                resource_prefix, _sep, short = resource_name.partition("/")
+                device_plugin.append({"resourcePrefix": resource_prefix, "resourceName": short,
+                                      "rdmaHcaMax": 100, "selectors": {"ifNames": [host_nic[rail]]}})
         else:
-            body = {"resourceName": sriov_resource.format(rail=rail), "enableRdma": bool(enable_rdma),
+            resource_name = _resource(sriov_resource, rail, "sriov_resource")
+            body = {"resourceName": resource_name, "rdmaIsolation": bool(enable_rdma),
                     "ippools": {"ipv4": pool_names}}
+            pod_resources[resource_name] = 1
         configs.append({
             "apiVersion": SPIDER_API, "kind": "SpiderMultusConfig",
             "metadata": {"name": name, "namespace": namespace, "labels": {"aifabric.roce/rail": str(rail)}},
@@ -166,6 +195,8 @@ def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resour
         "networkattachmentdefinitions": nads,
         "nad_pod_annotations": nad_annotations,
         "pod_ranges": ranges,
+        "pod_resources": pod_resources,
+        "rdma_shared_device_plugin": {"configList": device_plugin} if device_plugin else None,
     }
 
 

@@ -9,7 +9,8 @@ version v2beta1) and from the Multus NetworkAttachmentDefinition CRD (k8s.cni.cn
 spec.config is a JSON string). They cover the subset of the schema this collection emits and
 are stricter than the CRDs in one way: unknown keys are rejected (``additionalProperties:
 false``) so a misspelt field fails here instead of being pruned silently by the API server.
-The CRD files themselves are not vendored; docs/kubernetes.md says how to check against them.
+The tests also validate every document against Spiderpool's own CRDs (v1.2.1, vendored under
+tests/fixtures/spiderpool-crds/): these schemas must never accept a key the CRD would prune.
 """
 from __future__ import annotations
 
@@ -58,10 +59,10 @@ SPIDER_IPPOOL = {
 _CNI_BODY = {
     "macvlan": {"type": "object", "required": ["master"], "additionalProperties": False,
                 "properties": {"master": _STRINGS, "vlanID": {"type": "integer", "minimum": 0, "maximum": 4094},
-                               "enableRdma": {"type": "boolean"}, "rdmaResourceName": {"type": "string"},
+                               "rdmaResourceName": {"type": "string"},
                                "ippools": _POOLS}},
     "sriov": {"type": "object", "required": ["resourceName"], "additionalProperties": False,
-              "properties": {"resourceName": {"type": "string"}, "enableRdma": {"type": "boolean"},
+              "properties": {"resourceName": {"type": "string"}, "rdmaIsolation": {"type": "boolean"},
                              "vlanID": {"type": "integer", "minimum": 0, "maximum": 4094},
                              "ippools": _POOLS}},
 }

@@ -34,3 +34,16 @@ def test_nad_flavour_and_annotations(capsys):
 def test_p2p_fails_cleanly(capsys):
     result = run({"fabric": small(scheme="p2p")}, capsys)
     assert result["failed"] and "subnet_per_leaf" in result["msg"]
+
+
+def test_rdma_options_reach_the_manifests(capsys):
+    result = run({"fabric": lab(), "rdma_resource": "rdma/shared_rail{rail}"}, capsys)
+    configs = [d for d in result["manifests"] if d["kind"] == "SpiderMultusConfig"]
+    assert [c["spec"]["macvlan"]["rdmaResourceName"] for c in configs] == ["rdma/shared_rail%d" % r for r in range(4)]
+    assert result["pod_resources"] == {"rdma/shared_rail%d" % r: 1 for r in range(4)}
+    assert result["rdma_shared_device_plugin"]["configList"][3]["resourceName"] == "shared_rail3"
+    off = run({"fabric": lab(), "rdma": False}, capsys)
+    assert all("rdmaResourceName" not in d["spec"].get("macvlan", {}) for d in off["manifests"])
+    assert off["rdma_shared_device_plugin"] is None
+    bad = run({"fabric": lab(), "rdma_resource": "noslash"}, capsys)
+    assert bad["failed"] and "rdma_resource" in bad["msg"] and "Fix:" in bad["msg"]

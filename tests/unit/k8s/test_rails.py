@@ -94,7 +94,7 @@ def test_multi_group_pools_are_pinned_to_their_group_and_listed_per_rail():
     assert pools["rail0-g2"]["spec"]["nodeName"] == ["h005", "h006", "h007", "h008"]
     config = rendered["spidermultusconfigs"][0]
     assert config["metadata"]["namespace"] == "ai"
-    assert config["spec"]["macvlan"] == {"master": ["eth1"], "enableRdma": True,
+    assert config["spec"]["macvlan"] == {"master": ["eth1"], "rdmaResourceName": "spidernet.io/rail0",
                                          "ippools": {"ipv4": ["rail0-g1", "rail0-g2"]}}
     assert rendered["nad_pod_annotations"]["2"] == {"k8s.v1.cni.cncf.io/networks": "ai/rail0-g2,ai/rail1-g2"}
 
@@ -131,3 +131,10 @@ def test_p2p_scheme_and_unknown_cni_are_refused():
         render(build_plan(small(servers=4, rails=2, scheme="p2p")))
     with pytest.raises(K8sRailError, match="macvlan or sriov"):
         render(build_plan(lab()), cni="ovs")
+
+
+def test_resource_names_must_be_extended_resource_names():
+    with pytest.raises(K8sRailError, match="rdma_resource 'rail{rail}'.*Fix: use a name such as"):
+        render(build_plan(lab()), rdma_resource="rail{rail}")
+    with pytest.raises(K8sRailError, match="sriov_resource"):
+        render(build_plan(lab()), cni="sriov", sriov_resource="a/b/{rail}")
