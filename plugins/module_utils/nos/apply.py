@@ -175,7 +175,7 @@ class DeviceIO(object):
         return out
 
     def run(self, step, cmd, ok=None, read_timeout=None, in_config=False, tolerate=None, fresh_on_error=False):
-        reads = cmd.startswith("show ") or cmd.startswith("nv config show") or cmd == getattr(self.driver, "show_running", None)
+        reads = cmd.startswith("show ") or cmd.startswith("nv config show") or cmd == self.driver.show_running
         if not reads and "diff" not in cmd:
             self.attempted.append(cmd)
         try:
@@ -225,7 +225,7 @@ class DeviceIO(object):
                 raise self._fail(step, "end", exc)
 
     def save(self, step):
-        cmd = getattr(self.driver, "save_command", None) or "save"
+        cmd = self.driver.save_command or "save"
         self.attempted.append(cmd)
         conn = self.session(step, cmd)
         try:
@@ -475,7 +475,7 @@ class Applier(object):
         base = self._unchanged(self.read_image("preflight"), expected_digest)
         if base.managed != before:
             raise RefusedError("the managed config changed since this run read it")
-        check_safe(cmds)
+        check_safe(cmds, self.driver)
         txn.preflight()
         want = Image(after, base.outside)
 

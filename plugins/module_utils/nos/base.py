@@ -48,16 +48,47 @@ def host_of(source):
 
 
 class Driver(object):
-    """Interface every NOS driver implements."""
+    """Interface every NOS driver implements (the whole contract: callers never probe a driver).
+
+    A NOS belongs to one *family*, a subclass of Driver that implements the family hooks below once for
+    every NOS of its kind: ``cli.CliDriver`` (indented hierarchical CLI read back through Section objects:
+    EOS, NX-OS, klish SONiC, AsterNOS), ``flatpath.FlatPathDriver`` (one ``set <path> <value>`` per line:
+    NVUE) and ``frr.FrrDriver`` (FRR's ``exit``-ended blocks). A hook a family does not implement raises
+    NotImplementedError naming the driver and the hook: a new NOS never falls into another family's code.
+
+    A new family (e.g. a structured NOS such as SONiC's CONFIG_DB) implements:
+
+    * ``render(intent, qos, sections)`` / ``parse(running, intent, sections)``: the managed view as canonical
+      text, equal byte for byte when the device holds the intent;
+    * ``diff(current, intended)``: the NOS's commands from one managed view to the other;
+    * ``paths(managed)``: the managed view as *paths*: one string per setting, parents joined with
+      ``" > "``, the setting last with its value as the last word (``interface Ethernet1 > mtu 9216``,
+      ``interface swp1 link mtu 9216``, ``PORT > Ethernet0 > mtu 9216``). The one flattener: drift, the
+      Image and foreign-change attribution compare these. ``value(path)`` splits one into (key, value);
+    * ``outside(running, intent, sections)``: every setting of the full running config outside the managed
+      view, as sorted paths of the same shape (verification proves they did not move);
+    * ``takeover_items(before_image, after, intent, sections)``: what a first apply would replace or move
+      that this collection did not put there (nos/takeover.py builds and words the items);
+    * ``safe_reverse(current, target)`` and ``protected(command)``: commands back from ``current`` to
+      ``target`` that never remove what ``protected`` names (a physical port, a whole table key).
+
+    Device attributes: ``name``, ``device_type``, ``show_running``, ``save_command``, ``error_pattern``,
+    ``transaction`` (nos/transactions.py), ``sections`` (what switch_config accepts for it), ``indent``."""
 
     name = None              # platform name (plugins/module_utils/fabric/platforms.py)
     device_type = None       # netmiko device_type
     show_running = "show running-config"
+    save_command = None      # the NOS's save command (None: netmiko's save_config default)
     # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
     error_pattern = None
     transaction = None       # the NOS's Transaction class (nos/transactions.py)
     # managed sections this driver renders; switch_config refuses any other (data, not a name check)
     sections = SECTIONS
+    indent = 1               # spaces per level of the NOS's config text (1 for flat NOSes: unused)
+
+    def _missing(self, hook):
+        return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "
+                                   "(nos/base.py Driver)" % (self.name, type(self).__name__, hook))
 
     def mtu(self, intent):
         """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""
@@ -68,16 +99,49 @@ class Driver(object):
         (fabric/platforms.py names ports per NOS), so this is the identity."""
         return plan_port
 
+    def normalize_running(self, text):
+        """The running config in the forms the driver renders (klish rescales WRED units); identity by default."""
+        return text
+
+    # --- family hooks (see the class docstring) ------------------------------------------
+    def paths(self, managed):
+        raise self._missing("paths")
+
+    @staticmethod
+    def value(path):
+        """A path -> (key, value): the setting without its last word, and that word (None for a bare line)."""
+        head, _sep, leaf = path.rpartition(" > ")
+        toks = leaf.split()
+        key = " ".join(toks[:-1]) if len(toks) > 1 else leaf
+        return ((head + " > " + key) if head else key), (toks[-1] if len(toks) > 1 else None)
+
+    def outside(self, running, intent, sections=SECTIONS):
+        raise self._missing("outside")
+
+    def takeover_items(self, before_image, after, intent, sections=SECTIONS):
+        raise self._missing("takeover_items")
+
+    def safe_reverse(self, current, target):
+        raise self._missing("safe_reverse")
+
+    def protected(self, command):
+        raise self._missing("protected")
+
     # --- pure functions --------------------------------------------------------------
     def render(self, intent, qos, sections=SECTIONS):
-        raise NotImplementedError
+        raise self._missing("render")
+
+    def render_explicit(self, intent, qos, sections=None):
+        """Every line of the intent, defaults included (the offline config); the render where they are the same
+        (``sections`` None: the render's own default)."""
+        return self.render(intent, qos) if sections is None else self.render(intent, qos, sections)
 
     def parse(self, running, intent, sections=SECTIONS):
-        raise NotImplementedError
+        raise self._missing("parse")
 
     def diff(self, current, intended):
         """Commands that take the managed config from ``current`` to ``intended`` (both canonical)."""
-        raise NotImplementedError
+        raise self._missing("diff")
 
     def state(self, managed):
         """Structured view of canonical managed config (for facts)."""

@@ -36,6 +36,22 @@ def parse_tree(text):
     return root
 
 
+def flatten(text):
+    """Indented config text -> each line with its parents, joined with ``" > "`` (``!`` comments, blank lines
+    and ``exit`` skipped): the one flattener of "a line with its parents" (nos/base.py Driver.paths)."""
+    out, stack = [], []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("!") or line == "exit":
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, line))
+        out.append(" > ".join(s[1] for s in stack))
+    return out
+
+
 def natural_key(text):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
@@ -172,6 +188,67 @@ class CliDriver(Driver):
         out = []
         for child in hconf.all_children_sorted():
             out.append(" " * (self.indent * (child.depth() - 1)) + child.text)
+        return out
+
+    # --- family hooks (nos/base.py Driver) --------------------------------------------
+    def paths(self, managed):
+        """Each line with its parents (``interface Ethernet1 > mtu 9216``), in text order."""
+        return flatten(managed)
+
+    def outside_global(self, line, intent, sections):
+        """A top-level line as the outside view keeps it, None when it is managed (EOS rewrites ``vlan`` lists)."""
+        extra = [re.compile(pat) for pat in self.intent_owned(intent, sections)]
+        if self._owned(line, sections) or any(rx.match(line) for rx in extra):
+            return None
+        return line
+
+    def outside(self, running, intent, sections=SECTIONS):
+        """Every line outside the managed view. Which interface lines are ours is asked of the section objects
+        (``managed_child``, ``owns_interface``; EOS overrides)."""
+        out = []
+
+        def walk(nodes, prefix):
+            for line, kids in nodes:
+                out.append(prefix + line)
+                walk(kids, prefix + line + " > ")
+        for line, children in parse_tree(running):
+            m = re.match(self.interface_re, line)
+            if m:
+                name = m.group(1)
+                if not self.owns_interface(name, intent, sections, children):
+                    out.append(line)   # a port itself is never ours to remove (a loopback/SVI the underlay made is)
+                walk([c for c in children if not self.managed_child(name, c[0], intent, sections)], line + " > ")
+                continue
+            shown = self.outside_global(line, intent, sections)
+            if shown is not None:
+                walk([(shown, children)], "")
+            else:   # an owned block: only a maintenance drain line in it is not ours (nos/drain.py)
+                walk([c for c in children if is_drain_child(self, line, c[0])], line + " > ")
+        return sorted(out)
+
+    def takeover_items(self, before_image, after, intent, sections=SECTIONS):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+        return takeover.cli_items(self, before_image.managed, after)
+
+    def protected(self, command):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import removes_port
+        return removes_port(command)
+
+    def safe_reverse(self, current, target):
+        """Commands taking the managed view ``current`` back to ``target`` without ever removing an interface:
+        a port that has no managed line in ``target`` gets ``no <line>`` per managed child."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import CREATED, VIRTUAL_INTERFACE, check_safe
+        cmds = self.diff(current, target)
+        cur = dict(parse_tree(current))
+        out = []
+        for cmd in cmds:
+            m = re.match(r"^no (interface \S+)\s*$", cmd)
+            if m and m.group(1) in cur and not CREATED.match(cmd) and not re.match(r"interface %s$" % VIRTUAL_INTERFACE, m.group(1)):
+                out.append(m.group(1))
+                out += [" " * self.indent + "no " + child for child, kids in cur[m.group(1)]]
+            else:
+                out.append(cmd)
+        check_safe(out, self)
         return out
 
     def state(self, managed):

@@ -91,7 +91,7 @@ def commands(driver, managed, on):
     heads = [ln for ln in managed.splitlines() if BGP_HEADER.match(ln)]
     if not heads:
         return None
-    pad = " " * getattr(driver, "indent", 1)
+    pad = " " * driver.indent
     body = [heads[0].strip(), pad + (line if on else "no " + line)]
     return body + (["exit"] if driver.name == "frr" else [])
 

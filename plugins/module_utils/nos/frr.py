@@ -232,6 +232,28 @@ class FrrDriver(Driver):
         close()
         return sorted(out)
 
+    # --- family hooks (nos/base.py Driver) --------------------------------------------
+    def paths(self, managed):
+        """``block > line`` per child line (``exit`` / ``exit-address-family`` closers are structure, not settings)."""
+        out = []
+        for key, lines in self.blocks_of(managed).items():
+            head = "%s %s" % key
+            out += ["%s > %s" % (head, ln) for ln in lines if ln.strip() != "exit-address-family"] or [head]
+        return out
+
+    def takeover_items(self, before_image, after, intent, sections=FRR_SECTIONS):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+        return takeover.frr_items(self, before_image.managed, after, before_image.outside)
+
+    def protected(self, command):
+        return transactions.removes_port(command)
+
+    def safe_reverse(self, current, target):
+        """FRR's diff negates an interface's lines inside ``interface X`` (never ``no interface X``)."""
+        cmds = self.diff(current, target)
+        transactions.check_safe(cmds, self)
+        return cmds
+
     # --- diff --------------------------------------------------------------------------
     @staticmethod
     def _negate(line):

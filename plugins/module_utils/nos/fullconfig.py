@@ -14,8 +14,6 @@ import hashlib
 import json
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 
 class Image(object):
@@ -39,66 +37,7 @@ def image(driver, running, intent, sections):
     if re.search(driver.error_pattern or r"(?!x)x", running, re.M) or not running.strip():
         raise ValueError("the device did not return a config: %s" % " | ".join(running.strip().splitlines()[-3:]))
     managed = driver.parse(running, intent, sections)
-    norm = getattr(driver, "normalize_running", None)
-    text = norm(running) if norm else running
-    if hasattr(driver, "outside"):   # a driver with its own config layout (frr)
-        outside = driver.outside(text, intent, sections)
-    elif hasattr(driver, "interface_re"):
-        outside = _cli_outside(driver, text, intent, sections)
-    else:
-        outside = _nvue_outside(driver, text, intent, sections)
-    return Image(managed, outside)
-
-
-def _cli_outside(driver, text, intent, sections):
-    """Every line outside the managed view. Which interface lines are ours is asked of the driver, whose
-    answers come from its section objects (``managed_child``, ``owns_interface``: nos/cli.py, EOS overrides)."""
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
-    extra = [re.compile(pat) for pat in driver.intent_owned(intent, sections)]
-    global_hook = getattr(driver, "outside_global", None)
-    out = []
-
-    def walk(nodes, prefix):
-        for line, kids in nodes:
-            out.append(prefix + line)
-            walk(kids, prefix + line + " > ")
-    for line, children in parse_tree(text):
-        m = re.match(driver.interface_re, line)
-        if m:
-            name = m.group(1)
-            if not driver.owns_interface(name, intent, sections, children):
-                out.append(line)   # a port itself is never ours to remove (a loopback/SVI the underlay made is)
-            walk([c for c in children if not driver.managed_child(name, c[0], intent, sections)], line + " > ")
-        elif global_hook:
-            shown = global_hook(line, intent, sections)
-            if shown is not None:
-                walk([(shown, children)], "")
-        elif not driver._owned(line, sections) and not any(rx.match(line) for rx in extra):
-            walk([(line, children)], "")
-        else:   # an owned block: only a maintenance drain line in it is not ours (nos/drain.py)
-            walk([c for c in children if is_drain_child(driver, line, c[0])], line + " > ")
-    return sorted(out)
-
-
-def _nvue_outside(driver, text, intent, sections):
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import expand_path
-    ports = set(driver.port(p) for p in ports_of(intent))
-    hook = getattr(driver, "managed_path", None)
-    created = getattr(driver, "created_paths", None)
-    created = created(intent) if created else ()
-    out = set()
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("nv set "):
-            continue
-        for path in expand_path(line[7:]):
-            mine = hook(path, intent, sections) if hook else driver._managed(path, ports, sections)
-            # NVUE adds `interface swpN type swp` when a port is first configured: the port itself, not a change
-            # (likewise the type/vlan of an interface the underlay creates: the driver's created_paths)
-            if not mine and path not in created and not re.match(r"interface (%s) type swp$" % "|".join(
-                    re.escape(p) for p in ports), path):
-                out.add(path)
-    return sorted(out)
+    return Image(managed, driver.outside(driver.normalize_running(running), intent, sections))
 
 
 def differences(got, want, limit=8):

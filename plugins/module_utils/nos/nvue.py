@@ -20,7 +20,8 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, local_destinations, ports_of, safe_name
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
@@ -119,7 +120,7 @@ def nh_name(address):
     return "%sNH-%s" % (PREFIX, address.replace(".", "-").replace(":", "-"))
 
 
-class NvueDriver(Driver):
+class NvueDriver(FlatPathDriver):
     sections = SECTIONS + ("underlay",)   # switch_config accepts section underlay for this driver
     name = "nvue"
     device_type = device_type_for(name)
@@ -127,6 +128,14 @@ class NvueDriver(Driver):
     show_running = "nv config show -o commands"
     error_pattern = r"^Error:|Invalid Command|command not found"
     save_command = "nv config save"
+    set_prefix, unset_prefix = "nv set ", "nv unset "
+
+    def expand(self, path):
+        return expand_path(path)
+
+    def takeover_items(self, before_image, after, intent, sections=SECTIONS):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+        return takeover.nvue_items(before_image.managed, after)
 
     def render(self, intent, qos, sections=SECTIONS):
         lines = []
@@ -252,8 +261,9 @@ class NvueDriver(Driver):
         return self._managed(path, dict((sec, self.names_of(intent, sec)) for sec in sections), sections)
 
     def created_paths(self, intent):
-        """Paths NVUE may print for interfaces the underlay creates (their type / VLAN), not changes of ours."""
-        out = {"interface lo type loopback"}
+        """Paths NVUE may print for interfaces the underlay creates (their type / VLAN), and the ``type swp`` NVUE
+        adds when a port is first configured: the port itself, not a change of ours."""
+        out = {"interface lo type loopback"} | set("interface %s type swp" % self.port(p) for p in ports_of(intent))
         for vlan in sorted(int(v) for v in self.names_of(intent, "underlay") if v.isdigit()):
             out |= {"interface vlan%d type svi" % vlan, "interface vlan%d vlan %d" % (vlan, vlan)}
         return out

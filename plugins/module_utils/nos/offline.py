@@ -22,7 +22,6 @@ def switch_config(name, intent, qos):
     """The full managed config of one switch as text (defaults included: what is pushed, not what EOS shows)."""
     platform = intent["platform"]
     driver = get_driver(platform)
-    render = getattr(driver, "render_explicit", driver.render)
     lead = COMMENT.get(platform, "!")
     entry = platforms.PLATFORMS[platform]
     head = ["%s %s: %s %s (platform %s, netmiko %s), rendered by aifabric.roce from the plan"
@@ -32,7 +31,7 @@ def switch_config(name, intent, qos):
     for feature in platforms.not_rendered(platform):
         head.append("%s not rendered: %s" % (lead, feature))
     # every section the driver renders (its `sections`), as the switch role pushes them
-    body = render(intent, qos, sections=driver.sections)
+    body = driver.render_explicit(intent, qos, sections=driver.sections)
     missing, shaky = audit(platform, body)
     lines = len([line for line in body.splitlines() if line.strip()])
     head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"

@@ -42,13 +42,7 @@ def find(driver, before_image, after, intent, sections):
     """Takeover items of one switch, in a stable order: ``before_image`` is the Image read from the switch
     (``Applier.plan()`` keeps it as ``before_image``; ``fullconfig.image``), ``after`` the rendered intent
     (canonical managed text). Empty on a clean switch and on a switch this collection already configured."""
-    before = before_image.managed
-    if getattr(driver, "section_objects", None):
-        items = _cli(driver, before, after)
-    elif hasattr(driver, "blocks_of"):
-        items = _frr(driver, before, after, before_image.outside)
-    else:
-        items = _nvue(before, after)
+    items = driver.takeover_items(before_image, after, intent, sections)
     order = dict((k, i) for i, k in enumerate(KINDS))
     return sorted(items, key=lambda t: (order[t["kind"]], t["item"], t["actual"]))
 
@@ -174,7 +168,7 @@ def _policy_items(name, have, want):
     return out
 
 
-def _cli(driver, before, after):
+def cli_items(driver, before, after):
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
     asn_forms = _forms(driver, ("top",), "asn", "underlay")
     address_forms = _forms(driver, ("children", "l3_children"), "address", "underlay")
@@ -216,7 +210,7 @@ _NV_PBR = re.compile(r"^nv set interface (\S+) router pbr map (\S+)$")
 _NV_NEIGHBOR = re.compile(r"^nv set vrf default router bgp neighbor (\S+) ")
 
 
-def _nvue(before, after):
+def nvue_items(before, after):
     def read(text):
         asn, addresses, policies, neighbors = [], {}, {}, set()
         for line in text.splitlines():
@@ -250,7 +244,7 @@ def _nvue(before, after):
 
 
 # --- FRR: the driver's blocks; a foreign pbr-policy sits outside the managed view -----------------------------
-def _frr(driver, before, after, outside):
+def frr_items(driver, before, after, outside):
     have, want = driver.blocks_of(before), driver.blocks_of(after)
     items = []
     want_asn = sorted(name for kind, name in want if kind == "router bgp")

@@ -59,32 +59,23 @@ FORBIDDEN = re.compile(r"^(no interface (?!%s\s*$)\S+\s*$|nv unset interface \S+
 CREATED = re.compile(r"^no interface (Vlan\d+|[Ll]oopback\d+)\s*$")
 
 
-def check_safe(cmds):
-    bad = [c for c in cmds if FORBIDDEN.match(c.strip()) and not CREATED.match(c.strip())]
+def removes_port(cmd):
+    """A CLI command that removes a whole physical interface (a created loopback/SVI excepted)."""
+    return bool(FORBIDDEN.match(cmd.strip()) and not CREATED.match(cmd.strip()))
+
+
+def check_safe(cmds, driver=None):
+    """Refuse a command list holding one that removes what a reverse must never remove: the driver's
+    ``protected`` (nos/base.py) when given, else any NOS's whole-interface removal."""
+    bad = [c for c in cmds if (driver.protected(c) if driver is not None else removes_port(c))]
     if bad:
         raise StepError("safety", bad[0], "", "refusing a command that removes a whole interface")
 
 
 def managed_reverse(driver, current, target):
-    """Commands taking the managed view ``current`` back to ``target`` without ever removing an
-    interface: a port that has no managed line in ``target`` gets ``no <line>`` per managed child."""
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
-    cmds = driver.diff(current, target)
-    if not cmds or not hasattr(driver, "interface_re"):
-        check_safe(cmds)
-        return cmds
-    cur = dict(parse_tree(current))
-    out = []
-    for cmd in cmds:
-        m = re.match(r"^no (interface \S+)\s*$", cmd)
-        if m and m.group(1) in cur and not CREATED.match(cmd) and not re.match(r"interface %s$" % VIRTUAL_INTERFACE, m.group(1)):
-            out.append(m.group(1))
-            pad = " " * getattr(driver, "indent", 1)
-            out += [pad + "no " + child for child, kids in cur[m.group(1)]]
-        else:
-            out.append(cmd)
-    check_safe(out)
-    return out
+    """Commands taking the managed view ``current`` back to ``target``, never removing an interface: the
+    driver family's ``safe_reverse``."""
+    return driver.safe_reverse(current, target)
 
 
 class Transaction(object):
@@ -434,16 +425,12 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         return done
 
     def _managed_line(self, line):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
         intent = getattr(self, "intent", None)
         if intent is None:
             return False
         path = re.sub(r"^nv (un)?set ", "", line)
         sections = getattr(self, "sections", ())
-        hook = getattr(self.driver, "managed_path", None)
-        if hook:
-            return bool(hook(path, intent, sections))
-        return bool(self.driver._managed(path, set(self.driver.port(p) for p in ports_of(intent)), sections))
+        return bool(self.driver.managed_path(path, intent, sections))
 
     def save(self):
         return self.io.run("save", "nv config save", ok=r"saved")

@@ -179,7 +179,7 @@ def test_every_rendered_line_has_a_source_entry(inventory):
             drv = get_driver(platform)
             # every section the driver renders (FRR's render defaults to underlay + pbr)
             kwargs = {} if platform == "frr" else {"sections": drv.sections}
-            text = getattr(drv, "render_explicit", drv.render)(intent, planned["qos"], **kwargs)
+            text = drv.render_explicit(intent, planned["qos"], **kwargs)
             missing, shaky = audit(platform, text)
             assert not missing, (inventory, platform, name, missing[:5])
             unverified.update(line.split()[0] for line in shaky)

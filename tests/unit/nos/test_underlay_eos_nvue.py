@@ -111,7 +111,7 @@ def test_every_underlay_line_has_a_source(inventory):
         plan = plan_for(inventory, platform)
         drv = get_driver(platform)
         for name, intent in some_devices(plan):
-            text = getattr(drv, "render_explicit", drv.render)(intent, plan["qos"], ALL)
+            text = drv.render_explicit(intent, plan["qos"], ALL)
             missing, shaky = audit(platform, text)
             assert not missing, (platform, name, missing[:5])
             expected = unverified if platform == "eos" or intent.get("bindings") else set()

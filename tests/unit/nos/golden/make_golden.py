@@ -14,6 +14,8 @@ import sys
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -68,9 +70,9 @@ def corpus():
                              "diff_add": _call(drv.diff, "", text),
                              "diff_remove": _call(drv.diff, text, ""),
                              "image_of_all": _image(drv, full, intent, sections)}
-                    if hasattr(drv, "render_explicit"):
+                    if type(drv).render_explicit is not Driver.render_explicit:   # a driver with its own explicit form (EOS)
                         entry["render_explicit"] = _call(drv.render_explicit, intent, plan["qos"], sections)
-                    if hasattr(drv, "interface_re"):
+                    if isinstance(drv, CliDriver):
                         entry["managed_interfaces"] = sorted(drv.managed_interfaces(intent, sections))
                         entry["created_interfaces"] = sorted(drv.created_interfaces(intent, sections))
                     out[key] = entry

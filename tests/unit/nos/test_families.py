@@ -1,0 +1,83 @@
+"""The driver families (nos/base.py Driver, architecture review turn 4 change 1): every hook a caller uses is
+declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver). A driver that lacks
+a hook fails loudly, naming itself and the hook, instead of falling into another family's branch (before:
+fullconfig.image and takeover.find took the NVUE branch for any unknown driver and returned no outside lines
+and no takeover items, silently)."""
+import os
+import re
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig, takeover, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+
+from .helpers import ROOT
+
+HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected")
+
+
+class Bare(Driver):
+    """A new NOS that renders and parses but declares no family hook."""
+    name = "bare"
+    error_pattern = r"^% "
+
+    def render(self, intent, qos, sections=()):
+        return "x 1\n"
+
+    def parse(self, running, intent, sections=()):
+        return "x 1\n"
+
+    def diff(self, current, intended):
+        return []
+
+
+def test_every_registered_driver_belongs_to_one_family():
+    for name, cls in DRIVERS.items():
+        families = [f for f in (CliDriver, FlatPathDriver, FrrDriver) if issubclass(cls, f)]
+        assert len(families) == 1, (name, families)
+        for hook in HOOKS:
+            assert getattr(cls, hook) is not getattr(Driver, hook), (name, hook)
+
+
+def test_a_driver_without_the_hooks_fails_loudly_never_in_another_familys_branch():
+    drv = Bare()
+    with pytest.raises(NotImplementedError, match=r"bare \(Bare\) does not implement outside\(\)"):
+        fullconfig.image(drv, "x 1\nhostname a\n", {}, ())
+
+    class Img(object):
+        managed, outside = "x 1\n", []
+    with pytest.raises(NotImplementedError, match=r"does not implement takeover_items\(\)"):
+        takeover.find(drv, Img(), "x 1\n", {}, ())
+    with pytest.raises(NotImplementedError, match=r"does not implement safe_reverse\(\)"):
+        transactions.managed_reverse(drv, "x 1\n", "")
+    with pytest.raises(NotImplementedError, match=r"does not implement protected\(\)"):
+        transactions.check_safe(["no x 1"], drv)
+    with pytest.raises(NotImplementedError, match=r"does not implement paths\(\)"):
+        drv.paths("x 1\n")
+
+
+def test_each_family_protects_a_whole_port_in_its_own_syntax():
+    eos, nvue, frr = get_driver("eos"), get_driver("nvue"), get_driver("frr")
+    assert eos.protected("no interface Ethernet1") and not eos.protected("no interface Vlan100")
+    assert not eos.protected("no interface Loopback0") and not eos.protected("   no mtu 9214")
+    assert nvue.protected("nv unset interface swp1") and not nvue.protected("nv unset interface swp1 link mtu")
+    assert frr.protected("no interface eth1") and not frr.protected(" no ip address 10.0.0.1/31")
+    with pytest.raises(transactions.StepError, match="removes a whole interface"):
+        transactions.check_safe(["nv unset interface swp7"], nvue)
+
+
+def test_no_caller_probes_a_driver_for_a_capability():
+    # the review counted 16 hasattr/getattr(driver, ...) sites choosing algorithms; none may come back
+    here = os.path.join(ROOT, "plugins")
+    probe = re.compile(r"(hasattr|getattr)\((self\.)?(driver|drv)\b")
+    found = []
+    for top, _dirs, files in os.walk(here):
+        for fname in files:
+            if fname.endswith(".py"):
+                with open(os.path.join(top, fname)) as fh:
+                    found += ["%s: %s" % (fname, ln.strip()) for ln in fh if probe.search(ln)]
+    assert found == []
