@@ -332,7 +332,7 @@ def main():
                              failed_step="connect", **result)
         except Exception as exc:  # noqa: BLE001 - host key problems, a device that rejects the read
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
-        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after),
+        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after, driver),
                       config_digest=applier.config_digest)
         if p["expected_config_digest"] and p["expected_config_digest"] != applier.config_digest:
             module.fail_json(msg="the running config of %s changed since the reviewed check run (digest %s, expected %s); "

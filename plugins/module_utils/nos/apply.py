@@ -20,7 +20,7 @@ import time
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import drain as drainmod
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, Image, differences, image, paths
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image, paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
     RefusedError, StepError, check_safe, managed_reverse)
 
@@ -477,7 +477,7 @@ class Applier(object):
             raise RefusedError("the managed config changed since this run read it")
         check_safe(cmds, self.driver)
         txn.preflight()
-        want = Image(after, base.outside)
+        want = base.with_managed(after)
 
         def verify(step):
             got = self.read_image(step)
@@ -601,7 +601,7 @@ class Applier(object):
                 outcome = ("this run's change was taken back and the foreign change kept (proven by reading the whole "
                            "running config back); NOT restored to the before-image, which would undo theirs"
                            if proven else "NOT restored: taking back this run's lines did not give the expected config: "
-                           "%s" % differences(got, Image(base.managed, base.outside)))
+                           "%s" % differences(got, base))
             except Exception as exc:  # noqa: BLE001
                 outcome = "NOT proven: taking back this run's lines failed (%s)" % exc
         msg = "apply failed on %s at %s; %s%s; %s" % (self.driver.name, err, named, stopped, outcome)

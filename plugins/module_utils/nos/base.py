@@ -161,36 +161,15 @@ class Driver(object):
                     for port, prios in _port_table(text, self.port_abbrev).items())
 
 
-def _flat(text):
-    """Canonical managed text -> list of full paths (ancestors joined with ' > '); NVUE lines are flat."""
-    out, stack = [], []
-    for raw in text.splitlines():
-        if not raw.strip() or raw.strip() in ("!", "exit"):
-            continue
-        line = raw.strip()
-        if line.startswith("nv set "):
-            out.append(line[len("nv set "):])
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, line))
-        out.append(" > ".join(s[1] for s in stack))
-    return out
-
-
 def _key(path):
-    head, dummy, leaf = path.rpartition(" > ")
-    toks = leaf.split()
-    leaf_key = " ".join(toks[:-1]) if len(toks) > 1 else leaf
-    return (head + " > " + leaf_key) if head else leaf_key
+    return Driver.value(path)[0]
 
 
-def drift(before, after):
+def drift(before, after, driver):
     """Differences between current (``before``) and intended (``after``) managed config, as a list of
     ``{item, expected, actual}``: a changed value pairs up under one item; a missing line has
-    ``actual`` None, an unexpected one ``expected`` None. Pure and deterministic."""
-    cur, want = _flat(before), _flat(after)
+    ``actual`` None, an unexpected one ``expected`` None. Paths are the driver's (``Driver.paths``). Pure."""
+    cur, want = driver.paths(before), driver.paths(after)
     cur_set, want_set = set(cur), set(want)
     missing = [p for p in want if p not in cur_set]
     extra = [p for p in cur if p not in want_set]

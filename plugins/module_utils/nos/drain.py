@@ -74,9 +74,10 @@ def drain_paths(driver, outside):
     """The drain line(s) in an Image's ``outside`` paths."""
     if not supported(driver):
         return []
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
     line = drain_line(driver)
-    if line.startswith("nv set "):
-        return [p for p in outside if p == line[len("nv set "):]]
+    if isinstance(driver, FlatPathDriver):   # a flat NOS: the line is its own full path (Driver.paths)
+        return [p for p in outside if p in driver.paths(line)]
     return [p for p in outside if p.endswith(" > " + line) and BGP_HEADER.match(p.split(" > ")[0])]
 
 

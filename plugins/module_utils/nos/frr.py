@@ -30,6 +30,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import flatten
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 FRR_SECTIONS = ("underlay", "pbr")
@@ -234,12 +235,8 @@ class FrrDriver(Driver):
 
     # --- family hooks (nos/base.py Driver) --------------------------------------------
     def paths(self, managed):
-        """``block > line`` per child line (``exit`` / ``exit-address-family`` closers are structure, not settings)."""
-        out = []
-        for key, lines in self.blocks_of(managed).items():
-            head = "%s %s" % key
-            out += ["%s > %s" % (head, ln) for ln in lines if ln.strip() != "exit-address-family"] or [head]
-        return out
+        """Each line with its parents, FRR's indentation giving them (``exit`` closers skipped): nos/cli.py flatten."""
+        return flatten(managed)
 
     def takeover_items(self, before_image, after, intent, sections=FRR_SECTIONS):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover

@@ -15,10 +15,24 @@ import json
 import re
 
 
-
 class Image(object):
-    def __init__(self, managed, outside):
+    """``managed``: the driver's canonical managed text; ``outside``: sorted paths of every other setting;
+    ``flatten``: the driver's ``paths`` (nos/base.py), the one flattener of the managed text into paths of
+    the same shape as ``outside``."""
+
+    def __init__(self, managed, outside, flatten=None):
         self.managed, self.outside = managed, outside
+        self.flatten = flatten
+
+    def with_managed(self, managed):
+        """The same device image with another managed view (this run's intent over the base's outside)."""
+        return Image(managed, self.outside, self.flatten)
+
+    def paths(self):
+        """Every setting of the image as a path (managed and outside)."""
+        if self.flatten is None and self.managed.strip():
+            raise ValueError("an Image with managed lines needs its driver's paths() to be compared")
+        return set(self.flatten(self.managed) if self.managed.strip() else ()) | set(self.outside)
 
     def digest(self):
         blob = json.dumps([self.managed, self.outside], sort_keys=True).encode("utf-8")
@@ -37,7 +51,7 @@ def image(driver, running, intent, sections):
     if re.search(driver.error_pattern or r"(?!x)x", running, re.M) or not running.strip():
         raise ValueError("the device did not return a config: %s" % " | ".join(running.strip().splitlines()[-3:]))
     managed = driver.parse(running, intent, sections)
-    return Image(managed, driver.outside(driver.normalize_running(running), intent, sections))
+    return Image(managed, driver.outside(driver.normalize_running(running), intent, sections), driver.paths)
 
 
 def differences(got, want, limit=8):
@@ -54,19 +68,9 @@ def differences(got, want, limit=8):
 
 
 def paths(img):
-    """An Image as a set of lines with their parents ("interface X > mtu 9216"): the unit in which this
-    run's change and anyone else's are told apart."""
-    out, stack = set(), []
-    for raw in img.managed.splitlines():
-        if not raw.strip() or raw.strip() == "!":
-            continue
-        depth = len(raw) - len(raw.lstrip())
-        while stack and stack[-1][0] >= depth:
-            stack.pop()
-        path = " > ".join([s for _d, s in stack] + [raw.strip()])
-        out.add(path)
-        stack.append((depth, raw.strip()))
-    return out | set(img.outside)
+    """An Image as a set of lines with their parents ("interface X > mtu 9216"; NVUE: the path after ``nv set``):
+    the unit in which this run's change and anyone else's are told apart (the driver's own ``paths``)."""
+    return img.paths()
 
 
 class Changes(object):

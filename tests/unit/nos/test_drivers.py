@@ -153,13 +153,13 @@ def test_drift_pairs_changed_values_and_reports_missing_and_unexpected():
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
     before = "interface Ethernet2\n   mtu 1500\n   qos trust cos\ninterface Ethernet3\n   foo bar\n"
     after = "interface Ethernet2\n   mtu 9216\n   qos trust cos\ninterface Ethernet3\n   priority-flow-control on\n"
-    assert drift(before, after) == [
+    assert drift(before, after, get_driver("eos")) == [
         {"item": "interface Ethernet2 > mtu", "expected": "mtu 9216", "actual": "mtu 1500"},
         {"item": "interface Ethernet3 > foo", "expected": None, "actual": "foo bar"},
         {"item": "interface Ethernet3 > priority-flow-control", "expected": "priority-flow-control on", "actual": None},
     ]
-    assert drift(after, after) == []
-    assert drift("nv set interface swp2 link mtu 1500\n", "nv set interface swp2 link mtu 9216\n") == [
+    assert drift(after, after, get_driver("eos")) == []
+    assert drift("nv set interface swp2 link mtu 1500\n", "nv set interface swp2 link mtu 9216\n", get_driver("nvue")) == [
         {"item": "interface swp2 link mtu", "expected": "interface swp2 link mtu 9216", "actual": "interface swp2 link mtu 1500"}]
 
 
