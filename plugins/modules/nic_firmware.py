@@ -77,7 +77,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 devices:
-  description: Per device - bdf, psid, part_number, current, available, status, update (bool).
+  description:
+    - Per device - bdf, psid, part_number, current (the flashed image), running (differs while a flashed image waits for a
+      reset), pending_reset (bool), available, status, update (bool).
   returned: always
   type: list
   elements: dict

@@ -40,10 +40,28 @@ options:
     description: MTU expected where a NIC of O(nics) has none.
     type: int
   rdma_modules:
-    description: Kernel modules that must be loaded.
+    description:
+      - Kernel modules that must be loaded.
+      - Omitted or empty, the modules of the host's stack (C(ib_core), C(ib_uverbs), C(rdma_cm) and each NIC driver's
+        pair - C(mlx5_core)/C(mlx5_ib), C(bnxt_en)/C(bnxt_re), C(ice)/C(irdma), C(ionic)/C(ionic_rdma); mlx5 when no
+        driver is declared or detected).
     type: list
     elements: str
-    default: [ib_core, ib_uverbs, rdma_cm, mlx5_core, mlx5_ib]
+  stack:
+    description:
+      - The host's declared stack (the plan's host intent C(stack)); empty keys are detected from the facts.
+      - A declared value the host does not show is a C(stack) error finding.
+    type: dict
+    default: {}
+    suboptions:
+      gpu_vendor:
+        description: GPU vendor; decides the collective library whose GPUDirect rules apply (NCCL or RCCL).
+        type: str
+        choices: [nvidia, amd]
+      nic_driver:
+        description: RoCE NIC driver; decides the required modules.
+        type: str
+        choices: [mlx5, bnxt_re, irdma, ionic]
   firmware_baseline:
     description:
       - Firmware baseline per NIC. Keys, most specific first - C(<model>/<PSID>) (C(ConnectX-7/MT_0000000838)),
@@ -54,10 +72,13 @@ options:
     type: dict
     default: {}
   gpu_nic_allowed:
-    description: GPU<->NIC relationships accepted for a rail NIC and its GPU.
+    description:
+      - GPU<->NIC relationships accepted for a rail NIC and its GPU.
+      - C(P2C) is a NIC on the CPU a Grace GPU reaches over C2C (nvidia-smi prints it as C(SYS)); NCCL 2.27.3 and
+        later use GPUDirect RDMA there by default.
     type: list
     elements: str
-    default: [PIX, PXB]
+    default: [PIX, PXB, P2C]
   require_gdr:
     description: Require GPUDirect RDMA (nvidia_peermem or dma-buf).
     type: bool
@@ -129,9 +150,12 @@ def main():
         argument_spec=dict(
             facts=dict(type="dict", required=True), host=dict(type="str", required=True),
             nics=dict(type="list", elements="dict", required=True), gid_index=dict(type="int"), mtu=dict(type="int"),
-            rdma_modules=dict(type="list", elements="str", default=["ib_core", "ib_uverbs", "rdma_cm", "mlx5_core", "mlx5_ib"]),
+            rdma_modules=dict(type="list", elements="str"),
+            stack=dict(type="dict", default={}, options=dict(
+                gpu_vendor=dict(type="str", choices=["nvidia", "amd"]),
+                nic_driver=dict(type="str", choices=["mlx5", "bnxt_re", "irdma", "ionic"]))),
             firmware_baseline=dict(type="dict", default={}),
-            gpu_nic_allowed=dict(type="list", elements="str", default=["PIX", "PXB"]),
+            gpu_nic_allowed=dict(type="list", elements="str", default=["PIX", "PXB", "P2C"]),
             require_gdr=dict(type="bool", default=True), require_acs_off=dict(type="bool", default=True),
             require_ats=dict(type="str", choices=["auto", "always", "never"], default="auto"),
             iommu_allowed=dict(type="list", elements="str", default=["off", "passthrough"]),
@@ -147,7 +171,8 @@ def main():
     shape = checks.baseline_errors(p["firmware_baseline"])
     if shape:
         module.fail_json(msg="firmware_baseline: %s" % "; ".join(shape))
-    exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"],
+    exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"] or None,
+                              stack=dict((k, v) for k, v in (p["stack"] or {}).items() if v),
                               firmware_baseline=p["firmware_baseline"], gpu_nic_allowed=p["gpu_nic_allowed"],
                               require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"], require_ats=p["require_ats"],
                               iommu_allowed=p["iommu_allowed"], severity=p["severity"])

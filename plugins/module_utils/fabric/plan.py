@@ -48,6 +48,7 @@ def _leaf_record(lay, intent, name, group, rail, qos):
 def _assign_hosts(lay, intent, plan, leaf_by_key):
     """Rail IP plan, host<->leaf cabling and the leaf side of every host port."""
     servers = intent["servers"]
+    stack = dict((k, v) for k, v in sorted((servers.get("stack") or {}).items()) if v)
     scheme = intent["addressing"]["scheme"]
     gateway_last = intent["addressing"]["gateway"] == "last"
     spg = lay.servers_per_group
@@ -102,6 +103,8 @@ def _assign_hosts(lay, intent, plan, leaf_by_key):
             "routes": routes, "rules": rules, "sysctls": rail_sysctls(host_nics),
             "nccl": nccl_env(host_nics, intent["nccl"], mgmt, qos),
         }
+        if stack:  # only when declared: plans of fabrics that declare none stay byte-identical
+            plan["hosts"][server]["stack"] = stack
 
 
 def _assign_fabric_links(lay, intent, plan, leaf_by_key):

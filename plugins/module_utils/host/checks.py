@@ -12,9 +12,12 @@ __metaclass__ = type
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.host.pcitopo import RANK, acs_redirects
+from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
 
 CHECKS = {
     "rdma_module": "error",       # an RDMA kernel module is not loaded
+    "rdma_module_unknown": "warning",  # a module's state cannot be told (no modules.builtin, no other trace)
+    "stack": "error",             # the host's GPU vendor or NIC driver is not the one the plan declares
     "nic_present": "error",       # planned netdev / RDMA device missing or not bound together
     "link_up": "error",           # netdev not up or RDMA port not ACTIVE
     "link_speed": "error",        # negotiated speed differs from the plan
@@ -25,6 +28,7 @@ CHECKS = {
     "fw_fleet_mixed": "warning",  # the host's firmware differs from the fleet's most common version
     "gdr_ready": "error",         # no file NCCL probes for peer memory, and the dma-buf prerequisites are missing
     "gdr_dmabuf_untested": "warning",  # GPUDirect RDMA only through dma-buf: prerequisites met, registration untested
+    "gdr_dmabuf_env": "error",    # RCCL: dma-buf is the only path and NCCL_DMABUF_ENABLE=1 is not set (default 0)
     "gpu_present": "error",       # planned GPU index not found
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
     "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
@@ -36,8 +40,9 @@ CHECKS = {
 }
 
 DEFAULTS = {
-    "rdma_modules": ["ib_core", "ib_uverbs", "rdma_cm", "mlx5_core", "mlx5_ib"],
-    "gpu_nic_allowed": ["PIX", "PXB"],
+    "rdma_modules": None,   # None: the modules of the host's stack (stacks.required_modules)
+    "stack": {},            # declared {gpu_vendor: nvidia|amd, nic_driver: mlx5|bnxt_re|irdma|ionic}; empty: detected
+    "gpu_nic_allowed": ["PIX", "PXB", "P2C"],
     "require_gdr": True,
     "require_acs_off": True,
     "iommu_allowed": ["off", "passthrough"],
@@ -192,6 +197,18 @@ def _synthetic_check(facts, exp, host, out):
                         % (root, "from captured files in %s" % tools if tools else "not read (tools are not run against a tree)")))
 
 
+def _c2c_relation(facts, gpu, gkey, dev, rel):
+    """P2C where NCCL sees it: a GPU whose CPU link is C2C (nvidia-smi -q ``GPU C2C Mode: Enabled``; Grace GH200/GB200)
+    and a NIC on that CPU's NUMA node. nvidia-smi topo -m prints SYS there; NCCL >= 2.27.3 enables GPUDirect RDMA on
+    P2C by default (NVIDIA/nccl src/graph/paths.cc NET_GDR_C2C=1, mergePathType PHB+C2C -> P2C; NVIDIA/nccl#1579)."""
+    if not gpu.get("c2c") or rel not in ("SYS", "NODE", "PHB"):
+        return rel
+    gpu_numa = (facts["topology"].get("gpu_affinity", {}).get(gkey) or {}).get("numa")
+    if gpu_numa is not None and dev.get("numa_node") is not None and str(dev["numa_node"]) == str(gpu_numa):
+        return "P2C"
+    return rel
+
+
 def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
     gpu_links_seen = set() if gpu_links_seen is None else gpu_links_seen
     netdev, rdma_name = nic["netdev"], nic.get("rdma")
@@ -245,6 +262,7 @@ def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
             gpu_links_seen.add(gkey)
             _pcie_checks(facts, exp, host, "GPU%s" % gkey, known[gkey]["pci"], True, out)
         rel = facts["topology"]["gpu_nic"].get(gkey, {}).get(rdma_name)
+        rel = _c2c_relation(facts, known[gkey], gkey, dev, rel)
         allowed = exp["gpu_nic_allowed"]
         worst = max(RANK.get(x, 9) for x in allowed) if allowed else 0
         if rel is None or RANK.get(rel, 9) > worst:
@@ -260,14 +278,82 @@ def _nic_checks(facts, exp, host, nic, out, gpu_links_seen=None):
                                     "ACS redirects peer-to-peer traffic on %s between GPU%s and %s" % (", ".join(redirecting), gkey, netdev)))
 
 
+def host_stack(facts, exp):
+    """(gpu_vendor, nic_drivers) of the host: what the plan declares, else what the facts detected."""
+    declared = exp.get("stack") or {}
+    seen = facts.get("stack") or {}
+    gpu = declared.get("gpu_vendor") or seen.get("gpu_vendor") or "nvidia"
+    nics = [declared["nic_driver"]] if declared.get("nic_driver") else list(seen.get("nic_drivers") or [])
+    return gpu, nics
+
+
+def required_modules(facts, exp):
+    if exp.get("rdma_modules"):
+        return list(exp["rdma_modules"])
+    return stacks.required_modules(host_stack(facts, exp)[1])
+
+
+def _stack_check(facts, exp, host, out):
+    declared = exp.get("stack") or {}
+    seen = facts.get("stack") or {}
+    want_gpu = declared.get("gpu_vendor")
+    if want_gpu and seen.get("gpu_vendors") and want_gpu not in seen["gpu_vendors"]:
+        out.append(_finding(exp, "stack", host, "gpu_vendor", want_gpu, seen["gpu_vendors"],
+                            "plan declares %s GPUs, the host shows %s (PCI vendor %s)" % (
+                                want_gpu, ", ".join(seen["gpu_vendors"]), stacks.GPU_VENDORS[want_gpu]["pci_vendor"])))
+    want_nic = declared.get("nic_driver")
+    if want_nic and seen.get("nic_drivers") and want_nic not in seen["nic_drivers"]:
+        out.append(_finding(exp, "stack", host, "nic_driver", want_nic, seen["nic_drivers"],
+                            "plan declares %s NICs, the host's RDMA devices are %s" % (want_nic, ", ".join(seen["nic_drivers"]))))
+
+
+def _gdr_check(facts, exp, host, out):
+    gdr = facts["gdr"]
+    library = gdr.get("library") or "NCCL"
+    actual = {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
+              "peer_registration": gdr.get("peer_registration"), "dmabuf": gdr.get("dmabuf")}
+    if gdr.get("dmabuf_env_needed") and gdr.get("rdma_devices") and not gdr.get("peer_registration"):
+        out.append(_finding(exp, "gdr_dmabuf_env", host, "gpudirect_rdma", "NCCL_DMABUF_ENABLE=1",
+                            dict(actual, dmabuf_env=gdr.get("dmabuf_env")),
+                            "GPUDirect RDMA: %s finds no peer-memory client and uses dma-buf only with "
+                            "NCCL_DMABUF_ENABLE=1 (default 0, ROCm/rccl rocmwrap.cc); the other prerequisites are met: "
+                            "set it in /etc/rccl.conf (host_nccl_extra: {NCCL_DMABUF_ENABLE: '1'}; RCCL reads /etc/rccl.conf, "
+                            "not /etc/nccl.conf)" % library))
+        return
+    if gdr["ready"] is False:
+        files = ("an RDMA device and a file %s probes for peer memory (%s), or the dma-buf prerequisites"
+                 % (library, ", ".join(stacks.GPU_VENDORS.get(gdr.get("gpu_vendor") or "nvidia", stacks.GPU_VENDORS["nvidia"])["peermem_probes"])))
+        out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma", files, actual,
+                            "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
+    elif gdr["ready"] is None:
+        # the library decides dma-buf at init with a test registration (ibv_reg_dmabuf_mr) and the GPU's
+        # support attribute: files cannot show it
+        if library == "RCCL":
+            basis = "NCCL_DMABUF_ENABLE=%s, kernel %s, rdma-core %s" % (gdr.get("dmabuf_env"), gdr.get("kernel"), gdr.get("rdma_core"))
+            log = "RCCL's INFO log prints 'DMA_BUF Support Enabled' when it uses it"
+        else:
+            basis = "driver %s open kernel module, kernel %s, rdma-core %s" % (gdr.get("driver_version"), gdr.get("kernel"), gdr.get("rdma_core"))
+            log = "NCCL_DEBUG=INFO prints 'DMA-BUF is available on GPU device N' when NCCL uses it"
+        out.append(_finding(exp, "gdr_dmabuf_untested", host, "gpudirect_rdma",
+                            "a file %s probes for peer memory, or a tested dma-buf registration" % library, actual,
+                            "GPUDirect RDMA only through dma-buf: prerequisites met (%s), registration not tested; %s (%s)"
+                            % (basis, log, "; ".join(gdr["reasons"]) or "no peer-memory file")))
+
+
 def host_findings(facts, exp, host):
     """All findings of one host."""
     out = []
     _synthetic_check(facts, exp, host, out)
-    for mod in exp["rdma_modules"]:
+    _stack_check(facts, exp, host, out)
+    for mod in required_modules(facts, exp):
         state = facts["modules"].get(mod, "missing")
         if state == "missing":
             out.append(_finding(exp, "rdma_module", host, mod, "loaded", state, "kernel module %s is not loaded" % mod))
+        elif state == "unknown":
+            out.append(_finding(exp, "rdma_module_unknown", host, mod, "loaded", state,
+                                "kernel module %s: state unknown - not in /proc/modules or /sys/module, and %s/modules.builtin "
+                                "was not readable to tell a parameterless built-in from a missing module"
+                                % (mod, "/lib/modules/%s" % facts.get("kernel"))))
     gpu_links_seen = set()  # a GPU shared by several NICs is reported once
     for nic in exp["nics"]:
         _nic_checks(facts, exp, host, nic, out, gpu_links_seen)
@@ -284,24 +370,7 @@ def host_findings(facts, exp, host):
     for name in planned:
         _baseline_check(facts["rdma_devices"][name], exp, host, out)
     if exp["require_gdr"] and exp["nics"]:
-        gdr = facts["gdr"]
-        actual = {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
-                  "peer_registration": gdr.get("peer_registration"), "dmabuf": gdr.get("dmabuf")}
-        if gdr["ready"] is False:
-            out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma",
-                                "an RDMA device and a file NCCL probes for peer memory (nv_mem, nv_mem_nc or "
-                                "nvidia_peermem version), or the dma-buf prerequisites", actual,
-                                "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
-        elif gdr["ready"] is None:
-            # NCCL decides dma-buf at init with a test registration (ibv_reg_dmabuf_mr) and the GPU's
-            # CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: files cannot show it
-            out.append(_finding(exp, "gdr_dmabuf_untested", host, "gpudirect_rdma",
-                                "a file NCCL probes for peer memory, or a tested dma-buf registration", actual,
-                                "GPUDirect RDMA only through dma-buf: prerequisites met (%s), registration not tested; "
-                                "NCCL_DEBUG=INFO prints 'DMA-BUF is available on GPU device N' when NCCL uses it (%s)"
-                                % ("driver %s open kernel module, kernel %s, rdma-core %s"
-                                   % (gdr.get("driver_version"), gdr.get("kernel"), gdr.get("rdma_core")),
-                                   "; ".join(gdr["reasons"]) or "no peer-memory file")))
+        _gdr_check(facts, exp, host, out)
     mode = facts["iommu"]["mode"]
     if exp["iommu_allowed"] and mode not in exp["iommu_allowed"] and mode != "unknown":
         out.append(_finding(exp, "iommu_mode", host, "iommu", "|".join(exp["iommu_allowed"]), mode,

@@ -18,6 +18,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
 from ansible_collections.aifabric.roce.plugins.module_utils.host import pcitopo
+from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
 
 RDMA_MODULES = ("ib_core", "ib_uverbs", "rdma_cm", "rdma_ucm", "mlx5_core", "mlx5_ib")
 
@@ -81,16 +82,23 @@ def builtin_modules(sysroot, kernel):
     return set(), None
 
 
-def module_state(sysroot, name, loaded, builtin=frozenset()):
+# Modules NVIDIA ships outside the kernel tree (driver packages, DKMS): never in modules.builtin, so not in
+# /proc/modules and not in /sys/module means not loaded, whether or not modules.builtin could be read.
+OUT_OF_TREE = ("nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem", "nv_peer_mem")
+
+
+def module_state(sysroot, name, loaded, builtin=frozenset(), builtin_known=True):
     """loaded (in /proc/modules), builtin (modules.builtin, /sys/module without /proc/modules, or a
-    class the module registers), or missing."""
+    class the module registers), missing, or unknown: modules.builtin was not readable
+    (``builtin_known`` False) and an in-tree module built in without parameters leaves no other trace
+    (real capture h200-vm-2026-11-26: rdma_cm on a kernel without /lib/modules)."""
     if name in loaded:
         return "loaded"
     if name in builtin or sysroot.isdir("/sys/module/%s" % name):
         return "builtin"
     if name in BUILTIN_TRACES and sysroot.exists(BUILTIN_TRACES[name]):
         return "builtin"
-    return "missing"
+    return "missing" if builtin_known or name in OUT_OF_TREE else "unknown"
 
 
 def _numa(sysroot, rel):
@@ -194,7 +202,8 @@ def parse_devlink_info(text):
 
 def parse_mlxfwmanager(text):
     """``mlxfwmanager --query`` / ``mlxup --query`` device blocks -> [{device_type, part_number, psid,
-    pci_device_name, fw_current, fw_available, status, ...}]."""
+    pci_device_name, fw_current (the flashed image), fw_available, fw_running (only when a flashed image
+    waits for a reset), status, ...}]."""
     devices = []
     current = None
     for line in (text or "").splitlines():
@@ -203,6 +212,12 @@ def parse_mlxfwmanager(text):
             devices.append(current)
             continue
         if current is None:
+            continue
+        # `FW (Running)`: the flashed image (the `FW` row) differs from the one running until a reset
+        # (mstflint mlxfwops: the row is printed only then; real capture mlxup-cx7-fw-running)
+        match = re.match(r"^\s+FW \(Running\)\s+(\S+)", line)
+        if match:
+            current["fw_running"] = match.group(1)
             continue
         match = re.match(r"^\s+FW\s+(\S+)\s+(\S+)?", line)
         if match:
@@ -249,7 +264,10 @@ def _fw_mlxfwmanager(runner, bdf):
         return None
     dev = devices[0]
     available = dev.get("fw_available")
-    return {"version": dev["fw_current"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
+    running = dev.get("fw_running")
+    # version is what runs (as devlink's running fw.version); the flashed image is `stored`
+    return {"version": running or dev["fw_current"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
+            "stored": dev["fw_current"], "pending_reset": bool(running and running != dev["fw_current"]),
             "available": None if available in (None, "N/A") else available, "status": dev.get("status")}
 
 
@@ -299,8 +317,8 @@ def read_netdev(sysroot, runner, name):
 
 
 # PCI device id -> product, only for ids a real capture ties to a name (nvidia-smi and sysfs of the
-# same machine): h100-vm-2026-11-22 (0x2330 = "NVIDIA H100 80GB HBM3").
-GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3"}
+# same machine): h100-vm-2026-11-22 (0x2330), h200-vm-2026-11-26 (0x2335, nvidia-smi "NVIDIA H200").
+GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3", "0x2335": "NVIDIA H200"}
 NVSMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,pci.bus_id,driver_version,vbios_version", "--format=csv"]
 
 
@@ -327,21 +345,40 @@ def parse_nvsmi_query(text):
     return out
 
 
+def parse_nvsmi_c2c(text):
+    """``nvidia-smi -q`` -> {bdf: True|False} from each ``GPU <bus id>`` block's ``GPU C2C Mode : Enabled|Disabled``
+    (real capture h200-vm-2026-11-26: ``GPU C2C Mode : Disabled`` on a PCIe-attached H200)."""
+    out = {}
+    bdf = None
+    for line in (text or "").splitlines():
+        match = re.match(r"^GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$", line)
+        if match:
+            bdf = normalize_bdf(match.group(1))
+            continue
+        match = re.match(r"^\s+GPU C2C Mode\s*:\s*(\S+)", line)
+        if match and bdf:
+            out[bdf] = match.group(1).lower() == "enabled"
+    return out
+
+
 def read_gpus(sysroot, runner=None):
     gpus = []
     for bdf in sysroot.listdir("/sys/bus/pci/devices"):
         base = "/sys/bus/pci/devices/%s" % bdf
-        if sysroot.read(base + "/vendor") != NVIDIA_VENDOR:
-            continue
-        klass = sysroot.read(base + "/class") or ""
-        if not (klass.startswith("0x0302") or klass.startswith("0x0300")):
+        vendor = sysroot.read(base + "/vendor")
+        if not stacks.is_gpu(vendor, sysroot.read(base + "/class")):
             continue
         gpus.append({"pci": bdf, "numa_node": _numa(sysroot, base + "/numa_node"),
-                     "device_id": sysroot.read(base + "/device")})
-    query = runner.run(NVSMI_QUERY) if runner is not None and gpus else None
+                     "device_id": sysroot.read(base + "/device"), "vendor": stacks.gpu_vendor_of(vendor)})
+    nvidia = any(g["vendor"] == "nvidia" for g in gpus)
+    query = runner.run(NVSMI_QUERY) if runner is not None and nvidia else None
     named = parse_nvsmi_query(query.stdout) if query is not None and query.ok else {}
+    full = runner.run(["nvidia-smi", "-q"]) if runner is not None and nvidia else None
+    c2c = parse_nvsmi_c2c(full.stdout) if full is not None and full.ok else {}
+    # index: PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID, nvidia-smi; ROCm enumerates by bus too)
     for index, gpu in enumerate(sorted(gpus, key=lambda g: g["pci"].lower())):
         gpu["index"] = index
+        gpu["c2c"] = c2c.get(gpu["pci"].lower())
         row = named.get(gpu["pci"].lower())
         if row:
             gpu.update(name=row.get("name"), name_source="nvidia-smi", vbios=row.get("vbios_version"))
@@ -400,10 +437,9 @@ def peermem_path(sysroot, state):
 
 
 def dmabuf_path(sysroot, kernel, modules):
-    """(ok, detail, reasons) of the dma-buf path: open kernel module >= R515, kernel >= 5.12,
+    """(ok, detail, reasons) of NCCL's dma-buf path: open kernel module >= R515, kernel >= 5.12,
     rdma-core >= 34, ib_uverbs present."""
     major, _driver, open_module = nvidia_driver(sysroot)
-    release, lib = rdma_core_release(sysroot)
     reasons = []
     if major is None:
         reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
@@ -412,6 +448,34 @@ def dmabuf_path(sysroot, kernel, modules):
             reasons.append("dma-buf needs the NVIDIA open kernel modules")
         if major < DMABUF_MIN_DRIVER:
             reasons.append("dma-buf needs driver >= %d (have %d)" % (DMABUF_MIN_DRIVER, major))
+    common, detail = _common_dmabuf_reasons(sysroot, kernel, modules)
+    reasons += common
+    return not reasons, detail, reasons
+
+
+def kallsyms_has(sysroot, symbol):
+    """True when /proc/kallsyms lists ``symbol`` as a text symbol (``t`` or ``T``), RCCL's test for a kernel with
+    the peer-memory API (ROCm/rccl net_ib.cc: strstr of "t <symbol>" / "T <symbol>")."""
+    for line in (sysroot.read("/proc/kallsyms") or "").splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] in ("t", "T") and parts[2] == symbol:
+            return True
+    return False
+
+
+def nccl_conf_value(sysroot, name, path="/etc/nccl.conf"):
+    """Value of ``name`` in the library's config file, which it loads into the environment at init without
+    overriding it (src/misc/param.cc initEnv: NCCL /etc/nccl.conf, RCCL /etc/rccl.conf)."""
+    for line in (sysroot.read(path) or "").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip() == name:
+            return value.strip()
+    return None
+
+
+def _common_dmabuf_reasons(sysroot, kernel, modules):
+    release, lib = rdma_core_release(sysroot)
+    reasons = []
     if kernel is None or _version_tuple(kernel)[:2] < DMABUF_MIN_KERNEL:
         reasons.append("dma-buf needs kernel >= %d.%d (have %s)" % (DMABUF_MIN_KERNEL + (kernel,)))
     if release is None:
@@ -420,21 +484,74 @@ def dmabuf_path(sysroot, kernel, modules):
         reasons.append("dma-buf needs rdma-core >= %d (have %d: %s)" % (RDMA_CORE_DMABUF_MIN, release, lib))
     if modules.get("ib_uverbs", "missing") == "missing":
         reasons.append("ib_uverbs (user verbs) neither loaded nor built in")
-    return not reasons, {"rdma_core": release, "libibverbs": lib}, reasons
+    return reasons, {"rdma_core": release, "libibverbs": lib}
 
 
-def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
-    """GPUDirect RDMA readiness as NCCL decides it: ``ready`` is true when an RDMA device exists and one of the
-    files NCCL probes for peer memory exists (``peer_registration`` names it). The dma-buf path cannot be proven
-    from files (NCCL tests a registration at init): ``dmabuf`` reads ``prerequisites met`` (then ``ready`` is None,
-    unknown, and ``mode`` ``dmabuf``) or ``prerequisites missing``; ``reasons`` says what each path lacks."""
+def amd_peer_path(sysroot):
+    """(ok, what RCCL would find, reasons) by RCCL's rule (ROCm/rccl net_ib.cc ncclIbGdrSupport): one of the amdkfd
+    memory_peers files, else - not on Hyper-V, where RCCL skips it - ib_register_peer_memory_client in kallsyms."""
+    entry = stacks.GPU_VENDORS["amd"]
+    for rel in entry["peermem_probes"]:
+        if sysroot.exists(rel):
+            return True, rel, []
+    hyperv = (sysroot.read("/sys/devices/virtual/dmi/id/bios_version") or "").startswith("Hyper-V UEFI Release")
+    if not hyperv and kallsyms_has(sysroot, entry["peermem_symbol"]):
+        return True, "/proc/kallsyms:" + entry["peermem_symbol"], []
+    why = "none of the files RCCL probes exists (%s)" % ", ".join(entry["peermem_probes"])
+    if hyperv:
+        why += "; on Hyper-V RCCL does not look for ib_register_peer_memory_client"
+    elif sysroot.exists("/proc/kallsyms"):
+        why += " and /proc/kallsyms has no ib_register_peer_memory_client"
+    else:
+        why += " and /proc/kallsyms was not read"
+    return False, None, [why]
+
+
+def amd_dmabuf_path(sysroot, kernel, modules):
+    """(ok, detail, reasons) of RCCL's dma-buf path (ROCm/rccl rocmwrap.cc): NCCL_DMABUF_ENABLE=1 (default 0),
+    /boot/config-<release> with CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y, plus the verbs side (kernel
+    >= 5.12, rdma-core >= 34, ib_uverbs). ``env_needed`` is true when only the variable is missing."""
+    reasons, detail = _common_dmabuf_reasons(sysroot, kernel, modules)
+    config = sysroot.read("/boot/config-%s" % kernel) if kernel else None
+    if config is None:
+        reasons.append("/boot/config-%s not readable (RCCL reads CONFIG_DMABUF_MOVE_NOTIFY and CONFIG_PCI_P2PDMA there)" % kernel)
+    else:
+        lines = set(line.strip() for line in config.splitlines())
+        missing = [opt for opt in stacks.GPU_VENDORS["amd"]["dmabuf_kernel_config"] if opt not in lines]
+        if missing:
+            reasons.append("kernel config lacks %s (RCCL needs both for dma-buf)" % ", ".join(missing))
+    env = nccl_conf_value(sysroot, "NCCL_DMABUF_ENABLE", stacks.GPU_VENDORS["amd"]["conf_file"])
+    detail.update(dmabuf_env=env, env_needed=False)
+    if env != "1":
+        if not reasons:
+            detail["env_needed"] = True
+        reasons.append("RCCL uses dma-buf only with NCCL_DMABUF_ENABLE=1 (default 0; /etc/rccl.conf has %s)"
+                       % ("no NCCL_DMABUF_ENABLE" if env is None else "NCCL_DMABUF_ENABLE=%s" % env))
+    return not reasons, detail, reasons
+
+
+def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidia"):
+    """GPUDirect RDMA readiness as the stack's collective library decides it (NCCL for NVIDIA, RCCL for AMD):
+    ``ready`` is true when an RDMA device exists and one of the files the library probes for peer memory exists
+    (``peer_registration`` names it). The dma-buf path cannot be proven from files (the library tests a
+    registration at init): ``dmabuf`` reads ``prerequisites met`` (then ``ready`` is None, unknown, and ``mode``
+    ``dmabuf``) or ``prerequisites missing``; ``reasons`` says what each path lacks."""
     modules = modules or {}
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     _major, driver, open_module = nvidia_driver(sysroot)
-    peermem = modules.get("nvidia_peermem") or module_state(sysroot, "nvidia_peermem", loaded)
-    peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
-    dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
     has_rdma = bool(rdma_devices)
+    extra = {}
+    if gpu_vendor == "amd":
+        peermem = None
+        peer_ok, registration, peer_why = amd_peer_path(sysroot)
+        dmabuf_ok, dmabuf_detail, dmabuf_why = amd_dmabuf_path(sysroot, kernel, modules)
+        driver = sysroot.read("/sys/module/amdgpu/version")
+        extra = {"dmabuf_env": dmabuf_detail["dmabuf_env"], "dmabuf_env_needed": dmabuf_detail["env_needed"]}
+    else:
+        peermem = modules.get("nvidia_peermem") or module_state(sysroot, "nvidia_peermem", loaded)
+        peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
+        dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
+        extra = {"dmabuf_env": None, "dmabuf_env_needed": False}
     mode = "peermem" if peer_ok else ("dmabuf" if dmabuf_ok else None)
     reasons = []
     if not has_rdma:
@@ -445,12 +562,15 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None):
         ready = False
     else:
         ready = True if peer_ok else None    # dma-buf: prerequisites met, registration not tested
-    return {"ready": ready, "mode": mode if has_rdma else None,
-            "nvidia_peermem": peermem, "peer_registration": registration,
-            "dmabuf": DMABUF_PREREQUISITES_MET if dmabuf_ok else DMABUF_PREREQUISITES_MISSING, "dmabuf_tested": False,
-            "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
-            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
-            "rdma_devices": len(rdma_devices or {}), "reasons": reasons}
+    out = {"ready": ready, "mode": mode if has_rdma else None, "gpu_vendor": gpu_vendor,
+           "library": stacks.GPU_VENDORS.get(gpu_vendor, stacks.GPU_VENDORS["nvidia"])["library"],
+           "nvidia_peermem": peermem, "peer_registration": registration,
+           "dmabuf": DMABUF_PREREQUISITES_MET if dmabuf_ok else DMABUF_PREREQUISITES_MISSING, "dmabuf_tested": False,
+           "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
+           "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
+           "rdma_devices": len(rdma_devices or {}), "reasons": reasons}
+    out.update(extra)
+    return out
 
 
 def read_iommu(sysroot, pci_devices):
@@ -496,6 +616,26 @@ def read_irqbalance(sysroot):
             "args": config.get("IRQBALANCE_ARGS", ""), "banned_cpulist": config.get("IRQBALANCE_BANNED_CPULIST", "")}
 
 
+def detect_stack(sysroot, gpus, rdma, netdevs):
+    """The host's stack as its devices show it: GPU vendor (NVIDIA or AMD; the first found when both), the NIC
+    drivers of its RDMA devices (netdev driver, else RDMA name prefix, else PCI vendor), and whether an NVIDIA GPU
+    reaches its CPU over C2C (nvidia-smi -q ``GPU C2C Mode: Enabled``, real capture h200-vm-2026-11-26 prints
+    ``Disabled``) when that output was read."""
+    vendors = [g["vendor"] for g in gpus]
+    gpu_vendor = "nvidia" if "nvidia" in vendors else ("amd" if "amd" in vendors else None)
+    drivers = []
+    for name, dev in sorted(rdma.items()):
+        nd_driver = None
+        for nd in dev["netdevs"]:
+            nd_driver = (netdevs.get(nd) or {}).get("driver") or nd_driver
+        pci_vendor = sysroot.read("/sys/bus/pci/devices/%s/vendor" % dev["pci"]) if dev.get("pci") else None
+        found = stacks.nic_driver_of(name, nd_driver, pci_vendor)
+        dev["nic_driver"] = found
+        if found and found not in drivers:
+            drivers.append(found)
+    return {"gpu_vendor": gpu_vendor, "gpu_vendors": sorted(set(vendors)), "nic_drivers": drivers}
+
+
 def gather(root="/", capture_dir=None, netdevs=()):
     """All RDMA readiness facts of the host under ``root``; ``netdevs`` (the planned rail NICs) are
     read even when no RDMA device claims them, so a NIC without RDMA is told apart from a missing one."""
@@ -536,9 +676,12 @@ def gather(root="/", capture_dir=None, netdevs=()):
         links[item] = pcitopo.read_link(sysroot, item, runner)
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     builtin, builtin_source = builtin_modules(sysroot, kernel)
-    modules = dict((name, module_state(sysroot, name, loaded, builtin)) for name in RDMA_MODULES + ("nvidia", "nvidia_peermem"))
+    modules = dict((name, module_state(sysroot, name, loaded, builtin, builtin_source is not None))
+                   for name in stacks.all_modules() + ("nvidia", "nvidia_peermem", "amdgpu"))
+    stack = detect_stack(sysroot, gpus, rdma, netdev_facts)
     return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
-            "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology,
-            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "gdr": read_gdr(sysroot, loaded, rdma, modules),
+            "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology, "stack": stack,
+            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules,
+            "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia"),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

@@ -15,6 +15,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
+
 CONF_PATH = "/etc/nccl.conf"
 PROFILE_PATH = "/etc/profile.d/aifabric-nccl.sh"
 HEADER = "# Rendered by aifabric.roce from the fabric plan; edits are overwritten (docs/nccl.md).\n"
@@ -57,9 +59,15 @@ def cross_nic_for(nics):
 
 
 def _check(name, value):
-    """Problem text for one variable, or None."""
-    if not _NAME_RE.fullmatch(name):
-        return "%s: not an NCCL variable name (NCCL_ followed by capitals, digits and '_')" % name
+    """Problem text for one variable, or None. RCCL_* names are accepted when RCCL reads them (RCCL_PARAM in
+    ROCm/rccl src/, stacks.RCCL_VARIABLES); RCCL also reads every NCCL_* variable and /etc/nccl.conf."""
+    if name.startswith("RCCL_"):
+        if name not in stacks.RCCL_VARIABLES:
+            return ("%s: not a variable RCCL reads (RCCL_PARAM in ROCm/rccl src/: %s)"
+                    % (name, ", ".join(sorted(stacks.RCCL_VARIABLES))))
+    elif not _NAME_RE.fullmatch(name):
+        return ("%s: not an NCCL variable name (NCCL_ followed by capitals, digits and '_'), nor an RCCL_* one"
+                % name)
     if not isinstance(value, str) or not _VALUE_RE.fullmatch(value):
         return ("%s: value %r may use letters, digits and . , : = ^ / + @ %% _ - only (no spaces, quotes or "
                 "shell characters: NCCL reads the rest of the line verbatim)" % (name, value))

@@ -61,6 +61,10 @@ def device_state(query_text, bdf):
     available = dev.get("fw_available")
     available = None if available in (None, "N/A") else available
     status = dev.get("status") or ""
+    # current: the flashed image (what mlxfwmanager compares with the available one); running: the `FW (Running)`
+    # row, printed only while a flashed image waits for a reset (capture mlxup-cx7-fw-running)
+    running = dev.get("fw_running")
     return {"bdf": want, "psid": dev.get("psid"), "part_number": dev.get("part_number"),
-            "current": dev.get("fw_current"), "available": available, "status": status,
+            "current": dev.get("fw_current"), "running": running or dev.get("fw_current"),
+            "pending_reset": bool(running and running != dev.get("fw_current")), "available": available, "status": status,
             "update": status.strip().lower() == UPDATE_REQUIRED and available is not None}

@@ -16,6 +16,10 @@ import struct
 
 BDF_RE = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 RANK = {"X": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+# NCCL's own path types order P2C (GPU -C2C-> CPU -PCIe-> NIC, Grace platforms) after PXB and before PHB
+# (NVIDIA/nccl src/graph/topo.h PATH_PIX < PATH_PXB < PATH_P2C < PATH_PXN < PATH_PHB); nvidia-smi prints such
+# a pair as SYS, so P2C is derived (checks.py), never parsed.
+RANK["P2C"] = 2.5
 
 # PCIe extended capability IDs (PCI Express Base Specification, "Extended Capabilities")
 EXT_CAP_ACS = 0x000D
@@ -166,6 +170,13 @@ def read_link(sysroot, bdf, runner=None):
     none. ``degraded`` names what runs below capability (``width``, ``speed``); None values are unknown.
     """
     base = "/sys/bus/pci/devices/%s/" % bdf
+    pf = sysroot.link_name(base + "physfn")
+    if pf and pf != bdf:
+        # an SR-IOV VF has no link of its own (lspci: "Speed unknown, x0"; sysfs-bus-pci: physfn links a VF to its
+        # PF): its traffic crosses the PF's link, so that is the one judged
+        link = read_link(sysroot, pf, runner)
+        link.update(vf_of=pf)
+        return link
     link = {"source": None, "speed_gts": _gts(sysroot.read(base + "current_link_speed")),
             "max_speed_gts": _gts(sysroot.read(base + "max_link_speed")),
             "width": _width(sysroot.read(base + "current_link_width")),
@@ -177,6 +188,12 @@ def read_link(sysroot, bdf, runner=None):
         if result.ok and "LnkSta" in result.stdout:
             link.update(parse_lspci_link(result.stdout))
             link["source"] = "lspci"
+    if link["width"] == 0 and link["speed_gts"] is None:
+        # "Speed unknown, x0": a function without a link of its own (an SR-IOV VF read through lspci); unknown,
+        # not degraded (its PF's link is the one that carries the traffic)
+        link["width"] = None
+        link["lspci_degraded"] = []
+        link["no_own_link"] = True
     degraded = []
     if link["width"] is not None and link["max_width"] and link["width"] < link["max_width"]:
         degraded.append("width")
@@ -277,6 +294,10 @@ def parse_topo_matrix(text):
                 break
             continue
         gpu = tokens[0][3:]
+        if "\t" in line:
+            # nvidia-smi separates cells with tabs; an empty cell (no CPU affinity inside a limited cpuset) is
+            # an empty field, which a whitespace split would drop, shifting NUMA into the CPU column
+            tokens = [cell.strip() for cell in line.split("\t")]
         values = tokens[1:1 + len(columns)]
         for column, value in zip(columns, values):
             if column.startswith("GPU"):
@@ -285,6 +306,6 @@ def parse_topo_matrix(text):
                 gpu_nic.setdefault(gpu, {})[legend.get(column, column)] = value
         # after the device columns: CPU Affinity, then NUMA Affinity (R450+); N/A when unknown
         rest = tokens[1 + len(columns):]
-        affinity[gpu] = {"cpus": rest[0] if rest else None,
-                         "numa": rest[1] if has_numa and len(rest) > 1 else None}
+        affinity[gpu] = {"cpus": (rest[0] or None) if rest else None,
+                         "numa": (rest[1] or None) if has_numa and len(rest) > 1 else None}
     return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity}

@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPU host stacks as data: GPU vendors (and their collective library) and RoCE NIC drivers.
+
+Every rule here names its source; docs/host-rdma.md ("Host stacks") has the table with what is
+verified on which real capture. Pure data and small lookups, no I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+# --- GPU vendors ---------------------------------------------------------------------------------
+# PCI vendor ids: PCI-SIG / pci.ids (0x10de NVIDIA, 0x1002 AMD/ATI). Classes: 0x0300 VGA, 0x0302 3D
+# controller (NVIDIA data-centre GPUs, e.g. the H100/H200 captures), 0x0380 display controller (AMD
+# Instinct MI200: pci.ids "Aldebaran"), 0x1200 processing accelerator (AMD Instinct MI300X: "Processing
+# accelerators: ... Aqua Vanjaram [Instinct MI300X]", capture amd-mi300x-cx7-lspci).
+GPU_VENDORS = {
+    "nvidia": {
+        "pci_vendor": "0x10de", "classes": ("0x0300", "0x0302"), "library": "NCCL",
+        "driver_modules": ("nvidia",), "driver_version_file": "/proc/driver/nvidia/version",
+        # NVIDIA/nccl src/transport/net_ib/gdr.cc ibGdrSupportInitOnce: any one file exists (access F_OK)
+        "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
+                           "/sys/module/nvidia_peermem/version"),
+        "peermem_source": "NVIDIA/nccl src/transport/net_ib/gdr.cc ibGdrSupportInitOnce",
+        "peermem_symbol": None,
+        # NVIDIA/nccl src/init.cc: NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 1) - dma-buf is tried by default
+        "dmabuf_env_default": "1",
+        "dmabuf_source": "NVIDIA/nccl src/init.cc dmaBufSupported (NCCL_DMABUF_ENABLE default 1, CUDA >= 11.7, "
+                         "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) + gdr.cc ibDmaBufSupportInitOnce",
+        "env_prefixes": ("NCCL_",),
+        # NVIDIA/nccl src/misc/param.cc initEnv: ~/.nccl.conf, then /etc/nccl.conf (setenv without overwrite)
+        "conf_file": "/etc/nccl.conf",
+    },
+    "amd": {
+        "pci_vendor": "0x1002", "classes": ("0x0300", "0x0380", "0x1200"), "library": "RCCL",
+        "driver_modules": ("amdgpu",), "driver_version_file": "/sys/module/amdgpu/version",
+        # ROCm/rccl src/transport/net_ib.cc ncclIbGdrSupport (commit 0cbce2a7571c): any one of these files, else the
+        # symbol ib_register_peer_memory_client (t or T) in /proc/kallsyms
+        "peermem_probes": ("/sys/kernel/mm/memory_peers/amdkfd/version", "/sys/kernel/memory_peers/amdkfd/version",
+                           "/sys/memory_peers/amdkfd/version"),
+        "peermem_source": "ROCm/rccl src/transport/net_ib.cc ncclIbGdrSupport",
+        "peermem_symbol": "ib_register_peer_memory_client",
+        # ROCm/rccl src/misc/rocmwrap.cc: NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 0); "Dmabuf feature disabled
+        # without NCCL_DMABUF_ENABLE=1"; then /boot/config-<release> must hold CONFIG_DMABUF_MOVE_NOTIFY=y and
+        # CONFIG_PCI_P2PDMA=y
+        "dmabuf_env_default": "0",
+        "dmabuf_kernel_config": ("CONFIG_DMABUF_MOVE_NOTIFY=y", "CONFIG_PCI_P2PDMA=y"),
+        "dmabuf_source": "ROCm/rccl src/misc/rocmwrap.cc (NCCL_DMABUF_ENABLE default 0; /boot/config-<release> "
+                         "CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y)",
+        # RCCL reads NCCL_* (its NCCL_PARAM) and RCCL_* (RCCL_PARAM in src/include/param.h: "RCCL_" env)
+        "env_prefixes": ("NCCL_", "RCCL_"),
+        # ROCm/rccl src/misc/param.cc initEnv: ~/.rccl.conf, then /etc/rccl.conf - RCCL does not read /etc/nccl.conf
+        "conf_file": "/etc/rccl.conf",
+    },
+}
+
+# RCCL_* variables RCCL reads: RCCL_PARAM(name, "<ENV>", default) reads "RCCL_<ENV>" (ROCm/rccl
+# src/include/param.h); this is every RCCL_PARAM of src/ at commit 0cbce2a7571c.
+RCCL_VARIABLES = frozenset("RCCL_" + name for name in (
+    "CLIQUE_ALLREDUCE_BYTE_LIMIT", "CLIQUE_IGNORE_TOPO", "ENABLE_CLIQUE", "ENABLE_INTRANET", "ENABLE_SIGNALHANDLER",
+    "FORCE_ENABLE_GDRDMA", "INTRANET_THRESHOLD", "KERNEL_COLL_TRACE_ENABLE", "MODEL_MATCHING_DISABLE",
+    "MSCCL_ENABLE_SINGLE_PROCESS", "MSCCL_ENABLE", "MSCCL_FORCE_ENABLE", "MSCCL_FORCE_FULLOPS",
+    "MSCCL_WORK_FIFO_DEPTH", "MSCCLPP_ENABLE", "MSCCLPP_THRESHOLD", "NET_CONTIGUOUS_MEM", "PIVOT_ALLTOALL_ENABLE",
+    "STACK_SIZE_OVERRIDE", "USE_ROCM_SMI_LIB"))
+
+# NCCL >= 2.27.3 uses GPUDirect RDMA to a NIC behind the CPU a GPU reaches over C2C (Grace: GH200, GB200):
+# src/graph/paths.cc NCCL_PARAM(NetGdrC2c, "NET_GDR_C2C", 1) (0 in 2.26.2) and mergePathType PHB + C2C -> P2C,
+# accepted by ncclTopoCheckGdr (netGdrLevel P2C). nvidia-smi topo -m has no C2C/P2C legend: such pairs print SYS.
+NCCL_GDR_C2C_SINCE = (2, 27, 3)
+
+# --- RoCE NIC drivers ----------------------------------------------------------------------------
+# modules: the netdev driver and its RDMA (ib_*) driver, both must be present (kernel drivers/infiniband/hw/*).
+# rdma_prefix: the name the driver gives its ib_device before rdma-core's udev rename (rdma_rename).
+NIC_DRIVERS = {
+    "mlx5": {
+        "vendor": "NVIDIA (Mellanox)", "pci_vendor": "0x15b3", "netdev_driver": "mlx5_core", "rdma_driver": "mlx5_ib",
+        "modules": ("mlx5_core", "mlx5_ib"), "rdma_prefix": "mlx5_",
+        "firmware": "devlink dev info (running/stored fw.version), mlxfwmanager/mlxup --query (FW, FW (Running)), "
+                    "flint query, sysfs fw_ver",
+        "qos_tool": "mlnx_qos (MLNX_OFED/DOCA) or iproute2 dcb; DCBX mode from mlnx_qos 'DCBX mode: OS controlled'",
+        "congestion": "DCQCN: /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<prio>, roce_np/cnp_dscp (MLNX_OFED "
+                      "'Explicit Congestion Notification'); the inbox driver enables DCQCN by default",
+        "congestion_configurable": True,
+    },
+    "bnxt_re": {
+        "vendor": "Broadcom", "pci_vendor": "0x14e4", "netdev_driver": "bnxt_en", "rdma_driver": "bnxt_re",
+        "modules": ("bnxt_en", "bnxt_re"), "rdma_prefix": "bnxt_re",
+        "firmware": "ethtool -i firmware-version, devlink dev info (bnxt_en devlink info), niccli; sysfs fw_ver",
+        # drivers/net/ethernet/broadcom/bnxt/bnxt_dcb.c bnxt_dcbnl_ieee_setpfc: -EINVAL unless dcbx_cap has
+        # DCB_CAP_DCBX_HOST (the firmware LLDP/DCBX agent owns DCB otherwise); the same in FreeBSD's bnxt_dcb.c
+        "qos_tool": "iproute2 dcb (host DCBX only); with the firmware DCBX agent the driver refuses host PFC/app "
+                    "(bnxt_dcb.c -EINVAL): read it with dcb, set it with niccli or the switch's DCBX",
+        "congestion": "CC (DCQCN-style) is firmware state; Broadcom's out-of-tree bnxt_re exposes it in configfs, "
+                      "the upstream driver does not: not configured here (unverified)",
+        "congestion_configurable": False,
+    },
+    "irdma": {
+        "vendor": "Intel (E810 ice)", "pci_vendor": "0x8086", "netdev_driver": "ice", "rdma_driver": "irdma",
+        "modules": ("ice", "irdma"), "rdma_prefix": "irdma",
+        "firmware": "ethtool -i firmware-version (NVM version, eetrack, combo), devlink dev info (ice: fw.mgmt, "
+                    "fw.bundle_id); sysfs fw_ver",
+        # kernel Documentation/networking/device_drivers/ethernet/intel/ice.rst "DCB" / "FW-LLDP": with the
+        # fw-lldp-agent private flag on, the firmware runs DCBX (willing) and owns DCB
+        "qos_tool": "iproute2 dcb or lldptool after `ethtool --set-priv-flags <if> fw-lldp-agent off`; with the "
+                    "flag on the firmware's DCBX owns DCB (ice.rst)",
+        "congestion": "irdma DCQCN is a driver setting not exposed in sysfs by the upstream driver: not configured "
+                      "here (unverified)",
+        "congestion_configurable": False,
+    },
+    "ionic": {
+        "vendor": "AMD Pensando", "pci_vendor": "0x1dd8", "netdev_driver": "ionic", "rdma_driver": "ionic_rdma",
+        "modules": ("ionic", "ionic_rdma"), "rdma_prefix": "ionic_",
+        "firmware": "ethtool -i firmware-version, devlink dev info (ionic devlink info fw); sysfs fw_ver",
+        "qos_tool": "iproute2 dcb where the driver implements dcbnl (unverified for ionic)",
+        "congestion": "not documented in a source found: not configured here (unverified)",
+        "congestion_configurable": False,
+    },
+}
+
+# Core RDMA modules every RoCE host needs (kernel drivers/infiniband/core: ib_core, ib_uverbs for user verbs,
+# rdma_cm for RoCE connection setup; NCCL uses verbs, rdma_cm only through rdma_ucm tools).
+CORE_MODULES = ("ib_core", "ib_uverbs", "rdma_cm")
+NIC_ORDER = ("mlx5", "bnxt_re", "irdma", "ionic")
+
+
+def all_modules():
+    """Every module a stack can require (the facts read each one's state)."""
+    out = list(CORE_MODULES) + ["rdma_ucm"]
+    for name in NIC_ORDER:
+        out += [m for m in NIC_DRIVERS[name]["modules"] if m not in out]
+    return tuple(out)
+
+
+def required_modules(nic_drivers):
+    """Modules a host needs for its NIC drivers: the core RDMA modules + each driver's pair; mlx5 when none is known
+    (the collection's historical default)."""
+    out = list(CORE_MODULES)
+    for name in (nic_drivers or ["mlx5"]):
+        out += [m for m in NIC_DRIVERS[name]["modules"] if m not in out]
+    return out
+
+
+def gpu_vendor_of(pci_vendor):
+    for name, entry in GPU_VENDORS.items():
+        if entry["pci_vendor"] == pci_vendor:
+            return name
+    return None
+
+
+def is_gpu(pci_vendor, pci_class):
+    name = gpu_vendor_of(pci_vendor)
+    return name is not None and any((pci_class or "").startswith(c) for c in GPU_VENDORS[name]["classes"])
+
+
+def nic_driver_of(rdma_name=None, netdev_driver=None, pci_vendor=None):
+    """NIC driver key from what the host shows: the netdev's driver (ethtool -i / sysfs driver link), the RDMA
+    device name prefix, or the PCI vendor; None when nothing matches."""
+    for name in NIC_ORDER:
+        entry = NIC_DRIVERS[name]
+        if netdev_driver and netdev_driver == entry["netdev_driver"]:
+            return name
+    for name in NIC_ORDER:
+        if rdma_name and rdma_name.startswith(NIC_DRIVERS[name]["rdma_prefix"]):
+            return name
+    for name in NIC_ORDER:
+        if pci_vendor and pci_vendor == NIC_DRIVERS[name]["pci_vendor"]:
+            return name
+    return None
+
+
+def env_prefixes(gpu_vendor):
+    return GPU_VENDORS.get(gpu_vendor or "nvidia", GPU_VENDORS["nvidia"])["env_prefixes"]
+
+
+def version_tuple(text):
+    return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])

@@ -1,0 +1,87 @@
+"""Replay of the real H200 VM capture (tests/fixtures/hosts/captures/h200-vm-2026-11-26, taken with
+tools/capture_host.sh) through the host readers, and the verdicts a careful engineer gives that host."""
+import importlib.util
+import json
+import os
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAP = os.path.join(HERE, "..", "..", "fixtures", "hosts", "captures", "h200-vm-2026-11-26")
+
+
+def _from_capture():
+    spec = importlib.util.spec_from_file_location("from_capture", os.path.join(CAP, "..", "..", "from_capture.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def live():
+    """The readers' own output on the live host (the kit's facts.json)."""
+    with open(os.path.join(CAP, "facts.json")) as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory, live):
+    out = _from_capture().build(os.path.join(CAP, "trace.txt"), str(tmp_path_factory.mktemp("h200")), live)
+    return hf.gather(os.path.join(out, "root"), os.path.join(out, "tools"), netdevs=["eth0"])
+
+
+def test_trace_is_the_kit_format_and_parses():
+    mod = _from_capture()
+    with open(os.path.join(CAP, "trace.txt")) as handle:
+        secs = mod.sections(handle.read())
+    commands = [cmds[0] for cmds, _lines in secs]
+    assert commands[0] == "uname -a" and "nvidia-smi topo -m" in commands
+    # '# rc=0' glued to the tr output is not a module name
+    assert mod.find(secs, "cat /proc/modules | cut -d' ' -f1") == ["nvidia nvidia_uvm"]
+
+
+def test_h200_gpu_found_by_pci_id_and_c2c_read(replay, live):
+    gpus = replay["gpus"]
+    assert [(g["pci"], g["device_id"], g["vendor"], g["name"]) for g in gpus] == [
+        ("0000:00:06.0", "0x2335", "nvidia", "NVIDIA H200")]
+    assert gpus[0]["c2c"] is False  # nvidia-smi -q: "GPU C2C Mode : Disabled" (PCIe-attached)
+    # the live reader named it through nvidia-smi; the replay (no such query in the trace) through the PCI id
+    assert live["gpus"][0]["name"] == "NVIDIA H200" and live["gpus"][0]["device_id"] == "0x2335"
+    assert replay["topology"]["source"] == "nvidia-smi"
+    assert replay["topology"]["gpu_affinity"] == {"0": {"cpus": "0-15", "numa": "0"}}
+    assert replay["stack"] == {"gpu_vendor": "nvidia", "gpu_vendors": ["nvidia"], "nic_drivers": []}
+
+
+def test_h200_no_rdma_device_so_gdr_not_ready_for_that_reason(replay, live):
+    for gdr in (replay["gdr"], live["gdr"]):
+        assert gdr["ready"] is False and gdr["rdma_devices"] == 0
+        assert gdr["reasons"][0] == "no RDMA device (/sys/class/infiniband is empty)"
+        # not blamed on the driver: the dma-buf prerequisites are met (open module R580, 6.18, rdma-core 50)
+        assert gdr["dmabuf"] == hf.DMABUF_PREREQUISITES_MET
+        assert (gdr["open_kernel_module"], gdr["driver_version"], gdr["rdma_core"]) == (True, "580.159", 50)
+        assert not any(r.startswith("dma-buf path") for r in gdr["reasons"])
+    assert replay["gdr"]["nvidia_peermem"] == "missing"  # out-of-tree module, not loaded
+
+
+def test_h200_rdma_cm_unknown_not_missing(replay, live):
+    assert live["modules"]["rdma_cm"] == "missing" and live["modules_builtin"] is None  # the old misread
+    mods = replay["modules"]
+    assert replay["modules_builtin"] is None
+    assert mods["rdma_cm"] == "unknown"
+    assert mods["ib_core"] == mods["mlx5_core"] == mods["mlx5_ib"] == "builtin"
+    assert mods["nvidia"] == "loaded" and mods["nvidia_peermem"] == "missing"
+
+
+def test_h200_preflight_verdict(replay):
+    exp = checks.expectations([{"netdev": "eth0", "rdma": "mlx5_0", "gpu": 0, "mtu": 1500}])
+    found = checks.host_findings(replay, exp, "h200-vm")
+    ids = dict((f["id"], f) for f in found if f["id"] != "rdma_module_unknown")
+    assert "rdma_module" not in ids  # nothing is reported missing that may be built in
+    unknown = sorted(f["subject"] for f in found if f["id"] == "rdma_module_unknown")
+    assert "rdma_cm" in unknown and "ib_core" not in unknown
+    assert "no RDMA device" in ids["gdr_ready"]["message"] and ids["gdr_ready"]["severity"] == "error"
+    assert "RDMA device mlx5_0 missing" in ids["nic_present"]["message"]
+    assert "gpu_present" not in ids  # the H200 is there

@@ -1,0 +1,229 @@
+"""Host stacks (issue 29): GPU vendors and their collective library's GPUDirect rules, NIC drivers and their
+modules, and the reading errors a real capture showed. Every rule asserted here names its source in
+plugins/module_utils/host/stacks.py or facts.py; trees built here are minimal stand-ins for one file each."""
+import os
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+from ansible_collections.aifabric.roce.plugins.module_utils.host import facts as hf
+from ansible_collections.aifabric.roce.plugins.module_utils.host import nccl
+from ansible_collections.aifabric.roce.plugins.module_utils.host import nic_firmware
+from ansible_collections.aifabric.roce.plugins.module_utils.host import pcitopo
+from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
+from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolResult
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURES = os.path.join(HERE, "..", "..", "fixtures", "hosts", "captures")
+
+
+def capture(name, filename):
+    with open(os.path.join(CAPTURES, name, filename)) as handle:
+        return handle.read()
+
+
+def write(root, rel, text=""):
+    path = os.path.join(str(root), rel.lstrip("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+class Runner(object):
+    """Answers argv lists from a dict (argv tuple -> stdout); anything else is a missing tool."""
+
+    def __init__(self, answers):
+        self.answers = dict((tuple(k), v) for k, v in answers.items())
+
+    def run(self, argv):
+        if tuple(argv) in self.answers:
+            return ToolResult(argv, 0, self.answers[tuple(argv)], "")
+        return ToolResult(argv, 127, "", "", missing=True)
+
+
+# --- firmware: mlxup `FW (Running)` (real capture mlxup-cx7-fw-running) ---------------------------
+
+def test_mlxup_fw_running_row_is_not_the_version():
+    text = capture("mlxup-cx7-fw-running", "mlxup_-d.txt")
+    dev = hf.parse_mlxfwmanager(text)[0]
+    assert (dev["fw_current"], dev["fw_available"], dev["fw_running"]) == ("28.47.1026", "28.47.1026", "28.46.3048")
+    runner = Runner({("mlxfwmanager", "--query", "-d", "0000:8e:00.0"): text})
+    fw = hf.read_firmware(runner, {"pci": "0000:8e:00.0", "fw_ver": "28.46.3048", "board_id": "MT_0000000838"})
+    # what runs is the version (as devlink's running fw.version); the flashed image waits for a reset
+    assert (fw["source"], fw["version"], fw["stored"], fw["pending_reset"]) == ("mlxfwmanager", "28.46.3048", "28.47.1026", True)
+    state = nic_firmware.device_state(text, "0000:8e:00.0")
+    assert (state["current"], state["running"], state["pending_reset"], state["update"]) == ("28.47.1026", "28.46.3048", True, False)
+
+
+# --- nvidia-smi topo -m: an empty CPU-affinity cell ------------------------------------------------
+
+def test_topo_empty_cpu_affinity_cell_does_not_shift_the_row():
+    real = capture("h200-vm-2026-11-26", "trace.txt").split("+ nvidia-smi topo -m\n", 1)[1].split("# rc=", 1)[0]
+    assert pcitopo.parse_topo_matrix(real)["gpu_affinity"] == {"0": {"cpus": "0-15", "numa": "0"}}
+    # the same row as nvidia-smi prints it when the GPU's CPUs are outside the caller's cpuset: the cell is empty
+    blank = real.replace("GPU0\t X \t0-15\t0", "GPU0\t X \t\t0")
+    assert blank != real
+    assert pcitopo.parse_topo_matrix(blank)["gpu_affinity"] == {"0": {"cpus": None, "numa": "0"}}
+
+
+# --- SR-IOV VF links are judged by their PF --------------------------------------------------------
+
+def test_vf_link_is_its_pf_link(tmp_path):
+    pf, vf = "0000:3b:00.0", "0000:3b:00.2"
+    for bdf in (pf, vf):
+        os.makedirs(str(tmp_path / "sys/devices/pci0000:3a/0000:3a:00.0" / bdf))
+        os.makedirs(str(tmp_path / "sys/bus/pci/devices"), exist_ok=True)
+        os.symlink("../../../devices/pci0000:3a/0000:3a:00.0/%s" % bdf, str(tmp_path / "sys/bus/pci/devices" / bdf))
+    base = "sys/devices/pci0000:3a/0000:3a:00.0/"
+    for key, value in (("current_link_speed", "32.0 GT/s PCIe"), ("max_link_speed", "32.0 GT/s PCIe"),
+                       ("current_link_width", "16"), ("max_link_width", "16")):
+        write(tmp_path, base + pf + "/" + key, value)
+    # a VF: sysfs-bus-pci physfn link to its PF; its own link reads Unknown / 0 (lspci "Speed unknown, x0")
+    write(tmp_path, base + vf + "/current_link_speed", "Unknown")
+    write(tmp_path, base + vf + "/current_link_width", "0")
+    write(tmp_path, base + vf + "/max_link_speed", "32.0 GT/s PCIe")
+    write(tmp_path, base + vf + "/max_link_width", "16")
+    os.symlink("../" + pf, str(tmp_path / base / vf / "physfn"))
+    link = pcitopo.read_link(SysRoot(str(tmp_path)), vf)
+    assert link["vf_of"] == pf and link["degraded"] == [] and (link["speed_gts"], link["width"]) == (32.0, 16)
+
+
+def test_function_without_own_link_is_unknown_not_degraded():
+    # real lspci -vvv text of a function with no link of its own (search index file 35211284767)
+    text = ("\t\tLnkCap:\tPort #0, Speed unknown, Width x0, ASPM unknown, Latency L0 <64ns, L1 <1us\n"
+            "\t\tLnkSta:\tSpeed unknown, Width x0, TrErr- Train- SlotClk- DLActive- BWMgmt- ABWMgmt-\n")
+    link = pcitopo.read_link(SysRoot("/nonexistent-root"), "0000:00:1f.3",
+                             Runner({("lspci", "-vvv", "-s", "0000:00:1f.3"): text}))
+    assert link["source"] == "lspci" and link["degraded"] == [] and link.get("no_own_link") is True
+
+
+# --- modules: missing vs unknown -------------------------------------------------------------------
+
+def test_module_state_unknown_only_without_modules_builtin(tmp_path):
+    root = SysRoot(str(tmp_path))
+    assert hf.module_state(root, "rdma_cm", set(), set(), builtin_known=False) == "unknown"
+    assert hf.module_state(root, "rdma_cm", set(), set(), builtin_known=True) == "missing"
+    # an out-of-tree module is never built in: absent is missing either way
+    assert hf.module_state(root, "nvidia_peermem", set(), set(), builtin_known=False) == "missing"
+    os.makedirs(str(tmp_path / "sys/module/rdma_cm"))
+    assert hf.module_state(root, "rdma_cm", set(), set(), builtin_known=False) == "builtin"
+
+
+# --- stacks: required modules follow the NIC driver -----------------------------------------------
+
+def test_required_modules_follow_the_nic_driver():
+    assert stacks.required_modules(["bnxt_re"]) == ["ib_core", "ib_uverbs", "rdma_cm", "bnxt_en", "bnxt_re"]
+    assert stacks.required_modules(["irdma"])[-2:] == ["ice", "irdma"]
+    assert stacks.required_modules([]) == ["ib_core", "ib_uverbs", "rdma_cm", "mlx5_core", "mlx5_ib"]
+    assert stacks.nic_driver_of("bnxt_re0") == "bnxt_re" and stacks.nic_driver_of("rocep1s0f0", "ice") == "irdma"
+    assert stacks.nic_driver_of("rocep1s0f0", None, "0x15b3") == "mlx5"  # renamed by rdma-core: the PCI vendor tells
+
+
+def _bnxt_facts():
+    mods = dict((m, "loaded") for m in ("ib_core", "ib_uverbs", "rdma_cm", "bnxt_en", "bnxt_re"))
+    mods.update(mlx5_core="missing", mlx5_ib="missing")
+    return {"root": "/", "live": True, "modules": mods, "rdma_devices": {}, "netdevs": {}, "gpus": [],
+            "stack": {"gpu_vendor": "amd", "gpu_vendors": ["amd"], "nic_drivers": ["bnxt_re"]},
+            "iommu": {"mode": "off", "cmdline": []}, "gdr": {}, "topology": {"gpu_nic": {}}}
+
+
+def test_bnxt_host_gets_no_mlx5_module_errors_and_a_wrong_declaration_is_named():
+    found = checks.host_findings(_bnxt_facts(), checks.expectations([]), "mi300x")
+    assert [f for f in found if f["id"] == "rdma_module"] == []
+    exp = checks.expectations([], stack={"gpu_vendor": "nvidia", "nic_driver": "mlx5"})
+    found = dict(((f["id"], f["subject"]), f) for f in checks.host_findings(_bnxt_facts(), exp, "mi300x"))
+    assert ("rdma_module", "mlx5_core") in found  # declared mlx5: its modules are required
+    assert "plan declares nvidia GPUs, the host shows amd" in found[("stack", "gpu_vendor")]["message"]
+    assert ("stack", "nic_driver") in found
+
+
+# --- AMD GPUs and RCCL's GPUDirect rules ------------------------------------------------------------
+
+def _amd_tree(tmp_path):
+    dev = "sys/devices/pci0000:00/0000:00:01.0/0000:05:00.0"
+    write(tmp_path, dev + "/vendor", "0x1002")
+    write(tmp_path, dev + "/device", "0x74a1")
+    write(tmp_path, dev + "/class", "0x120000")  # processing accelerator (MI300X)
+    write(tmp_path, dev + "/numa_node", "0")
+    audio = "sys/devices/pci0000:00/0000:00:01.0/0000:05:00.1"
+    write(tmp_path, audio + "/vendor", "0x1002")
+    write(tmp_path, audio + "/class", "0x040300")  # an AMD audio function is not a GPU
+    os.makedirs(str(tmp_path / "sys/bus/pci/devices"), exist_ok=True)
+    for bdf, rel in (("0000:05:00.0", dev), ("0000:05:00.1", audio)):
+        os.symlink(str(tmp_path / rel), str(tmp_path / "sys/bus/pci/devices" / bdf))
+    write(tmp_path, "proc/sys/kernel/osrelease", "6.8.0-45-generic")
+    write(tmp_path, "usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0")
+    return SysRoot(str(tmp_path))
+
+
+def test_amd_gpus_are_found(tmp_path):
+    gpus = hf.read_gpus(_amd_tree(tmp_path), Runner({}))
+    assert [(g["pci"], g["vendor"], g["index"]) for g in gpus] == [("0000:05:00.0", "amd", 0)]
+
+
+MODS = {"ib_uverbs": "loaded"}
+RDMA = {"bnxt_re0": {}}
+
+
+def test_rccl_peer_memory_by_amdkfd_file(tmp_path):
+    root = _amd_tree(tmp_path)
+    write(tmp_path, "sys/kernel/mm/memory_peers/amdkfd/version", "1.0")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert (gdr["ready"], gdr["library"], gdr["peer_registration"]) == (True, "RCCL", "/sys/kernel/mm/memory_peers/amdkfd/version")
+
+
+def test_rccl_peer_memory_by_kallsyms_but_not_on_hyperv(tmp_path):
+    root = _amd_tree(tmp_path)
+    write(tmp_path, "proc/kallsyms", "ffffffffc0a01230 t ib_register_peer_memory_client\t[ib_core]\n")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert gdr["ready"] is True and gdr["peer_registration"] == "/proc/kallsyms:ib_register_peer_memory_client"
+    write(tmp_path, "sys/devices/virtual/dmi/id/bios_version", "Hyper-V UEFI Release v4.1")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert gdr["ready"] is False and any("on Hyper-V RCCL does not look" in r for r in gdr["reasons"])
+
+
+def test_rccl_dmabuf_needs_the_variable_and_the_kernel_config(tmp_path):
+    root = _amd_tree(tmp_path)
+    write(tmp_path, "boot/config-6.8.0-45-generic", "CONFIG_DMABUF_MOVE_NOTIFY=y\nCONFIG_PCI_P2PDMA=y\n")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert gdr["ready"] is False and gdr["dmabuf_env_needed"] is True
+    facts = dict(_bnxt_facts(), gdr=gdr)
+    found = dict((f["id"], f) for f in checks.host_findings(facts, checks.expectations([{"netdev": "x", "rdma": None}]), "h"))
+    assert "NCCL_DMABUF_ENABLE=1" in found["gdr_dmabuf_env"]["message"] and "gdr_ready" not in found
+    write(tmp_path, "etc/rccl.conf", "NCCL_DMABUF_ENABLE=1\n")  # RCCL reads /etc/rccl.conf (param.cc initEnv)
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert (gdr["ready"], gdr["mode"], gdr["dmabuf"]) == (None, "dmabuf", hf.DMABUF_PREREQUISITES_MET)
+    write(tmp_path, "boot/config-6.8.0-45-generic", "CONFIG_DMABUF_MOVE_NOTIFY=y\n")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    assert gdr["ready"] is False and any("CONFIG_PCI_P2PDMA=y" in r for r in gdr["reasons"])
+
+
+# --- Grace C2C: SYS in nvidia-smi, P2C for NCCL -----------------------------------------------------
+
+def _c2c_facts(gpu_numa, nic_numa, c2c=True):
+    return {"root": "/", "live": True, "modules": {}, "iommu": {"mode": "off", "cmdline": []}, "ats": {}, "pcie_links": {},
+            "gdr": {"ready": True}, "stack": {}, "pci_bridges": {},
+            "gpus": [{"index": 0, "pci": "0009:01:00.0", "numa_node": None, "c2c": c2c}],
+            "rdma_devices": {"mlx5_0": {"name": "mlx5_0", "pci": "0000:01:00.0", "numa_node": nic_numa, "netdevs": ["eth1"],
+                                        "ports": {}, "model": "ConnectX-7", "fw_ver": "28.45.1020", "firmware": {}}},
+            "netdevs": {"eth1": {"operstate": "up", "speed_mbps": 400000, "mtu": 9000}},
+            "topology": {"gpu_nic": {"0": {"mlx5_0": "SYS"}}, "gpu_affinity": {"0": {"cpus": "0-71", "numa": str(gpu_numa)}},
+                         "acs_path": {}}}
+
+
+@pytest.mark.parametrize("gpu_numa,nic_numa,c2c,bad", [(0, 0, True, False), (0, 1, True, True), (0, 0, False, True)])
+def test_c2c_gpu_to_nic_on_its_cpu_is_p2c(gpu_numa, nic_numa, c2c, bad):
+    exp = checks.expectations([{"netdev": "eth1", "rdma": "mlx5_0", "gpu": 0}], rdma_modules=["ib_core"], require_gdr=False)
+    found = [f for f in checks.host_findings(_c2c_facts(gpu_numa, nic_numa, c2c), exp, "gb200") if f["id"] == "gpu_nic_affinity"]
+    assert bool(found) is bad
+    if bad:
+        assert found[0]["actual"] == "SYS"
+
+
+# --- RCCL_* settings ------------------------------------------------------------------------------
+
+def test_rccl_variables_accepted_where_rccl_reads_them():
+    got = nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_MSCCL_ENABLE": "0", "NCCL_DMABUF_ENABLE": "1"})
+    assert got["RCCL_MSCCL_ENABLE"] == "0" and got["NCCL_DMABUF_ENABLE"] == "1"
+    with pytest.raises(nccl.NcclError, match="RCCL_NOT_A_PARAM: not a variable RCCL reads"):
+        nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_NOT_A_PARAM": "1"})
