@@ -16,6 +16,11 @@ description:
     RoCE ToS of rdma_cm connections through configfs (C(default_roce_tos)).
   - A knob whose interface is absent (no C(dcb)/C(mlnx_qos), no ECN sysfs with the inbox driver) is reported
     per interface as C(tool missing) / C(missing), never as a traceback; O(require) turns chosen gaps into failures.
+  - When the NIC's firmware runs DCBX (C(mlnx_qos) "DCBX mode - Firmware controlled", C(dcb dcbx show) C(lld-managed)),
+    trust and PFC are read back and reported (RV(interfaces) C(dcbx_report)), never set - Broadcom's driver refuses
+    host PFC then (bnxt_dcb.c) and a host setting would take DCB away from the switch's DCBX; a read-back that
+    differs from the profile is a C(dcbx) gap.
+  - Without the ECN sysfs, the gap names the NIC driver's congestion-control situation (docs/host-rdma.md, "Host stacks").
   - With O(persist), writes a boot-time replay script and systemd unit (the role enables it). Every word in
     the script is shell-quoted.
   - Refuses netdev or RDMA names that are not plain device names (letters, digits, C(.), C(_), C(-); netdevs
@@ -44,7 +49,7 @@ options:
     choices: [auto, dcb, mlnx_qos, none]
     default: auto
   require:
-    description: Knobs whose absence fails the task (C(tool), C(ecn), C(roce_tos)).
+    description: Knobs whose absence fails the task (C(tool), C(ecn), C(roce_tos), C(dcbx) - a firmware-managed DCBX that differs).
     type: list
     elements: str
     default: []
@@ -77,7 +82,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 interfaces:
-  description: Per netdev - C(tool), C(tool_state), C(commands), C(sysfs) (path, before, after, status).
+  description:
+    - Per netdev - C(tool), C(tool_state), C(commands), C(sysfs) (path, before, after, status); C(dcbx) and C(dcbx_report)
+      when the firmware runs DCBX.
   returned: always
   type: dict
 commands:
@@ -100,7 +107,7 @@ gaps:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import names, qos
+from ansible_collections.aifabric.roce.plugins.module_utils.host import names, qos, stacks
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
 
@@ -124,6 +131,11 @@ def input_problems(interfaces, profile):
     return problems
 
 
+def driver_of(sysroot, netdev):
+    """NIC driver key (stacks.NIC_DRIVERS) of a netdev from its sysfs driver link, or None."""
+    return stacks.nic_driver_of(netdev_driver=sysroot.link_name("/sys/class/net/%s/device/driver" % netdev))
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(interfaces=dict(type="list", elements="dict", required=True),
@@ -142,9 +154,9 @@ def main():
     bad_input = input_problems(p["interfaces"], p["profile"])
     if bad_input:
         module.fail_json(msg="refusing unsafe input: %s" % "; ".join(bad_input), problems=bad_input)
-    bad_req = sorted(set(p["require"]) - set(["tool", "ecn", "roce_tos"]))
+    bad_req = sorted(set(p["require"]) - set(["tool", "ecn", "roce_tos", "dcbx"]))
     if bad_req:
-        module.fail_json(msg="require: unknown knob(s) %s (known: tool, ecn, roce_tos)" % ", ".join(bad_req))
+        module.fail_json(msg="require: unknown knob(s) %s (known: tool, ecn, roce_tos, dcbx)" % ", ".join(bad_req))
     sysroot = SysRoot(p["root"])
     runner = ToolRunner(capture_dir=p["tool_output_dir"], live=sysroot.live)
     can_run = sysroot.live and not p["tool_output_dir"]
@@ -165,6 +177,13 @@ def main():
             state, problem = qos.read_tool_state(runner, tool, netdev)
             if problem:
                 gaps.append("%s: %s" % (netdev, problem))
+            elif state.get("dcbx") == qos.DCBX_FIRMWARE:
+                # the firmware's DCBX owns trust/PFC: read and report, never set (docs/host-rdma.md, "Host stacks")
+                item.update(tool_state=state, dcbx=qos.DCBX_FIRMWARE)
+                matches, text = qos.firmware_dcbx_report(netdev, driver_of(sysroot, netdev), state, want)
+                item["dcbx_report"] = text
+                if not matches:
+                    gaps.append(text + " (dcbx)")
             else:
                 item["tool_state"] = state
                 cmds = qos.mlnx_qos_commands(netdev, state, want) if tool == "mlnx_qos" else qos.dcb_commands(netdev, state, want)
@@ -199,14 +218,18 @@ def main():
             item["sysfs"].append(res)
             if res["status"] == "missing":
                 knob = "roce_tos" if path.startswith(qos.CONFIGFS) else "ecn"
-                gaps.append("%s: %s missing (%s)" % (netdev, path, knob))
+                why = ""
+                driver = driver_of(sysroot, netdev)
+                if knob == "ecn" and driver and driver != "mlx5":
+                    why = ": %s congestion control - %s" % (driver, stacks.NIC_DRIVERS[driver]["congestion"])
+                gaps.append("%s: %s missing%s (%s)" % (netdev, path, why, knob))
             elif res["status"].startswith("failed"):
                 module.fail_json(msg="%s: writing %s failed: %s" % (netdev, path, res["status"]), interfaces=per_if)
             if res["changed"]:
                 changed = True
                 diff.append({"before_header": path, "after_header": path, "before": "%s\n" % res["before"], "after": "%s\n" % value})
         per_if[netdev] = item
-        replay.append({"tool_commands": qos.full_commands(tool, netdev, want) if tool else [],
+        replay.append({"tool_commands": qos.full_commands(tool, netdev, want) if tool and not item.get("dcbx") else [],
                        "sysfs": [(path, value) for path, value in targets if sysroot.exists(path)]})
     required_gaps = [g for g in gaps if any(("(%s)" % k) in g or (k == "tool" and "trust/PFC" in g) for k in p["require"])]
     files = []

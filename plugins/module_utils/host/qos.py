@@ -48,8 +48,30 @@ def desired(profile):
 
 # ---- mlnx_qos -------------------------------------------------------------------------------
 
+# Who owns DCB on the port. mlnx_qos prints "DCBX mode: OS controlled" or "DCBX mode: Firmware controlled" (a public
+# capture of the latter: search index file 310222282); iproute2 `dcb dcbx show` prints the DCB_CAP_DCBX_* flags
+# (dcb/dcb_dcbx.c: host, lld-managed, cee, ieee, static). With the firmware's DCBX agent (lld-managed) the host's
+# settings are refused (bnxt: bnxt_dcb.c bnxt_dcbnl_ieee_setpfc -EINVAL without DCB_CAP_DCBX_HOST) or would take
+# DCB away from the switch's DCBX, so they are read back and reported, never set (docs/host-rdma.md).
+DCBX_FIRMWARE = "firmware"
+DCBX_HOST = "host"
+
+
+def parse_dcbx(text):
+    """``dcb dcbx show dev X`` -> firmware | host | None."""
+    words = (text or "").split()
+    if "lld-managed" in words:
+        return DCBX_FIRMWARE
+    if "host" in words:
+        return DCBX_HOST
+    return None
+
+
 def parse_mlnx_qos(text):
-    state = {"trust": None, "pfc": None, "dscp_prio": {}}
+    state = {"trust": None, "pfc": None, "dscp_prio": {}, "dcbx": None}
+    match = re.search(r"DCBX mode:\s*(\w+)", text or "", re.I)
+    if match:
+        state["dcbx"] = DCBX_FIRMWARE if match.group(1).lower() == "firmware" else DCBX_HOST
     match = re.search(r"Priority trust state:\s*(\w+)", text or "")
     if match:
         state["trust"] = match.group(1)
@@ -79,8 +101,8 @@ def mlnx_qos_commands(netdev, state, want):
 
 # ---- iproute2 dcb ---------------------------------------------------------------------------
 
-def parse_dcb(apptrust, pfc, app):
-    state = {"trust": None, "pfc": None, "dscp_prio": {}}
+def parse_dcb(apptrust, pfc, app, dcbx=None):
+    state = {"trust": None, "pfc": None, "dscp_prio": {}, "dcbx": parse_dcbx(dcbx)}
     match = re.search(r"order\s+([\w -]+)", apptrust or "")
     if match:
         order = match.group(1).split()
@@ -115,10 +137,11 @@ def read_tool_state(runner, tool, netdev):
             return None, "mlnx_qos -i %s failed (%s)" % (netdev, "missing" if res.missing else "rc=%s" % res.rc)
         return parse_mlnx_qos(res.stdout), None
     results = [runner.run(["dcb", "apptrust", "show", "dev", netdev]), runner.run(["dcb", "pfc", "show", "dev", netdev]),
-               runner.run(["dcb", "-N", "app", "show", "dev", netdev])]
+               runner.run(["dcb", "-N", "app", "show", "dev", netdev]), runner.run(["dcb", "dcbx", "show", "dev", netdev])]
     if not results[1].ok:
         return None, "dcb pfc show dev %s failed (%s)" % (netdev, "missing" if results[1].missing else results[1].stderr.strip() or results[1].rc)
-    state = parse_dcb(results[0].stdout if results[0].ok else "", results[1].stdout, results[2].stdout if results[2].ok else "")
+    state = parse_dcb(results[0].stdout if results[0].ok else "", results[1].stdout, results[2].stdout if results[2].ok else "",
+                      results[3].stdout if results[3].ok else None)
     if not results[0].ok:
         state["trust"] = "unsupported"
     return state, None
@@ -157,6 +180,19 @@ def replay_script(settings):
 def _sh(argv):
     """One shell command line from an argv list (shlex.join, also on Python < 3.8)."""
     return " ".join(shlex.quote(str(arg)) for arg in argv)
+
+
+def firmware_dcbx_report(netdev, driver, state, want):
+    """(matches, text) for a port whose DCBX the firmware runs: what was read back against the profile, and how to
+    change it (the driver's own way to hand DCBX to the host, from stacks.NIC_DRIVERS)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
+    have = "trust %s, PFC on %s" % (state.get("trust"), state.get("pfc"))
+    need = "trust %s, PFC on %s" % (want["trust"], want["pfc"])
+    matches = state.get("trust") == want["trust"] and state.get("pfc") == want["pfc"]
+    how = (stacks.NIC_DRIVERS.get(driver) or {}).get("qos_tool") or "the NIC vendor's tool"
+    text = ("%s: DCBX is firmware-managed: read back %s, the profile wants %s%s; not set from the host. Set it on the "
+            "switch (DCBX) or give DCBX to the host (%s)" % (netdev, have, need, "" if not matches else " (they match)", how))
+    return matches, text
 
 
 def full_commands(tool, netdev, want):

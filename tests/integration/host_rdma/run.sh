@@ -92,4 +92,35 @@ if [ "$rc" != 0 ] || [ "$(flashed)" -le 4 ]; then tail -30 "$OUT/fw-apply.log"; 
 rc=$(play fw-again "$HERE/nic_firmware.yml" -e fw_dir="$FW" -e host_nic_firmware_upgrade=true)
 [ "$rc" = 0 ] || fail "firmware second run rc=$rc"
 if recap_changed fw-again | grep -v 'changed=0'; then fail "firmware second run flashed again"; fi
+echo "== non-NVIDIA host (8x MI300X + Broadcom bnxt_re, firmware DCBX): strict preflight passes, QoS reads DCBX back"
+"$PY" - "$FX" "$OUT/inventory.yml" "$OUT/inventory-stacks.yml" <<'PYEOF'
+import json, sys, yaml
+fx, base, inv = sys.argv[1:4]
+doc = yaml.safe_load(open(base))
+doc["all"]["children"]["fixture_hosts"]["hosts"] = {"mi300x-bnxt": {"fx_intent": json.load(open(fx + "/mi300x-bnxt/intent.json"))}}
+yaml.safe_dump(doc, open(inv, "w"))
+PYEOF
+plays() { # like play, on the non-NVIDIA host only
+  local name=$1; shift
+  if "$REPO/.venv/bin/ansible-playbook" -i "$OUT/inventory-stacks.yml" "$@" >"$OUT/$name.log" 2>&1; then echo 0; else echo $?; fi
+}
+rc=$(plays stacks-preflight "$HERE/preflight.yml" -e report_dir="$OUT/stacks-preflight" -e strict=true)
+[ "$rc" = 0 ] || { tail -30 "$OUT/stacks-preflight.log"; fail "non-NVIDIA host strict preflight rc=$rc"; }
+"$PY" - "$OUT/stacks-preflight/preflight.json" <<'PYEOF' || fail "non-NVIDIA host preflight findings"
+import json, sys
+host = json.load(open(sys.argv[1]))["hosts"]["mi300x-bnxt"]
+got = sorted((f["id"], f["subject"]) for f in host["findings"])
+# RCCL's amdkfd peer memory, bnxt modules (no mlx5 errors), 8 MI300X found with PIX NICs and no ACS redirect
+assert got == [("synthetic_root", "root")], got
+PYEOF
+rc=$(plays stacks-qos "$HERE/qos_required.yml" --diff)
+[ "$rc" = 0 ] || { tail -30 "$OUT/stacks-qos.log"; fail "non-NVIDIA host QoS (default require [tool]) rc=$rc"; }
+grep -q "bnxt_re congestion control" "$OUT/stacks-qos.log" || fail "ECN gap does not name the bnxt_re reason"
+if grep -q "dcb apptrust set\|dcb pfc set" "$FX/mi300x-bnxt/root/usr/local/sbin/aifabric-rdma-qos"; then
+  fail "firmware-managed DCBX: the replay script sets trust/PFC"
+fi
+grep -q "default_roce_tos" "$FX/mi300x-bnxt/root/usr/local/sbin/aifabric-rdma-qos" || fail "replay script lacks the RoCE ToS"
+rc=$(plays stacks-qos-again "$HERE/qos_required.yml")
+[ "$rc" = 0 ] || fail "non-NVIDIA host QoS second run rc=$rc"
+if recap_changed stacks-qos-again | grep -v 'changed=0'; then fail "non-NVIDIA host QoS not idempotent"; fi
 echo "host_rdma role tests: PASS (logs and reports in $OUT)"

@@ -85,3 +85,34 @@ def test_h200_preflight_verdict(replay):
     assert "no RDMA device" in ids["gdr_ready"]["message"] and ids["gdr_ready"]["severity"] == "error"
     assert "RDMA device mlx5_0 missing" in ids["nic_present"]["message"]
     assert "gpu_present" not in ids  # the H200 is there
+
+
+# --- h200-vm-2026-11-26b: the second VM, with the kit's module and library listings --------------
+
+CAP_B = os.path.join(CAP + "b")
+
+
+@pytest.fixture(scope="module")
+def replay_b(tmp_path_factory):
+    out = _from_capture().build(os.path.join(CAP_B, "trace.txt"), str(tmp_path_factory.mktemp("h200b")))
+    return hf.gather(os.path.join(out, "root"), os.path.join(out, "tools"), netdevs=["eth0"])
+
+
+def test_h200b_module_states_from_the_listings_alone(replay_b):
+    mods = replay_b["modules"]
+    assert mods["ib_core"] == mods["mlx5_core"] == mods["mlx5_ib"] == "builtin"  # /sys/module
+    assert mods["ib_uverbs"] == "builtin"  # /sys/class/infiniband_verbs/abi_version
+    assert mods["rdma_ucm"] == "builtin"  # misc device rdma_cm
+    assert mods["rdma_cm"] == "unknown"  # neither /sys/module nor a class; no /lib/modules at all
+    assert mods["nvidia"] == "loaded" and mods["nvidia_peermem"] == "missing"
+
+
+def test_h200b_gpu_named_by_nvidia_smi_and_gdr_verdict(replay_b):
+    gpu = replay_b["gpus"][0]
+    assert (gpu["device_id"], gpu["name"], gpu["name_source"], gpu["vbios"], gpu["c2c"]) == (
+        "0x2335", "NVIDIA H200", "nvidia-smi", "96.00.A5.00.1A", False)
+    gdr = replay_b["gdr"]
+    assert gdr["ready"] is False and gdr["reasons"][0].startswith("no RDMA device")
+    assert gdr["dmabuf"] == hf.DMABUF_PREREQUISITES_MET and gdr["libibverbs"].endswith("libibverbs.so.1.14.50.0")
+    link = replay_b["pcie_links"].get(gpu["pci"])
+    assert link is None or link["degraded"] == []  # the trace prints 32 GT/s x16 of 32 GT/s x16

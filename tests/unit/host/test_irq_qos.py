@@ -64,7 +64,7 @@ def test_dcb_state_and_commands(fixture_hosts):
     runner = ToolRunner(capture_dir=os.path.join(fixture_hosts, "gpu8-nic4", "tools"))
     assert qos.choose_tool(runner, "auto") == "dcb" and qos.choose_tool(runner, "mlnx_qos") is None
     state, problem = qos.read_tool_state(runner, "dcb", "rail1")
-    assert problem is None and state == {"trust": "pcp", "pfc": [], "dscp_prio": {}}
+    assert problem is None and state == {"trust": "pcp", "pfc": [], "dscp_prio": {}, "dcbx": None}
     cmds = qos.dcb_commands("rail1", state, qos.desired(PROFILE))
     assert cmds == [["dcb", "apptrust", "set", "dev", "rail1", "order", "dscp"],
                     ["dcb", "pfc", "set", "dev", "rail1", "prio-pfc", "0:off", "1:off", "2:off", "3:on", "4:off", "5:off", "6:off", "7:off"],
@@ -87,3 +87,25 @@ def test_sysfs_targets_follow_the_profile():
     script = qos.replay_script([{"tool_commands": qos.full_commands("dcb", "rail0", qos.desired(PROFILE)), "sysfs": sorted(targets.items())}])
     assert subprocess.run(check=False, args=["sh", "-n"], input=script.encode()).returncode == 0
     assert "dcb apptrust set dev rail0 order dscp" in script and "echo 106 > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in script
+
+
+# --- firmware-managed DCBX: read and report, never set ----------------------------------------------
+
+def test_dcbx_owner_is_read_from_either_tool():
+    # iproute2 dcb/dcb_dcbx.c prints the DCB_CAP_DCBX_* flags by name
+    assert qos.parse_dcbx("lld-managed ieee\n") == qos.DCBX_FIRMWARE
+    assert qos.parse_dcbx("host ieee\n") == qos.DCBX_HOST and qos.parse_dcbx("") is None
+    # real mlnx_qos first line of a port whose DCBX the firmware runs (search index file 310222282)
+    state = qos.parse_mlnx_qos("DCBX mode: Firmware controlled\nPriority trust state: dscp\n")
+    assert (state["dcbx"], state["trust"]) == (qos.DCBX_FIRMWARE, "dscp")
+    assert qos.parse_mlnx_qos("DCBX mode: OS controlled\n")["dcbx"] == qos.DCBX_HOST
+
+
+def test_firmware_dcbx_report_names_the_drivers_way():
+    want = qos.desired(PROFILE)
+    ok, text = qos.firmware_dcbx_report("ens1f0np0", "bnxt_re", {"trust": "dscp", "pfc": [3]}, want)
+    assert ok and "(they match)" in text
+    ok, text = qos.firmware_dcbx_report("ens1f0np0", "bnxt_re", {"trust": "pcp", "pfc": []}, want)
+    assert not ok and "read back trust pcp, PFC on []" in text and "bnxt_dcb.c" in text and "not set from the host" in text
+    _ok, text = qos.firmware_dcbx_report("ens2f0", "irdma", {"trust": "pcp", "pfc": []}, want)
+    assert "fw-lldp-agent" in text

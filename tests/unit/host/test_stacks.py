@@ -227,3 +227,26 @@ def test_rccl_variables_accepted_where_rccl_reads_them():
     assert got["RCCL_MSCCL_ENABLE"] == "0" and got["NCCL_DMABUF_ENABLE"] == "1"
     with pytest.raises(nccl.NcclError, match="RCCL_NOT_A_PARAM: not a variable RCCL reads"):
         nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_NOT_A_PARAM": "1"})
+
+
+# --- the synthetic MI300X + bnxt_re host (gen_fixtures mi300x-bnxt) runs the whole preflight --------
+
+def test_mi300x_bnxt_fixture_host_preflight(fixture_hosts):
+    import json
+    base = os.path.join(fixture_hosts, "mi300x-bnxt")
+    with open(os.path.join(base, "intent.json")) as handle:
+        intent = json.load(handle)
+    f = hf.gather(os.path.join(base, "root"), os.path.join(base, "tools"), netdevs=[n["netdev"] for n in intent["nics"]])
+    assert f["stack"]["gpu_vendor"] == "amd" and f["stack"]["nic_drivers"] == ["bnxt_re"]
+    assert [g["vendor"] for g in f["gpus"]] == ["amd"] * 8 and f["topology"]["source"] == "sysfs"
+    assert f["gdr"]["library"] == "RCCL" and f["gdr"]["ready"] is True
+    for declared in (intent["stack"], {}):  # declared or detected, the same verdict
+        exp = checks.expectations(intent["nics"], gid_index=3, stack=declared)
+        assert [(x["id"], x["subject"]) for x in checks.host_findings(f, exp, "mi300x-bnxt")] == [("synthetic_root", "root")]
+    # the planted switch relationship is seen: GPU3 <-> rail3 is PIX through one switch
+    assert f["topology"]["gpu_nic"]["3"]["bnxt_re3"] == "PIX"
+    # the QoS tool state says the firmware runs DCBX
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+    from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner
+    state, problem = qos.read_tool_state(ToolRunner(capture_dir=os.path.join(base, "tools")), "dcb", "rail0")
+    assert problem is None and state["dcbx"] == qos.DCBX_FIRMWARE and state["pfc"] == [3]
