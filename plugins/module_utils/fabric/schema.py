@@ -219,6 +219,16 @@ NIC = Section("One rail NIC of a GPU server; list order is rail order (first = r
                maximum=63, example=0, rule="Below `servers.gpus`.", drives="GPU<->NIC affinity checks (NODE/PIX expectations)."),
 })
 
+STACK = Section("The servers' GPU and RoCE NIC stack: which collective library's GPUDirect rules (NCCL for NVIDIA, "
+                "RCCL for AMD) and which NIC driver's modules apply (docs/host-rdma.md, \"Host stacks\"). A key left "
+                "out is detected on each host.", {
+                    "gpu_vendor": Key("str", "GPU vendor of the servers.", default=None, choices=["nvidia", "amd"],
+                                      example="amd", drives="GPUDirect RDMA rules (NCCL or RCCL), GPU discovery, RCCL_* settings."),
+                    "nic_driver": Key("str", "RoCE NIC driver of the rail NICs.", default=None,
+                                      choices=["mlx5", "bnxt_re", "irdma", "ionic"], example="bnxt_re",
+                                      drives="Kernel modules host_preflight requires; host QoS tooling."),
+                }, required=False)
+
 FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventory group_vars.", {
     "name": Key("str", "Fabric name; used in reports, labels and artifact file names.",
                 example="lab", drives="Artifact names, cable labels.",
@@ -249,15 +259,7 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                                  "Default: the leaf model's downlink count. Fix it before the "
                                  "fabric grows: changing it renumbers.", default=None, minimum=1, maximum=MAX_SERVERS,
                                  example=32, drives="Groups, leaf count, per-leaf subnets, PPD ratio."),
-        "stack": Section("The servers' GPU and RoCE NIC stack: which collective library's GPUDirect rules (NCCL for "
-                         "NVIDIA, RCCL for AMD) and which NIC driver's modules apply (docs/host-rdma.md, \"Host stacks\"). "
-                         "A key left out is detected on each host.", {
-            "gpu_vendor": Key("str", "GPU vendor of the servers.", default=None, choices=["nvidia", "amd"], example="amd",
-                              drives="GPUDirect RDMA rules (NCCL or RCCL), GPU discovery, RCCL_* settings."),
-            "nic_driver": Key("str", "RoCE NIC driver of the rail NICs.", default=None,
-                              choices=["mlx5", "bnxt_re", "irdma", "ionic"], example="bnxt_re",
-                              drives="Kernel modules host_preflight requires; host QoS tooling."),
-        }, required=False),
+        "stack": STACK,
         "nics": ListOf(NIC, "Rail NICs, identical on every server; index = rail.", required=True,
                        min_items=1, max_items=64, drives="Rails, addresses, tables, NCCL_IB_HCA."),
     }, required=True),
