@@ -2,8 +2,10 @@
 # Installs the Debian/Ubuntu packages the project needs (idempotent; skips what is present).
 set -euo pipefail
 # chromium: the drift report screenshot test (headless); shellcheck: ansible-test sanity's shellcheck test;
-# frr: the routed twin (tests/lab/twin); prometheus: promtool for the alert rules (make test-monitoring).
-packages=(python3-venv graphviz iproute2 podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus)
+# frr: the routed twin (tests/lab/twin); prometheus: promtool for the alert rules (make test-monitoring);
+# iputils-ping: validate.yml's DF pings on the twin's hosts (namespaces that use this machine's binaries; without it
+# every ping is "not run" and the validation report says NOT VERIFIED).
+packages=(python3-venv graphviz iproute2 iputils-ping podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,6 +18,10 @@ description:
     readiness checks (preflight) found errors and C(N UNREACHABLE) when devices could not be audited.
     Unreachable devices are listed; checks that ran on a synthetic tree (a O(entries) C(root) other
     than C(/), or a preflight C(synthetic_root) finding) are disclosed in a note.
+  - Every probe or check is a result - C(passed), C(failed) or C(not_run) with why (docs/playbooks.md, Results);
+    the report lists what passed as well as what failed. A device with a required check that did not run is
+    C(NOT VERIFIED), never clean. A finding shared by many devices is one row with the devices collapsed; drift
+    comes first, and with O(plan_path) each drift item names the GPUs behind its port or NIC.
   - With O(fail_on_drift=true) the task fails after writing the report when any device drifted,
     failed a check or was unreachable, so cron and CI jobs can alert on it.
 version_added: 0.1.0
@@ -74,9 +78,19 @@ options:
     type: path
     required: true
   fail_on_drift:
-    description: Fail (after writing the report) when any device drifted, failed a check or was unreachable.
+    description:
+      - Fail (after writing the report) when any device drifted, failed a check, was unreachable or is not verified
+        (a required check did not run).
     type: bool
     default: false
+  purpose:
+    description:
+      - C(audit) words the verdict C(DRIFT) / C(IN SYNC); C(validation) words it C(FAILED) / C(PASSED).
+      - Either way a device with a required check that did not run is C(NOT VERIFIED), never clean, and the
+        headline counts the checks that ran, passed, failed and did not run.
+    type: str
+    choices: [audit, validation]
+    default: audit
   roce:
     description:
       - The RoCE health section (RV(aifabric.roce.roce_health#module:roce)), shown in the report as "RoCE health" - pause
@@ -115,7 +129,9 @@ summary:
   sample: {"devices": 6, "drifted_items": 2, "devices_drift": ["gpu02", "leaf1"], "devices_unreachable": ["leaf3"],
            "devices_not_ready": [], "devices_ok": ["gpu01"]}
 verdict:
-  description: The report's headline - C(DRIFT) or C(IN SYNC), then C(N TAKEOVER), C(NOT READY) and C(N UNREACHABLE) when they apply.
+  description:
+    - The report's headline - C(DRIFT) (C(FAILED)), C(NOT VERIFIED) or C(IN SYNC) (C(PASSED)), then C(N NOT VERIFIED),
+      C(N TAKEOVER), C(NOT READY) and C(N UNREACHABLE) when they apply.
   returned: always
   type: str
   sample: DRIFT / 1 UNREACHABLE
@@ -124,6 +140,11 @@ drift:
   returned: always
   type: bool
   sample: true
+verified:
+  description: Whether every device ran all its required checks (false - the verdict says C(NOT VERIFIED)).
+  returned: always
+  type: bool
+  sample: false
 files:
   description: Paths of the report files.
   returned: always
@@ -132,12 +153,13 @@ files:
   sample: ["/srv/audit/drift-report.json", "/srv/audit/drift-report.md", "/srv/audit/drift-report.html"]
 """
 
+import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
-    build_report, entry_from_result, render_html, render_json, render_markdown)
+    build_report, entry_from_result, gpus_by_object, render_html, render_json, render_markdown)
 
 REQUIRED_ENTRY_KEYS = ("device", "kind", "check", "status")
 
@@ -158,18 +180,33 @@ def _entries(module):
     return entries
 
 
+def _gpus(module):
+    """The GPUs behind each port and NIC, from the plan the devices were audited against (none without it)."""
+    path = module.params["plan_path"]
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        with open(path) as handle:
+            return gpus_by_object(json.load(handle))
+    except (OSError, ValueError) as exc:
+        module.warn("cannot read %s for the GPUs behind each port: %s" % (path, exc))
+        return None
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(entries=dict(type="list", elements="dict", default=[]), results=dict(type="dict", default={}),
                            kinds=dict(type="dict", default={}), fabric=dict(type="str", default=""),
                            generated=dict(type="str", default=""), plan_digest=dict(type="str", default=""),
                            plan_path=dict(type="str", default=""), title=dict(type="str", default="Drift audit"), dest=dict(type="path", required=True),
-                           fail_on_drift=dict(type="bool", default=False), roce=dict(type="dict")),
+                           fail_on_drift=dict(type="bool", default=False), roce=dict(type="dict"),
+                           purpose=dict(type="str", default="audit", choices=["audit", "validation"])),
         supports_check_mode=True,
     )
     report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"],
                           title=module.params["title"], plan_digest=module.params["plan_digest"],
-                          plan_path=module.params["plan_path"], roce=module.params["roce"])
+                          plan_path=module.params["plan_path"], roce=module.params["roce"],
+                          purpose=module.params["purpose"], gpus=_gpus(module))
     dest = module.params["dest"]
     if not module.check_mode and not os.path.isdir(dest):
         os.makedirs(dest)
@@ -179,9 +216,11 @@ def main():
         path = os.path.join(dest, name)
         files.append(path)
         changed = write_if_changed(path, render(report), check_mode=module.check_mode) or changed
-    result = dict(changed=changed, summary=report["summary"], drift=report["drift"], verdict=report["verdict"], files=files)
+    result = dict(changed=changed, summary=report["summary"], drift=report["drift"], verdict=report["verdict"],
+                  verified=report["verified"], files=files)
     summary = report["summary"]
-    bad = summary["devices_fail"] + summary["devices_unreachable"] + summary["devices_drift"] + summary["devices_takeover"]
+    bad = sorted(set(summary["devices_fail"] + summary["devices_unreachable"] + summary["devices_drift"]
+                     + summary["devices_takeover"] + summary["devices_not_verified"]))
     if module.params["fail_on_drift"] and bad:
         module.fail_json(msg="%s on %d device(s): %s; report: %s" % (report["verdict"], len(bad), ", ".join(bad), files[2]), **result)
     module.exit_json(**result)

@@ -114,7 +114,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 findings:
-  description: One record per probe - C(probe), C(status) (ok, fail, skipped), C(expected), C(actual).
+  description:
+    - One record per probe - C(probe), C(status) (ok, fail, skipped), C(expected), C(actual); a skipped probe says
+      why in C(actual). C(required=false) marks one nobody asked for (the RDMA mesh without O(rdma_bw)).
   returned: always
   type: list
   elements: dict
@@ -153,8 +155,13 @@ LISTEN_WAIT = 5.0      # seconds a server gets to open its TCP port
 CLIENT_MARGIN = 60     # seconds on top of the test duration before a client is given up
 
 
-def _skip(probe, reason):
-    return {"probe": probe, "status": "skipped", "expected": "", "actual": reason}
+def _skip(probe, reason, required=True):
+    """A probe that did not run, with why. `required=False`: nobody asked for it (the report lists it, but it does
+    not leave the host NOT VERIFIED)."""
+    finding = {"probe": probe, "status": "skipped", "expected": "", "actual": reason}
+    if not required:
+        finding["required"] = False
+    return finding
 
 
 def run_probes(module):
@@ -183,7 +190,10 @@ def run_probes(module):
         if lldpctl:
             rc, out, err = module.run_command([lldpctl, "-f", "json"])
             expected = dict((k, tuple(v)) for k, v in module.params["lldp"].items())
-            findings.extend(judge_lldp(expected, parse_lldp(out) if rc == 0 else {}))
+            if rc == 0:
+                findings.extend(judge_lldp(expected, parse_lldp(out)))
+            else:   # no daemon to ask: the neighbours were not compared, which is not a missing neighbour
+                findings.append(_skip("lldp", "lldpctl failed (is lldpd running?): %s" % (err or out).strip()[:200]))
         else:
             findings.append(_skip("lldp", "lldpctl (lldpd) not installed: neighbours not compared with the cabling plan"))
     return findings
@@ -273,10 +283,10 @@ def main():
     if phase == "probes":
         findings = run_probes(module)
         if not module.params["rdma_bw"]:
-            findings.append(_skip("rdma bandwidth", NOT_REQUESTED))
+            findings.append(_skip("rdma bandwidth", NOT_REQUESTED, required=False))
     elif not module.params["rdma_bw"]:
         if phase == "client":
-            findings.append(_skip("rdma bandwidth", NOT_REQUESTED))
+            findings.append(_skip("rdma bandwidth", NOT_REQUESTED, required=False))
     else:
         probes = [p for p in module.params["probes"] if p.get("kind") == "rdma_bw" and p.get("role") == phase]
         binary, timeout_bin, skipped = rdma_bw_ready(module, probes)

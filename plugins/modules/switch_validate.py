@@ -86,7 +86,10 @@ platform:
   type: str
   sample: frr
 findings:
-  description: One per probe - C(probe), C(status) (ok, fail or skipped), C(expected), C(actual), C(message).
+  description:
+    - One per probe - C(probe), C(status) (ok, fail or skipped), C(expected), C(actual), C(message); C(required=false)
+      on a check that does not apply (a spine has no host ports). The report reads them as passed, failed or not run
+      (docs/playbooks.md, Results); a required check not run leaves the switch NOT VERIFIED.
   returned: always
   type: list
   elements: dict
@@ -170,8 +173,9 @@ def main():
     checks = [c for c in checks if c not in [f["probe"] for f in skipped]]
     if not is_leaf:
         if checks and "bgp_sessions" not in checks:
-            result["findings"].append(validation.finding(", ".join(checks), "skipped",
-                                                         message="not applicable on a spine (no host ports)"))
+            result["findings"].append(dict(validation.finding(", ".join(checks), "skipped",
+                                                              message="not applicable on a spine (no host ports)"),
+                                           required=False))
         checks = [c for c in checks if c == "bgp_sessions"]
     if "failover" in checks and module.check_mode:
         result["findings"].append(validation.finding("failover", "skipped", message="not run in check mode (it sets a link down)"))
@@ -193,8 +197,8 @@ def main():
         remote = validation.remote_destination(plan, name) if is_leaf else None
         if "ppd_paths" in checks:
             if remote is None:
-                result["findings"].append(validation.finding("ppd_paths", "skipped",
-                                                             message="no host on another leaf of this plane to route towards"))
+                result["findings"].append(dict(validation.finding(
+                    "ppd_paths", "skipped", message="no host on another leaf of this plane to route towards"), required=False))
             queries = validation.path_queries(record, remote)
             for query, output in zip(queries, run_batch(conn, [q["command"] for q in queries])):
                 result["findings"].append(validation.judge_path(query, output))

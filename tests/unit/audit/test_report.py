@@ -34,7 +34,8 @@ def test_entry_status_from_results():
     refused = {"failed": True, "msg": "cannot read running config from 127.0.0.1:22: TCP connection to device failed."}
     assert entry_from_result("leaf0", "switch", "qos", refused)["status"] == "unreachable"
     assert entry_from_result("gpu01", "host", "net", {"unreachable": True, "msg": "ssh: no route"})["status"] == "unreachable"
-    assert entry_from_result("leaf0", "switch", "qos", {"skipped": True})["status"] == "skipped"
+    skipped = entry_from_result("leaf0", "switch", "qos", {"skipped": True, "skip_reason": "Conditional result was False"})
+    assert skipped["status"] == "not_run" and skipped["message"] == "not run: Conditional result was False"
     explicit = entry_from_result("gpu02", "host", "net", {"changed": True, "drift": [{"item": "x", "expected": "1", "actual": "2"}]})
     assert explicit["items"] == [{"item": "x", "expected": "1", "actual": "2"}]
 
@@ -103,11 +104,14 @@ def test_probe_findings_make_fail_skipped_or_ok_entries():
     skipped = {"probe": "lldp", "status": "skipped", "expected": "", "actual": "lldpctl not installed"}
     failed = {"probe": "ping b", "status": "fail", "expected": "0% loss", "actual": "100% loss"}
     assert entry_from_findings("h", "host", "validate", [ok])["status"] == "ok"
-    assert entry_from_findings("h", "host", "validate", [ok, skipped])["status"] == "skipped"
+    assert entry_from_findings("h", "host", "validate", [ok, skipped])["status"] == "not_run"
     entry = entry_from_findings("h", "host", "validate", [ok, skipped, failed])
     assert entry["status"] == "fail"
-    assert entry["items"] == [{"item": "lldp", "expected": "", "actual": "lldpctl not installed"},
+    assert entry["items"] == [{"item": "lldp", "expected": "run", "actual": "not run: lldpctl not installed"},
                               {"item": "ping b", "expected": "0% loss", "actual": "100% loss"}]
+    # every probe is kept, the passed one too, as passed / failed / not run with why
+    assert [(r["subject"], r["result"], r["why"]) for r in entry["results"]] == [
+        ("route a", "passed", ""), ("lldp", "not_run", "lldpctl not installed"), ("ping b", "failed", "")]
 
 
 def test_readiness_findings_are_reported_but_are_not_drift():

@@ -18,7 +18,7 @@ from ..fabric.intents import lab
 from ..module_runner import run_module
 from .helpers import FIXTURES
 
-NOT_REQUESTED = {"probe": "rdma bandwidth", "status": "skipped", "expected": "",
+NOT_REQUESTED = {"probe": "rdma bandwidth", "status": "skipped", "expected": "", "required": False,
                  "actual": "RDMA bandwidth mesh not requested (validate_rdma_bw=false)"}
 
 FAKE = """#!%s
@@ -219,3 +219,18 @@ def test_validation_probes_plans_the_mesh_with_the_ping_ring(capsys):
     assert {(p["threshold"], p["duration"], p["line_rate_gbps"]) for p in mesh} == {(0.8, 10, 100)}
     bad = run(validation_probes, {"fabric": lab(), "hosts": ["gpu01"], "rdma_bw_threshold": 1.5}, capsys)
     assert bad["failed"] and "rdma_bw_threshold" in bad["msg"]
+
+
+def test_lldp_without_a_daemon_is_not_run_not_a_missing_neighbour(capsys, tmp_path, monkeypatch):
+    """lldpctl installed but lldpd not running: the neighbours were not compared (not run, required), which is not
+    the same as a neighbour that is missing (failed)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    lldpctl = bindir / "lldpctl"
+    lldpctl.write_text("#!/bin/sh\necho 'cannot find lldpd control socket' >&2\nexit 1\n")
+    lldpctl.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    result = run(rail_validate, {"probes": [], "lldp": {"rail0": ["leaf0", "Ethernet1"]}}, capsys)
+    lldp = [f for f in result["findings"] if f["probe"] == "lldp"]
+    assert lldp == [{"probe": "lldp", "status": "skipped", "expected": "",
+                     "actual": "lldpctl failed (is lldpd running?): cannot find lldpd control socket"}]
