@@ -611,8 +611,8 @@ def _html_section(status, heading, groups):
             css, _collapsed(g["devices"], "devices"), e(g["kind"]), e(g["check"]), e(g["actual"])) for g in bare]
         out.append("</table>")
     if status == "takeover":
-        out.append("<ul>%s</ul>" % "".join("<li>%s: %s</li>" % (e(", ".join(g["devices"])), e(g["message"]))
-                                             for g in groups if g.get("message")))
+        lines = ["<li>%s: %s</li>" % (e(", ".join(g["devices"])), e(g["message"])) for g in groups if g.get("message")]
+        out.append("<ul>%s</ul>" % "".join(lines))
     return out
 
 

@@ -51,9 +51,8 @@ def test_one_required_probe_not_run_leaves_the_device_not_verified():
 
 
 def test_every_probe_ran_and_passed_is_passed_and_the_report_lists_what_passed():
-    report = _validation([PASSED_ROUTE, NOT_REQUESTED], [{"probe": "bgp_sessions", "status": "ok",
-                                                           "expected": "2 planned sessions Established",
-                                                           "actual": "2 of 2 Established"}])
+    bgp = {"probe": "bgp_sessions", "status": "ok", "expected": "2 planned sessions Established", "actual": "2 of 2 Established"}
+    report = _validation([PASSED_ROUTE, NOT_REQUESTED], [bgp])
     assert report["verdict"] == "PASSED" and report["summary"]["devices_ok"] == ["gpu01", "leaf1"]
     assert report["summary"]["checks"]["run"] == 2 and report["summary"]["checks"]["passed"] == 2
     md, page = render_markdown(report), render_html(report)
@@ -108,10 +107,9 @@ PLAN = {"hosts": {"gpu02": {"nics": [{"netdev": "ens1np0", "rail": 0, "gpu": 0, 
 
 def test_drift_rows_name_the_gpu_behind_the_port_or_nic():
     gpus = gpus_by_object(PLAN)
-    entries = [entry_from_result("gpu02", "host", "host_network", {"changed": True, "drift": [
-                   {"item": "ens2np0.mtu", "expected": 9000, "actual": 1500}]}),
-               entry_from_result("leaf1", "switch", "switch", {"changed": True, "drift": [
-                   {"item": "interface Ethernet2 > mtu", "expected": "9214", "actual": "1500"}]})]
+    host = {"changed": True, "drift": [{"item": "ens2np0.mtu", "expected": 9000, "actual": 1500}]}
+    switch = {"changed": True, "drift": [{"item": "interface Ethernet2 > mtu", "expected": "9214", "actual": "1500"}]}
+    entries = [entry_from_result("gpu02", "host", "host_network", host), entry_from_result("leaf1", "switch", "switch", switch)]
     report = build_report(entries, "lab", gpus=gpus)
     md = render_markdown(report)
     assert "| gpu02 | host_network | ens2np0.mtu | 9000 | 1500 | gpu02:gpu4 |" in md
