@@ -50,7 +50,10 @@ def plan(sysroot, nics, reserved=(), name_glob="mlx5_comp*"):
     for netdev in nics:
         base = "/sys/class/net/%s/device" % netdev
         if not sysroot.exists("/sys/class/net/%s" % netdev):
-            problems.append("%s: netdev not found" % netdev)
+            present = sorted(n for n in sysroot.listdir("/sys/class/net") if n != "lo")
+            problems.append("%s: netdev not found (this host has: %s). Fix: name the NIC in fabric.servers.nics as the "
+                            "host names it (ip -br link), or point host_irq_affinity_root at a tree that has it"
+                            % (netdev, ", ".join(present) or "none"))
             continue
         node = sysroot.read_int(base + "/numa_node")
         cpus = [c for c in node_cpus(sysroot, node) if c not in reserved]

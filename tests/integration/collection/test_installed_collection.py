@@ -103,7 +103,7 @@ def test_plan_preview_and_audit_run_from_outside_and_write_nothing_inside(instal
     proc, recap = play(installed, "aifabric.roce.site", "--check")
     assert proc.returncode == 2, proc.stdout[-3000:]
     assert "not previewed: switches leaf0, leaf1, leaf2, leaf3, spine1, spine2" in proc.stdout, proc.stdout[-3000:]
-    assert "unreachable hosts gpu01, gpu02, gpu03, gpu04" in proc.stdout
+    assert "unreachable hosts gpu01, gpu02, gpu03, gpu04; no device was previewed" in proc.stdout, proc.stdout[-3000:]
     for name in SWITCHES + ["gpu%02d" % i for i in range(1, 5)]:  # every device was tried, none stopped the others
         assert recap[name][0] >= 1, (name, recap)
 

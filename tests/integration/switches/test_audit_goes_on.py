@@ -86,6 +86,7 @@ def test_audit_and_check_go_on_past_unreachable_devices_apply_stops(switch_lab, 
     # --check previews every reachable switch although the canary is unreachable
     proc, recap = play(switch_lab, inv, build, "playbooks/site.yml", "--check", "--tags", "switches")
     assert proc.returncode == 2 and "not previewed: switches leaf0 " in proc.stdout, proc.stdout[-3000:]
+    assert "; previewed: leaf1, leaf2, leaf3, spine1, spine2" in proc.stdout, proc.stdout[-3000:]  # exactly those
     for name in ("leaf1", "leaf2", "leaf3", "spine1", "spine2"):
         assert recap[name][0] >= 1 and recap[name][2] == 0, (name, recap, proc.stdout[-3000:])
 

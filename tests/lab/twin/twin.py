@@ -271,7 +271,7 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     if not args.host_config:   # hosts reached by Ansible (site.yml's host plays); --host-config: configured here, no endpoints
-        hosts_up(hosts, record, state, args.base_port + len(record["routers"]))
+        hosts_up(plan, hosts, record, state, args.base_port + len(record["routers"]))
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     start_sshd(plan, record, state)
@@ -314,7 +314,14 @@ def unmount_host_namespaces(state):
         run("umount", mnt, check=False)
 
 
-def hosts_up(hosts, record, state, first_port):
+def nic_names(plan, hosts):
+    """[{netdev, rdma, gpu}] of the hosts' NICs as the plan names them (one intent: every server alike)."""
+    first = plan["hosts"][hosts[0]] if hosts else {"nics": []}
+    return [dict((key, nic[key]) for key in ("netdev", "rdma", "gpu") if nic.get(key) is not None)
+            for nic in sorted(first["nics"], key=lambda n: n["rail"])]
+
+
+def hosts_up(plan, hosts, record, state, first_port):
     """Each GPU host gets a filesystem view of its own, entered with its network namespace by the management
     sshd: a persistent mount namespace (bound at <state>/mnt/<namespace>) where /sys shows the host's own
     interfaces, /etc is an overlay of the machine's /etc whose writes land in <state>/hosts/<name>/etc (the
@@ -330,8 +337,15 @@ def hosts_up(hosts, record, state, first_port):
     run("mount", "--bind", mnt, mnt)            # a bind target for namespace files must be a private mount
     run("mount", "--make-private", mnt)
     hw = os.path.join(state, "hw")
-    if not os.path.isdir(os.path.join(hw, HW_DIR)):
-        run(sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), hw, HW_FIXTURE)
+    # the synthetic tree's NICs carry the names the intent declares (fabric.servers.nics), not the fixture's railN
+    names = os.path.join(hw, "nics.json")
+    nics = json.dumps(nic_names(plan, hosts), sort_keys=True)
+    if not os.path.isdir(os.path.join(hw, HW_DIR)) or not os.path.isfile(names) or open(names).read() != nics:
+        shutil.rmtree(hw, ignore_errors=True)
+        os.makedirs(hw)
+        with open(names, "w") as handle:
+            handle.write(nics)
+        run(sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), "--nics", names, hw, HW_FIXTURE)
         os.rename(os.path.join(hw, HW_FIXTURE), os.path.join(hw, HW_DIR))
     record["host_endpoints"] = {}
     for index, name in enumerate(hosts):

@@ -24,7 +24,9 @@ def test_irq_plan_spreads_on_the_nic_numa_node(host_copy):
 def test_irq_plan_reports_problems(host_copy):
     root = SysRoot(os.path.join(host_copy("h100-cx7"), "root"))
     problems = irq.plan(root, ["rail9"])[1]
-    assert problems == ["rail9: netdev not found"]
+    assert problems == ["rail9: netdev not found (this host has: rail0, rail1, rail2, rail3, rail4, rail5, rail6, rail7). "
+                        "Fix: name the NIC in fabric.servers.nics as the host names it (ip -br link), or point "
+                        "host_irq_affinity_root at a tree that has it"]
     problems = irq.plan(root, ["rail0"], reserved=range(0, 128))[1]
     assert "no usable CPUs" in problems[0]
 
