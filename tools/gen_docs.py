@@ -6,11 +6,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import platforms_doc  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page  # noqa: E402
 
 
 def main():
-    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_doc())):
+    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_page())):
         path = os.path.join(ROOT, "docs", name)
         with open(path, "w") as handle:
             handle.write(text)

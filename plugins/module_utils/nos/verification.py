@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the collection verifies on each switch OS, read from the tables the code runs on: the counters
+each NOS's show commands are parsed for (nos/counters.py EVIDENCE), the forwarding checks switch_validate
+runs (nos/validation.py SUPPORTED) and the drain line (nos/drain.py). docs/platforms.md carries it
+(tools/gen_docs.py), so the docs cannot claim more than the code does. Pure: no Ansible, no I/O."""
+
+from __future__ import annotations
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, platforms_doc
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, drain, validation
+
+COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked": "ECN marked", "drops": "lossless drops",
+                 "drop_bytes": "dropped bytes", "wd_storms": "PFC watchdog storms", "wd_restores": "PFC watchdog restores"}
+
+
+def counters_row(platform):
+    """(verified, unverified, not read) counter names of one platform."""
+    known = counters.EVIDENCE.get(platform, {})
+    verified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "verified"]
+    unverified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "unverified"]
+    absent = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) is None]
+    return verified, unverified, absent
+
+
+def checks_row(platform):
+    """switch_validate checks that run on the platform; the others are reported not run (NOT VERIFIED)."""
+    have = validation.SUPPORTED.get(platform, ())
+    return [c for c in validation.CHECKS if c in have], [c for c in validation.CHECKS if c not in have]
+
+
+def drain_row(platform):
+    line = drain.DRAIN.get(platform)
+    if line:
+        return "`%s`" % line["line"]
+    return "none: %s" % drain.UNSUPPORTED.get(platform, "no drain line known for %s" % platform)
+
+
+def _words(names):
+    return ", ".join(names) or "none"
+
+
+def verification_doc():
+    """The "What is verified on the switch" section of docs/platforms.md."""
+    out = ["", "## What is verified on the switch", "",
+           "Generated from `nos/counters.py` (`EVIDENCE`), `nos/validation.py` (`SUPPORTED`) and `nos/drain.py`: "
+           "what each platform's counters, forwarding checks and drain rest on. Counters: **verified** = parsed from a "
+           "real capture of the NOS's show output (tests/fixtures, with SOURCE.md); **unverified** = parsed from a "
+           "format we have no capture of; **not read** = no show command known, the RoCE health section and the "
+           "Prometheus export have nothing for it. A forwarding check that does not run on a platform is reported "
+           "`not run` and leaves that switch `NOT VERIFIED` in the validation report, never clean. "
+           "Drain: the BGP graceful-shutdown line a run sends before a change that can disturb forwarding; without "
+           "one the run goes on undrained and says so.", "",
+           "| platform | counters read (verified) | counters read (unverified) | counters not read | forwarding checks "
+           "run (`switch_validate`) | not run (switch NOT VERIFIED) | drain |",
+           "|---|---|---|---|---|---|---|"]
+    for platform in sorted(PLATFORMS):
+        verified, unverified, absent = counters_row(platform)
+        run, not_run = checks_row(platform)
+        out.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+            platform, _words(verified), _words(unverified), _words(absent), _words(run), _words(not_run),
+            drain_row(platform).replace("|", "\\|")))
+    return "\n".join(out) + "\n"
+
+
+def platforms_page():
+    """docs/platforms.md: the platform table, then what is verified on each switch."""
+    return platforms_doc() + verification_doc()
