@@ -14,7 +14,7 @@ BUILD ?= build
 TEST_TARGETS := test-unit test-sanity test-lint
 DEMO_TARGETS := plan
 
-.PHONY: setup demo test test-unit test-sanity test-lint plan bench bench-plan docs changelog clean
+.PHONY: setup demo test test-unit test-sanity test-lint plan sizing bench bench-plan docs changelog clean
 setup: $(VENV)/.installed $(COLL_LINK)
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt tools/setup-system.sh
@@ -45,6 +45,10 @@ test-lint: setup
 
 plan: setup
 	$(BIN)/ansible-playbook playbooks/plan.yml -e build_dir=$(CURDIR)/$(BUILD)/lab
+
+# how many switches, optics and GPUs for a design (docs/sizing.md): make sizing SIZING='-e sizing_gpus=1024'
+sizing: setup
+	$(BIN)/ansible-playbook playbooks/sizing.yml $(SIZING)
 
 bench: setup
 	$(PY) tools/bench_planner.py

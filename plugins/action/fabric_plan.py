@@ -96,6 +96,8 @@ class ActionModule(ActionBase):
                 result["diff"] = {"before_header": os.path.join(dest, HANDLE_FILE), "after_header": os.path.join(dest, HANDLE_FILE),
                                   "before": _summary(before), "after": _summary(handle)}
         result.update(changed=bool(written or removed), written=written, removed=removed, reused=bool(reused))
+        if not reused and handle.get("sizing", {}).get("warnings"):
+            result["warnings"] = list(handle["sizing"]["warnings"])  # shown once per run, as [WARNING]
         if args["as_fact"]:
             result["ansible_facts"] = {"aifabric_plan": handle, "aifabric_switch_batches": batches}
         else:

@@ -142,6 +142,8 @@ def main():
     plan = plan_or_fail(module)
     handle, batches, written, removed = write_plan(plan, module.params["dest"], input_digest=intent_digest(module.params["fabric"]))
     result = dict(changed=bool(written or removed), written=written, removed=removed, reused=False)
+    for warning in plan["sizing"].get("warnings", []):
+        module.warn(warning)
     if module.params["as_fact"]:
         result["ansible_facts"] = {"aifabric_plan": handle, "aifabric_switch_batches": batches}
     else:

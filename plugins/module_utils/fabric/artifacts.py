@@ -50,9 +50,13 @@ def report_markdown(plan, host_rows=64):
     sizing = plan["sizing"]
     qos = plan["qos"]
     out = ["# Fabric plan: %s" % plan["fabric"], ""]
+    if sizing.get("warnings"):
+        out += ["## Warnings", ""] + ["- **%s**" % warning for warning in sizing["warnings"]] + [""]
     out += ["## Sizing", ""]
     out += _table(("item", "value"), [
-        ("GPU servers", sizing["servers"]), ("GPUs", sizing["gpus"]), ("rails", sizing["rails"]),
+        ("GPU servers", sizing["servers"]), ("GPUs", sizing["gpus"]),
+        ("rails (rail NICs per server)", "%d (%d GPUs per server)" % (sizing["rails"], sizing["gpus_per_server"])
+         if "gpus_per_server" in sizing else sizing["rails"]),
         ("server groups (x %d servers)" % sizing["servers_per_group"], sizing["groups"]),
         ("leafs", sizing["leafs"]), ("spines (planes)", "%d (%d)" % (sizing["spines"], sizing["spine_planes"])),
         ("uplinks per leaf", sizing["uplinks_per_leaf"]),

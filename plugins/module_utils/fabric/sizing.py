@@ -14,43 +14,88 @@ def _ceil(a, b):
     return -(-a // b)
 
 
-def size_fat_tree(gpus, radix, tiers=3):
-    """Non-blocking fat tree of `radix`-port switches with one NIC port per GPU.
+def gpu_nic_warnings(gpus_per_server, nics_per_server, nic_gpus=None):
+    """Warnings when a server's GPUs outnumber its rail NICs (e.g. 8 GPUs, 2 NICs).
+
+    A GPU without a NIC of its own reaches the fabric through another GPU's NIC (PCIe peer or
+    NCCL PXN over NVLink), so it gets a share of that NIC's bandwidth and its traffic leaves on a
+    rail it does not own. ``nic_gpus`` are the GPU indices the NICs declare (``nics[].gpu``);
+    when none is declared, NIC i is taken to serve GPU i.
+    """
+    if gpus_per_server <= nics_per_server:
+        return []
+    served = set(g for g in (nic_gpus or []) if g is not None) or set(range(nics_per_server))
+    without = [g for g in range(gpus_per_server) if g not in served]
+    return ["%d GPUs per server share %d rail NICs (%s GPUs per NIC): GPU%s %s %s no NIC of %s own, so each "
+            "NIC's bandwidth is split between its GPUs and rail-local traffic of those GPUs crosses NVLink/PCIe "
+            "first. Fix: give every GPU a rail NIC (servers.nics, one per GPU) if the design expects one; "
+            "otherwise size collective bandwidth per NIC, not per GPU"
+            % (gpus_per_server, nics_per_server, _ratio(gpus_per_server, nics_per_server),
+               "s" if len(without) > 1 else "", _ranges(without), "have" if len(without) > 1 else "has",
+               "their" if len(without) > 1 else "its")]
+
+
+def _ratio(a, b):
+    return ("%d" % (a // b)) if a % b == 0 else ("%.2f" % (float(a) / b)).rstrip("0")
+
+
+def _ranges(numbers):
+    runs, start = [], None
+    for index, number in enumerate(numbers):
+        if start is None:
+            start = number
+        if index + 1 == len(numbers) or numbers[index + 1] != number + 1:
+            runs.append(str(start) if start == number else "%d-%d" % (start, number))
+            start = None
+    return ", ".join(runs)
+
+
+def size_fat_tree(gpus, radix, tiers=3, gpus_per_server=None, nics_per_server=None):
+    """Non-blocking fat tree of `radix`-port switches with one NIC port per GPU (or per NIC).
 
     Each lower tier uses radix/2 ports down and radix/2 up; the top tier uses all ports down.
     32,768 GPUs, radix 128, 3 tiers -> 512 + 512 + 256 = 1,280 switches, 196,608 optics.
+    With fewer NICs than GPUs per server, the fabric connects the NICs and warns.
     """
     if tiers < 2 or radix < 2 or radix % 2:
         raise ValueError("fat tree needs tiers >= 2 and an even radix >= 2")
+    warnings = []
+    endpoints = gpus
+    if gpus_per_server and nics_per_server:
+        endpoints = _ceil(gpus, gpus_per_server) * nics_per_server
+        warnings = gpu_nic_warnings(gpus_per_server, nics_per_server)
     half = radix // 2
     per_tier = []
-    ports_below = gpus
+    ports_below = endpoints
     for tier in range(tiers):
         down = radix if tier == tiers - 1 else half
         switches = _ceil(ports_below, down)
         per_tier.append(switches)
         ports_below = switches * half
-    links = gpus * tiers  # host-edge, then each tier pair carries the same bisection at 1:1
+    links = endpoints * tiers  # host-edge, then each tier pair carries the same bisection at 1:1
     return {
-        "gpus": gpus, "radix": radix, "tiers": tiers, "switches_per_tier": per_tier,
-        "switches": sum(per_tier), "links": links, "optics": 2 * links,
-        "max_switch_hops": 2 * tiers - 1,
+        "design": "fat_tree", "gpus": gpus, "nic_ports": endpoints, "radix": radix, "tiers": tiers,
+        "switches_per_tier": per_tier, "switches": sum(per_tier), "links": links, "optics": 2 * links,
+        "max_switch_hops": 2 * tiers - 1, "warnings": warnings,
     }
 
 
 def size_rail_optimized(gpus, gpus_per_server, nic_gbps, leaf_ports, leaf_port_gbps,
-                        spine_ports, spine_port_gbps, oversubscription=1):
-    """Two-tier rail-optimized fabric: rails = NICs per server = GPUs per server.
+                        spine_ports, spine_port_gbps, oversubscription=1, nics_per_server=None):
+    """Two-tier rail-optimized fabric: rails = NICs per server (by default one per GPU).
 
     A leaf splits its bandwidth n:1 between servers and spines; servers per group is what the
     downlink share carries. 512 x 200G GPUs on 64 x 400G leafs and 64 x 800G spines at 1:1 ->
     8 leafs + 2 spines; 28,672 x 400G GPUs on 128 x 400G leafs at 7:1 -> 256 leafs + 32 spines.
     """
-    rails = gpus_per_server
+    rails = nics_per_server or gpus_per_server
     servers = _ceil(gpus, gpus_per_server)
     leaf_bw = leaf_ports * leaf_port_gbps
     down_bw = leaf_bw * oversubscription // (oversubscription + 1)
     servers_per_group = down_bw // nic_gbps
+    if servers_per_group < 1:
+        raise ValueError("a %dG NIC does not fit the downlink share of a %d x %dG leaf at %d:1"
+                         % (nic_gbps, leaf_ports, leaf_port_gbps, oversubscription))
     groups = _ceil(servers, servers_per_group)
     leafs = groups * rails
     up_bw_per_leaf = _ceil(servers_per_group * nic_gbps, oversubscription)
@@ -63,11 +108,12 @@ def size_rail_optimized(gpus, gpus_per_server, nic_gbps, leaf_ports, leaf_port_g
     up_breakout = max(1, spine_port_gbps // leaf_port_gbps)
     optics = host_links + _ceil(host_links, down_breakout) + fabric_links + _ceil(fabric_links, up_breakout)
     return {
-        "gpus": gpus, "servers": servers, "rails": rails, "servers_per_group": servers_per_group,
+        "design": "rail_optimized", "gpus": gpus, "servers": servers, "rails": rails,
+        "servers_per_group": servers_per_group,
         "groups": groups, "leafs": leafs, "spines": spines, "switches": leafs + spines,
         "uplinks_per_leaf": uplinks_per_leaf, "host_links": host_links, "fabric_links": fabric_links,
         "optics": optics, "oversubscription": "%d:1" % oversubscription,
-        "hops": rail_hops(),
+        "hops": rail_hops(), "warnings": gpu_nic_warnings(gpus_per_server, rails),
     }
 
 
@@ -93,7 +139,8 @@ def fabric_sizing(lay, intent):
     if lay.planes > 1:
         hops["cross_plane_without_pxn"] = None  # no spine path between planes: PXN required
     return {
-        "servers": servers, "gpus": gpus, "rails": lay.rails, "groups": lay.groups,
+        "servers": servers, "gpus": gpus, "gpus_per_server": intent["servers"]["gpus"], "rails": lay.rails,
+        "groups": lay.groups,
         "servers_per_group": lay.servers_per_group, "leafs": len(lay.leafs), "spines": len(lay.spines),
         "spine_planes": lay.planes, "uplinks_per_leaf": lay.uplinks_per_leaf,
         "host_links": host_links, "fabric_links": fabric_links,
@@ -101,4 +148,6 @@ def fabric_sizing(lay, intent):
         "leaf_down_gbps": down_bw, "leaf_up_gbps": up_bw,
         "oversubscription_effective": round(float(down_bw) / up_bw, 3),
         "hops": hops,
+        "warnings": gpu_nic_warnings(intent["servers"]["gpus"], lay.rails,
+                                     [nic.get("gpu") for nic in intent["servers"]["nics"]]),
     }
