@@ -14,7 +14,10 @@ description:
     UDP source port where the spine's ECMP choice matters) whose paths together cover every
     host-leaf and leaf-spine link in both directions (docs/probe-plan.md).
   - Upstream paths follow the leaf port binding (PPD); the spine's choice among parallel links is
-    modelled by a documented hash the probing agent must share.
+    ECMP. No spine platform's hash can be computed offline (RV(hash_models) states each one), so the
+    UDP source ports come from a crc32 stand-in and every spine->leaf link whose coverage depends on
+    it is listed in RV(at_risk). Planned against the devices (the twin's C(tests/lab/twin/gom.py) asks
+    the spines' kernels), the ports come from the devices' own answers and nothing is at risk.
   - Optionally writes the probe list as JSON for a monitoring agent; C(changed) is true only when
     that file's content changes.
 version_added: 0.1.0
@@ -73,6 +76,35 @@ unreachable_under_ppd:
   returned: success
   type: list
   elements: str
+hash:
+  description: How the source ports were chosen (the crc32 stand-in here).
+  returned: success
+  type: str
+hash_models:
+  description: Per spine platform in the plan, its ECMP hash and why it cannot be computed offline.
+  returned: success
+  type: dict
+  sample: {"eos": "eos: the switch ASIC's ECMP hash (fields, seed and polynomial set per device, ...)"}
+at_risk:
+  description:
+    - Spine->leaf links (of spines with parallel links to a leaf) counted as covered only because the
+      stand-in chose the source port; the real hash may send the probe over a sibling link.
+  returned: success
+  type: list
+  elements: str
+at_risk_why:
+  description: Why RV(at_risk) links are at risk and how to plan without risk; null when none.
+  returned: success
+  type: str
+coverage_assured:
+  description: Fraction of reachable directed links covered without relying on the stand-in hash.
+  returned: success
+  type: float
+  sample: 0.75
+uncovered_why:
+  description: Per uncovered reachable link, why no probe reaches it.
+  returned: success
+  type: dict
 probes_by_host:
   description: Per source host, its probes (id, src_netdev, src_rdma, src_address, dst_host, dst_address, udp_sport, udp_dport).
   returned: success
@@ -100,7 +132,8 @@ def main():
     report = plan_probes(plan, dport=module.params["udp_dport"])
     figures = dict((k, report[k]) for k in ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage",
                                             "coverage_all", "links", "links_all", "links_covered", "uncovered",
-                                            "unreachable_under_ppd", "hash"))
+                                            "unreachable_under_ppd", "hash", "hash_models", "at_risk",
+                                            "at_risk_why", "coverage_assured", "uncovered_why"))
     agent = by_host(report)
     changed, diff = False, None
     dest = module.params["dest"]

@@ -9,10 +9,12 @@ Path model of one probe (source NIC -> destination NIC, UDP):
 * destination local to the source leaf (``leaf.local_destinations``): host -> leaf -> host;
 * otherwise PPD: host -> leaf -> the uplink bound to the source's ingress port
   (``binding['uplink']``) -> that spine -> one of the spine's parallel links to the destination
-  leaf -> host. The spine's choice among its ``uplinks_per_spine`` parallel links is ECMP; it is
-  modelled by :func:`ecmp_index` (a stand-in for the switch's real hash: an agent that sends the
-  probes must use the listed UDP source port, and a fabric whose real hash differs must replace
-  this function, nothing else).
+  leaf -> host. The spine's choice among its ``uplinks_per_spine`` parallel links is ECMP. No
+  supported spine's hash can be computed offline (:data:`HASH_MODELS` says why per platform), so
+  either the device is asked which link a 5-tuple takes (``oracle``: e.g. ``ip route get ...
+  ipproto udp sport S dport 4791`` on the twin's Linux spines) and the source port is chosen from
+  its answers, or the source port comes from :func:`ecmp_index` (a crc32 stand-in) and every
+  spine->leaf link that only the stand-in reaches is listed as ``at_risk`` with the reason.
 
 Directed links: every host link in both directions (``up`` host->leaf, ``down`` leaf->host) and
 every leaf-spine link in both directions (``up`` leaf->spine, ``down`` spine->leaf).
@@ -28,6 +30,24 @@ import zlib
 
 ROCE_UDP_PORT = 4791
 SPORT_BASE = 49152
+ORACLE_TRIES = 64   # source ports asked per probe: with 2..8 parallel links a wanted one is all but certain
+
+# How each spine platform picks among parallel links, and why it cannot be modelled offline.
+LINUX_HASH = ("Linux kernel ECMP with net.ipv4.fib_multipath_hash_policy=1 (L4: source and destination address, "
+              "protocol, source and destination port); the kernel hashes these flow keys with siphash under a key "
+              "drawn at boot (or derived from net.ipv4.fib_multipath_hash_seed, Linux 6.11+) and maps the hash to "
+              "a next hop by hash-threshold, so the pick cannot be computed offline: ask the device "
+              "(ip route get <dst> from <src> iif <port> ipproto udp sport <S> dport 4791)")
+VENDOR_HASH = ("%s: the switch ASIC's ECMP hash (fields, seed and polynomial set per device, not published "
+               "in a form this planner can compute), so the pick cannot be computed offline; ask the device "
+               "(e.g. a hash-calculator show command) or measure with probes")
+HASH_MODELS = {"frr": LINUX_HASH, "linux": LINUX_HASH}
+STAND_IN = "crc32('src|dst|17|sport|dport') % members (a stand-in: no spine hash can be computed offline)"
+
+
+def hash_model(platform):
+    """The stated ECMP hash of a spine platform (docs/probe-plan.md)."""
+    return HASH_MODELS.get(platform) or VENDOR_HASH % platform
 
 
 def ecmp_index(src, dst, sport, members, dport=ROCE_UDP_PORT, proto=17):
@@ -198,9 +218,12 @@ class LinkModel(object):
         return self.path_links(src, dst, ecmp_index(src["address"], dst["address"], sport or SPORT_BASE, members, dport))
 
     def path_links(self, src, dst, member):
-        """Links of a probe known to have a path: same-leaf when ``member`` is None, else via that parallel link."""
+        """Links of a probe known to have a path: same-leaf when ``member`` is None, else via that parallel link;
+        ``member`` -1: the device answered a link outside the plan, so only the first two links are known."""
         if member is None:
             return [src["link_up"], dst["link_down"]]
+        if member < 0:
+            return [src["link_up"], self.source_up_link(src)]
         return [src["link_up"], self.source_up_link(src), self.parallel_down[(src["spine"], dst["leaf"])][member],
                 dst["link_down"]]
 
@@ -293,10 +316,29 @@ def _spine_reach(model, spine, sources, reached, has_remote, out):
             out.update(model.parallel_down[(spine, leaf_name)])
 
 
-def _probe(model, src, dst, member, members, dport):
+def _probe(model, src, dst, member, members, dport, oracle=None):
     """A planned probe; ``members`` 0 means a same-leaf probe (no spine), else ``member`` is its spine->leaf link."""
+    if members and oracle is not None:
+        return _asked_probe(src, dst, member, dport, oracle)
     sport = sport_for(src["address"], dst["address"], member, members, dport) if members > 1 else None
-    return {"src": src, "dst": dst, "sport": sport, "member": member if members else None}
+    return {"src": src, "dst": dst, "sport": sport, "member": member if members else None, "asked": False}
+
+
+def _asked_probe(src, dst, member, dport, oracle):
+    """The lowest source port for which the device itself says its spine takes parallel link ``member``.
+
+    ``oracle(src, dst, sports, dport)`` returns, per source port, the index of the parallel link the
+    source's bound spine forwards that flow on toward ``dst``'s leaf (None: a link outside the plan).
+    When none of the ports asked takes ``member``, the probe keeps the first port and the link the
+    device named for it, so coverage is counted from what the device does, never from what was wanted.
+    """
+    sports = list(range(SPORT_BASE, SPORT_BASE + ORACLE_TRIES))
+    picks = oracle(src, dst, sports, dport)
+    for sport, pick in zip(sports, picks):
+        if pick == member:
+            return {"src": src, "dst": dst, "sport": sport, "member": member, "asked": True}
+    first = picks[0] if picks and picks[0] is not None else -1
+    return {"src": src, "dst": dst, "sport": sports[0], "member": first, "asked": True, "wanted": member}
 
 
 class _Demand(object):
@@ -458,27 +500,32 @@ def _source_order(model):
     return [row[pos] for pos in range(deepest) for row in rows if pos < len(row)]
 
 
-def plan_probes(plan, dport=ROCE_UDP_PORT):
-    """Probe flows whose paths cover every coverable directed link; returns the report dict."""
+def plan_probes(plan, dport=ROCE_UDP_PORT, oracle=None):
+    """Probe flows whose paths cover every coverable directed link; returns the report dict.
+
+    ``oracle``: see :func:`_asked_probe`; without it the spine's pick is the crc32 stand-in and the
+    report lists what depends on it (``at_risk``)."""
     # Everything built here is acyclic; left on, the cyclic collector rescans the whole plan
     # (131K GPUs: ~1 GB of dicts) again and again as the model grows, so pause it (as build_plan does).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _plan_probes(plan, dport)
+        return _plan_probes(plan, dport, oracle)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _plan_probes(plan, dport):
+def _plan_probes(plan, dport, oracle=None):
     model = LinkModel(plan)
     demand = _Demand(model)
     raw = []
 
     def emit(src, dst, k, members):
-        raw.append(_probe(model, src, dst, k, members, dport))
-        demand.use(src, dst, k, members)
+        probe = _probe(model, src, dst, k, members, dport, oracle)
+        raw.append(probe)
+        # the link the device takes, not the one wanted: a miss leaves its slot free for the repair below
+        demand.use(src, dst, probe["member"], members if probe["member"] is None or probe["member"] >= 0 else 0)
 
     # 1. every NIC sources one probe (its host->leaf link and, remote, its bound uplink).
     spine_leafs = dict((spine, _SpineLeafs(model, demand, spine)) for spine in model.leafs_behind)
@@ -527,10 +574,10 @@ def _plan_probes(plan, dport):
         members = len(model.members(src, dst)) if not model.is_local(src, dst) else 0
         k = demand.least_used_slot(src["spine"], dst["leaf"]) if members else 0
         emit(src, dst, k, members)
-    return _report(model, raw, dport)
+    return _report(model, raw, dport, oracle is not None)
 
 
-def _report(model, raw, dport):
+def _report(model, raw, dport, asked=False):
     covered = set()
     probes = []
     for number, probe in enumerate(raw):
@@ -547,6 +594,9 @@ def _report(model, raw, dport):
             "udp_sport": probe["sport"], "udp_dport": dport,
             "path": path,
         })
+        if "wanted" in probe:
+            probes[-1]["off_plan"] = ("the device takes %s, not the wanted link, for every source port asked" %
+                                      ("a link outside the plan" if probe["member"] < 0 else path[2]))
     coverable = set(model.links)
     reach = reachable_links(model)
     unreachable = sorted(coverable - reach)
@@ -558,6 +608,18 @@ def _report(model, raw, dport):
     tight = max(naive, _tight_bound(model, reachable))
     count = len(probes)
     missing = sorted(reachable - covered)
+    spines = model.plan.get("spines", {})
+    platforms = sorted(set(spine["platform"] for spine in spines.values()))
+    if asked:
+        why = dict((link, "no probe reaches it: for every source bound to %s and every UDP source port asked "
+                    "(%d-%d), the device itself forwards on another link" % (
+                        link.split(">")[0].split(":")[0], SPORT_BASE, SPORT_BASE + ORACLE_TRIES - 1))
+                   for link in missing)
+        at_risk = []
+    else:
+        why = dict((link, "no probe reaches it") for link in missing)
+        at_risk = sorted(set(link for (_spine, _leaf), links in model.parallel_down.items() if len(links) > 1
+                             for link in links) & covered)
     return {
         "probes": probes,
         "links": total,
@@ -574,7 +636,16 @@ def _report(model, raw, dport):
         "ratio": float(count) / naive if naive else 0.0,
         "ratio_tight": float(count) / tight if tight else 0.0,
         "count": count,
-        "hash": "crc32('src|dst|17|sport|dport') % members",
+        "hash": "asked the device" if asked else STAND_IN,
+        "hash_models": dict((platform, hash_model(platform)) for platform in platforms),
+        "uncovered_why": why,
+        # covered only if the spines' real hash agrees with the stand-in: plan with the device's answers
+        "at_risk": at_risk,
+        "at_risk_why": ("the source port of each probe crossing these spine->leaf links was chosen by the crc32 "
+                        "stand-in; the spine (%s) picks among its parallel links by its own hash, so the probe "
+                        "may take a sibling link: plan with the device's answers (the twin's "
+                        "tests/lab/twin/gom.py) to be sure" % ", ".join(platforms)) if at_risk else None,
+        "coverage_assured": (float(len((covered & reachable) - set(at_risk))) / total) if total else 1.0,
     }
 
 

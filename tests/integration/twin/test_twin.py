@@ -21,6 +21,7 @@ PREFIX = "aift%d-" % PORT_OFFSET     # one twin per test port offset: parallel r
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, TWIN)
 import failover  # noqa: E402  (tests/lab/twin)
+import gom  # noqa: E402  (tests/lab/twin)
 import paths  # noqa: E402  (tests/lab/twin)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/lib/frr/bgpd"),
@@ -121,6 +122,29 @@ def validate(state, *extra):
     out = playbook(state, os.path.join(ROOT, "playbooks", "validate.yml"), "-e", "aifabric_build_dir=%s" % build, *extra)
     with open(os.path.join(build, "validate", "drift-report.json")) as handle:
         return json.load(handle), out
+
+
+def test_gom_probes_reach_every_link_under_the_kernel_hash(twin):
+    """GOM's probe plan with source ports chosen by asking the spines' kernels (L4 hash, policy 1), then every probe
+    followed hop by hop with the kernels' route lookups for its exact 5-tuple: each takes its planned path and together
+    they reach every reachable directed link (or the plan names each miss). The offline crc32 stand-in, checked the
+    same way, sends probes over other spine links than planned (the kernel's siphash key is drawn at boot): that is
+    what this check exists to catch."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    result = gom.check(plan, PREFIX)
+    print("\nGOM under the kernel hash: %d probes, %d/%d directed links reached, %d on the planned path, %d lookups" % (
+        result["probes"], result["links_reached_by_kernel"], result["links_reachable"], result["probes_on_planned_path"],
+        result["route_lookups_asked_while_planning"]))
+    assert result["failures"] == [], result
+    assert result["probes_on_planned_path"] == result["probes"]
+    assert result["reached"] == 1.0 or all(m["why"] != "not named by the plan" for m in result["missed"]), result["missed"]
+    assert result["hash"] == "asked the device" and "siphash" in result["hash_models"]["frr"]
+    stand_in = gom.check(plan, PREFIX, stand_in=True)
+    print("crc32 stand-in: %d/%d probes on the planned path, %d/%d links reached, %d links at risk" % (
+        stand_in["probes_on_planned_path"], stand_in["probes"], stand_in["links_reached_by_kernel"],
+        stand_in["links_reachable"], stand_in["at_risk"]))
+    assert stand_in["off_plan"] and stand_in["at_risk"], "the stand-in agreed with the kernel on every probe"
 
 
 def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin):
