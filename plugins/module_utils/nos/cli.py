@@ -228,7 +228,7 @@ class CliDriver(Driver):
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
-        return takeover.cli_items(self, before_image.managed, after)
+        return takeover.items(self, takeover.CLI_FORMS, before_image, after)
 
     def protected(self, command):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import removes_port

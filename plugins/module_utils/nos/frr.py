@@ -240,7 +240,8 @@ class FrrDriver(Driver):
 
     def takeover_items(self, before_image, after, intent, sections=FRR_SECTIONS):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
-        return takeover.frr_items(self, before_image.managed, after, before_image.outside)
+        return (takeover.items(self, takeover.CLI_FORMS, before_image, after)
+                + takeover.frr_pbr_items(self, after, before_image.outside))
 
     def protected(self, command):
         return transactions.removes_port(command)

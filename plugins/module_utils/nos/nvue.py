@@ -135,7 +135,7 @@ class NvueDriver(FlatPathDriver):
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
-        return takeover.nvue_items(before_image.managed, after)
+        return takeover.items(self, takeover.NVUE_FORMS, before_image, after, flat=True)
 
     def render(self, intent, qos, sections=SECTIONS):
         lines = []

@@ -9,29 +9,79 @@ first push would send ``no router bgp 65001`` and ``no ip address ...`` on the u
 ordinary drift to the diff; here they are named as a *takeover*, so the run can refuse them unless the
 operator allows it for that switch (``switch_takeover: true``), and check mode and the audit can say so.
 
-Three kinds of object, compared between the managed view read from the switch (``before``) and the rendered
-intent (``after``), with each driver's own line forms (no second parser):
+One engine for every NOS, on the same parse the diff uses: the driver's managed view of the switch
+(``before``) and the rendered intent (``after``), both flattened by the driver's own ``paths`` (nos/base.py),
+plus the Image's ``outside`` paths. What the diff removes or replaces is ``before - after``; each such path,
+and each outside setting the plan would collide with, is classified by the driver family's
+``takeover_forms`` (regexes over paths, in the NOS's syntax; docs/switches.md#brownfield-guard):
 
-* ``bgp``: the default-VRF BGP instance under another ASN than the plan's (or none planned): it is replaced
-  whole, with every neighbor, address family and VRF under it;
-* ``address``: an address on an interface the plan owns (a port, the loopback, the host SVI) that differs from
-  the planned one (or where the plan puts none, e.g. a routed uplink the plan makes an access port);
-* ``policy``: a policy bound by name on a planned interface (PBR / service-policy, QoS maps) that is not one
-  of ours (``AIF-`` names) and that the plan would remove or replace.
+* ``bgp``: a BGP instance under another ASN than the plan's (global or per VRF, e.g. NVUE's
+  ``vrf default router bgp autonomous-system``), replaced whole with every neighbor and VRF under it; under the
+  plan's own ASN, an interface (unnumbered) neighbor or a peer group the plan would remove (the plan only ever
+  renders numbered neighbors, so those are someone else's);
+* ``address``: an address (``ip address``, ``ipv4 address``, ``ipv6 address``) on an interface the plan owns
+  (port, loopback, SVI) that the plan would replace or remove, or hold beside its own in another syntax;
+* ``policy``: a policy bound by name on an interface (PBR, service-policy, QoS map bindings) that is not one of
+  ours (``AIF-`` names) and that the plan would remove or replace;
+* ``qos``: a global QoS policy (NX-OS ``system qos`` / ``service-policy type network-qos``) or a DSCP map entry
+  (EOS ``qos map dscp 46 to traffic-class 5``, NVUE ``qos mapping ... dscp 46 switch-priority 5``) the plan would
+  replace or remove;
+* ``vlan``: a port's access VLAN the plan would move (``switchport access vlan 10`` -> ours, NVUE ``bridge domain
+  br_default access``);
+* ``collision``: an SVI or VLAN the plan would create that already exists for another purpose (their address,
+  description or name on it), named as a collision;
+* ``mtu``: an MTU change on a port routed by someone else (an address the plan does not put there): its peers
+  keep their MTU.
 
 Pure: no Ansible, no network.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
-import string
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX
 
 # a takeover item: kind, the object path (as the drift report names items), what the switch holds, what the
 # plan puts there (None: nothing), and one human line
-KINDS = ("bgp", "address", "policy")
+KINDS = ("bgp", "address", "policy", "qos", "vlan", "collision", "mtu")
+
+# The forms each family reads (regexes over Driver.paths / Image.outside). Named groups: asn, vrf, name, intf,
+# key, value, line, where.
+CLI_FORMS = {
+    # indented CLIs and FRR: "router bgp 65001 > neighbor 10.0.0.1 remote-as 65000"
+    "bgp": r"^router bgp (?P<asn>\d+)(?: vrf (?P<vrf>\S+))?$",
+    "bgp_child": r"^router bgp (?P<asn>\d+) > (?P<line>[^>]*)",
+    "neighbor": r"^router bgp (?P<asn>\d+) > neighbor (?P<name>\S+)",
+    "peer_group": r"^router bgp (?P<asn>\d+) > (?:neighbor (?P<name>\S+) peer[- ]group$|peer-group (?P<pg>\S+)|template peer (?P<tp>\S+))",
+    "vrf": r"^router bgp \d+ > vrf (?P<name>\S+)",
+    "address": r"^interface (?P<intf>\S+) > (?P<key>(?:ip|ipv4|ipv6) address) (?P<value>\S+)",
+    "policy": r"^(?P<where>[^>]+(?: > [^>]+)*?) > (?P<line>(?:service-policy(?: type \S+)?(?: (?:input|output|in|out))?|ip policy route-map|"
+              r"pbr-policy|qos-map \S+|scheduler-policy|queue \d+ wred-policy) (?P<name>\S+))$",
+    "map": r"^(?P<key>qos map dscp \d+ to traffic-class) (?P<value>\d+)$",
+    "access": r"^interface (?P<intf>\S+) > (?P<key>switchport access [Vv]lan) (?P<value>\d+)$",
+    "mtu": r"^interface (?P<intf>\S+) > (?P<key>mtu) (?P<value>\d+)$",
+    "svi": r"^interface (?P<intf>[Vv]lan\d+)(?: > |$)",
+    "vlan_object": r"^vlan (?P<vlan>\d+) > ",
+    "interface": r"^interface (?P<intf>\S+)(?: > |$)",
+}
+NVUE_FORMS = {
+    # flat NVUE paths: "vrf default router bgp neighbor swp51 type unnumbered"
+    "bgp": r"^(?:vrf (?P<vrf>\S+) )?router bgp autonomous-system (?P<asn>\d+)$",
+    "bgp_child": r"^(?:vrf (?P<vrf>\S+) )?router bgp (?P<line>.*)$",
+    "neighbor": r"^vrf (?P<vrf>\S+) router bgp neighbor (?P<name>\S+)",
+    "peer_group": r"^vrf (?P<vrf>\S+) router bgp peer-group (?P<pg>\S+)",
+    "vrf": r"^vrf (?P<name>(?!default )\S+) router bgp ",
+    "address": r"^interface (?P<intf>\S+) (?P<key>(?:ip|ipv4|ipv6) address) (?P<value>\S+)$",
+    "policy": r"^(?P<where>interface \S+) (?P<line>(?:router pbr map|qos \S+ profile) (?P<name>\S+))$",
+    "map": r"^(?P<key>qos mapping \S+ dscp \d+ switch-priority) (?P<value>\d+)$",
+    "access": r"^interface (?P<intf>\S+) (?P<key>bridge domain \S+ access) (?P<value>\d+)$",
+    "mtu": r"^interface (?P<intf>\S+) (?P<key>link mtu) (?P<value>\d+)$",
+    "svi": r"^interface (?P<intf>vlan\d+) ",
+    "vlan_object": r"^bridge domain \S+ vlan (?P<vlan>\d+) ",
+    "interface": r"^interface (?P<intf>\S+) ",
+}
 
 
 def _item(kind, item, actual, expected, message):
@@ -41,10 +91,16 @@ def _item(kind, item, actual, expected, message):
 def find(driver, before_image, after, intent, sections):
     """Takeover items of one switch, in a stable order: ``before_image`` is the Image read from the switch
     (``Applier.plan()`` keeps it as ``before_image``; ``fullconfig.image``), ``after`` the rendered intent
-    (canonical managed text). Empty on a clean switch and on a switch this collection already configured."""
+    (canonical managed text). Empty on a clean switch and on a switch this collection already configured.
+    Each driver family answers through its declared ``takeover_items`` (nos/base.py)."""
     items = driver.takeover_items(before_image, after, intent, sections)
     order = dict((k, i) for i, k in enumerate(KINDS))
-    return sorted(items, key=lambda t: (order[t["kind"]], t["item"], t["actual"]))
+    seen, out = set(), []
+    for t in sorted(items, key=lambda t: (order[t["kind"]], t["item"], t["actual"])):
+        if t["message"] not in seen:
+            seen.add(t["message"])
+            out.append(t)
+    return out
 
 
 def from_running(driver, running, intent, qos, sections):
@@ -77,191 +133,238 @@ def decide(items, allowed, check_mode):
     return "take" if allowed else "refuse"
 
 
-# --- CLI drivers (EOS, NX-OS, klish SONiC / AsterNOS): the driver's own Section forms -------------------------
-def _fields(template):
-    return [f for _lit, f, _spec, _conv in string.Formatter().parse(template) if f]
+# --- the engine ----------------------------------------------------------------------------------------------
+def _is_ip(text):
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
 
 
-def _capture(form, field):
-    """The regex of a Form's line with ``field`` captured as ``value`` (other fields one token each); trailing
-    words allowed (``ip address A secondary``)."""
-    out = []
-    for literal, name, _spec, _conv in string.Formatter().parse(form.template):
-        out.append(re.escape(literal))
-        if name is not None:
-            out.append(r"(?P<value>\S+)" if name == field else r"\S+")
-    return re.compile("^" + "".join(out) + r"(?: .*)?$")
+def _leaf(path):
+    return path.rpartition(" > ")[2]
 
 
-def _forms(driver, attrs, field, section=None):
-    out = []
-    for sec in driver.section_objects:
-        if section and sec.name != section:
-            continue
-        for attr in attrs:
-            for form in getattr(sec, attr):
-                if field in _fields(form.template):
-                    rx = _capture(form, field)
-                    if rx.pattern not in [r.pattern for r in out]:
-                        out.append(rx)
-    return out
+class _Reader(object):
+    def __init__(self, forms):
+        self.rx = dict((k, re.compile(v)) for k, v in forms.items())
+
+    def match(self, kind, path):
+        return self.rx[kind].match(path)
+
+    def all(self, kind, paths):
+        return [(p, m) for p, m in ((p, self.rx[kind].match(p)) for p in paths) if m]
 
 
-def _matches(regexes, line, which=False):
-    """The captured value of the first regex that matches ``line`` (with the regex's pattern when ``which``)."""
-    for rx in regexes:
-        m = rx.match(line)
-        if m:
-            return (m.group("value"), rx.pattern) if which else m.group("value")
-    return (None, None) if which else None
-
-
-def _under(children):
+def _under(read, paths, asn, flat=False):
     """What goes with a routing instance: its neighbors and VRFs, named."""
-    neighbors = sorted(set(c[0].split()[1] for c in children if c[0].startswith("neighbor ") and len(c[0].split()) > 1))
-    vrfs = sorted(set(c[0].split()[1] for c in children if c[0].startswith("vrf ") and len(c[0].split()) > 1))
+    neighbors = set()
+    for _p, m in read.all("neighbor", paths):
+        g = m.groupdict()
+        if g.get("asn") in (None, asn) and g.get("vrf") in (None, "default"):
+            neighbors.add(m.group("name"))
+    vrfs = sorted(set(m.group("name") for _p, m in read.all("vrf", paths)))
     parts = []
     if neighbors:
-        parts.append("neighbor%s %s" % ("s" if len(neighbors) > 1 else "", ", ".join(neighbors)))
+        parts.append("neighbor%s %s" % ("s" if len(neighbors) > 1 or flat else "", ", ".join(sorted(neighbors))))
     if vrfs:
         parts.append("vrf %s" % ", ".join(vrfs))
-    return (", with everything under it (%s)" % "; ".join(parts)) if parts else ", with everything under it"
+    return parts
 
 
-def _bgp_item(asn, planned, under, head="router bgp"):
-    item = head
+def _bgp_item(head, asn, planned, parts, flat):
+    if flat:
+        under = ", with the default VRF's BGP instance%s" % (" (%s)" % "; ".join(parts) if parts else "")
+    else:
+        under = (", with everything under it (%s)" % "; ".join(parts)) if parts else ", with everything under it"
     if planned is None:
-        return _item("bgp", item, "%s %s" % (head, asn), None,
-                     "%s %s (plan: none) would be removed%s" % (head, asn, under))
-    return _item("bgp", item, "%s %s" % (head, asn), "%s %s" % (head, planned),
+        return _item("bgp", head, "%s %s" % (head, asn), None, "%s %s (plan: none) would be removed%s" % (head, asn, under))
+    return _item("bgp", head, "%s %s" % (head, asn), "%s %s" % (head, planned),
                  "%s %s (plan: %s) would be replaced%s" % (head, asn, planned, under))
 
 
-def _address_items(name, have, want, label="ip address"):
+def _bgp(read, before, after, removed, flat):
     out = []
-    for address in sorted(set(have) - set(want)):
-        item = "interface %s > %s" % (name, label)
-        if want:
-            out.append(_item("address", item, "%s %s" % (label, address), "%s %s" % (label, ", ".join(want)),
-                             "interface %s %s %s (plan: %s) would be replaced" % (name, label, address, ", ".join(want))))
-        else:
-            out.append(_item("address", item, "%s %s" % (label, address), None,
-                             "interface %s %s %s (plan: none) would be removed" % (name, label, address)))
-    return out
-
-
-def _policy_items(name, have, want):
-    """``have``/``want``: [(line, policy name, form)] bound on interface ``name``; a foreign line is replaced by the
-    planned lines of the same form (a PBR binding by the planned PBR binding), removed when there are none."""
-    out = []
-    for line, policy, form in have:
-        planned = [ln for ln, _n, f in want if f == form]
-        if policy.startswith(PREFIX) or line in planned:
+    want = [m for _p, m in read.all("bgp", after)]
+    planned = want[0].group("asn") if want else None
+    taken = set()
+    for path, m in read.all("bgp", before):
+        if path not in removed or m.group("asn") == planned or m.group("asn") in taken:
             continue
-        item = "interface %s > policy" % name
-        if planned:
-            out.append(_item("policy", item, line, "; ".join(planned), "interface %s %s (not ours; plan: %s) would be "
-                             "replaced" % (name, line, "; ".join(planned))))
-        else:
-            out.append(_item("policy", item, line, None, "interface %s %s (not ours; plan: none) would be removed"
-                             % (name, line)))
+        taken.add(m.group("asn"))
+        head = path[:m.start("asn")].strip()
+        out.append(_bgp_item(head, m.group("asn"), planned, _under(read, before, m.group("asn"), flat), flat))
+    if taken:
+        return out
+    # under the plan's own ASN: interface (unnumbered) neighbors and peer groups are someone else's
+    groups = set(g for _p, m in read.all("peer_group", before) for g in m.groupdict().values() if g and not g.isdigit())
+    for path, m in read.all("neighbor", removed):
+        name = m.group("name")
+        if not _is_ip(name) and name not in groups:
+            out.append(_item("bgp", "router bgp > neighbor %s" % name, "neighbor %s" % name, None,
+                             "BGP neighbor %s (an interface/unnumbered neighbor the plan does not have) would be removed"
+                             % name))
+    for path, m in read.all("peer_group", removed):
+        name = [g for k, g in sorted(m.groupdict().items()) if g and k in ("name", "pg", "tp")][0]
+        out.append(_item("bgp", "router bgp > peer group %s" % name, "peer group %s" % name, None,
+                         "BGP peer group %s (the plan has none) would be removed, with its members' sessions" % name))
     return out
 
 
-def cli_items(driver, before, after):
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import parse_tree
-    asn_forms = _forms(driver, ("top",), "asn", "underlay")
-    address_forms = _forms(driver, ("children", "l3_children"), "address", "underlay")
-    policy_forms = _forms(driver, ("children", "l3_children"), "name")
+def _by_interface(read, kind, paths):
+    out = {}
+    for _p, m in read.all(kind, paths):
+        out.setdefault(m.group("intf"), []).append((m.group("key"), m.group("value")))
+    return out
 
-    def read(text):
-        bgp, interfaces = {}, {}
-        for line, children in parse_tree(text):
-            m = re.match(driver.interface_re, line)
-            if m:
-                kids = [c[0] for c in children]
-                addresses = [a for a in (_matches(address_forms, k) for k in kids) if a]
-                policies = [(k,) + found for k, found in ((k, _matches(policy_forms, k, True)) for k in kids) if found[0]]
-                interfaces[m.group(1)] = (addresses, policies)
+
+def _addresses(read, before, after, removed, outside, skip):
+    out = []
+    want = _by_interface(read, "address", after)
+    gone = _by_interface(read, "address", removed)
+    # an address in another syntax outside the managed view, on an interface the plan addresses (NVUE `ip address`)
+    beside = dict((k, v) for k, v in _by_interface(read, "address", outside).items() if k in want)
+    for name in sorted(set(gone) | set(beside)):
+        if name in skip:
+            continue
+        planned = want.get(name, [])
+        for key, address in gone.get(name, []) + beside.get(name, []):
+            if (key, address) in planned:
                 continue
-            asn = _matches(asn_forms, line)
-            if asn is not None:
-                bgp[asn] = children
-        return bgp, interfaces
-
-    have_bgp, have_intf = read(before)
-    want_bgp, want_intf = read(after)
-    items = []
-    planned = sorted(want_bgp)[0] if want_bgp else None
-    for asn, children in sorted(have_bgp.items()):
-        if asn not in want_bgp:
-            items.append(_bgp_item(asn, planned, _under(children)))
-    for name, (addresses, policies) in sorted(have_intf.items()):
-        want_addresses, want_policies = want_intf.get(name, ([], []))
-        items += _address_items(name, addresses, want_addresses)
-        items += _policy_items(name, policies, want_policies)
-    return items
+            item = "interface %s > %s" % (name, key)
+            if planned:
+                shown = ", ".join(v for _k, v in planned)
+                out.append(_item("address", item, "%s %s" % (key, address), ", ".join("%s %s" % kv for kv in planned),
+                                 "interface %s %s %s (plan: %s) would be replaced" % (name, key, address, shown)))
+            else:
+                out.append(_item("address", item, "%s %s" % (key, address), None,
+                                 "interface %s %s %s (plan: none) would be removed" % (name, key, address)))
+    return out
 
 
-# --- NVUE: flat ``nv set`` paths (the driver's MANAGED forms) -------------------------------------------------
-_NV_ASN = re.compile(r"^nv set router bgp autonomous-system (\d+)$")
-_NV_ADDRESS = re.compile(r"^nv set interface (\S+) ipv4 address (\S+)$")
-_NV_PBR = re.compile(r"^nv set interface (\S+) router pbr map (\S+)$")
-_NV_NEIGHBOR = re.compile(r"^nv set vrf default router bgp neighbor (\S+) ")
+def _policies(read, after, removed):
+    out = []
+    planned = {}
+    for _p, m in read.all("policy", after):
+        planned.setdefault(m.group("where"), []).append(m.group("line"))
+    for _p, m in read.all("policy", removed):
+        name, where, line = m.group("name"), m.group("where"), m.group("line")
+        if name.startswith(PREFIX):
+            continue
+        form = line[:-len(name)]
+        same = [ln for ln in planned.get(where, []) if ln.startswith(form)]
+        kind = "policy" if where.startswith("interface ") else "qos"
+        shown = where[len("interface "):] if where.startswith("interface ") else where
+        item = "%s > policy" % where
+        if same:
+            out.append(_item(kind, item, line, "; ".join(same), "%s %s %s (not ours; plan: %s) would be replaced"
+                             % ("interface" if kind == "policy" else "", shown, line, "; ".join(same))))
+        else:
+            out.append(_item(kind, item, line, None, "%s %s %s (not ours; plan: none) would be removed"
+                             % ("interface" if kind == "policy" else "", shown, line)))
+    for t in out:
+        t["message"] = t["message"].lstrip()
+    return out
 
 
-def nvue_items(before, after):
-    def read(text):
-        asn, addresses, policies, neighbors = [], {}, {}, set()
-        for line in text.splitlines():
-            m = _NV_ASN.match(line)
-            if m:
-                asn.append(m.group(1))
-            m = _NV_ADDRESS.match(line)
-            if m:
-                addresses.setdefault(m.group(1), []).append(m.group(2))
-            m = _NV_PBR.match(line)
-            if m:
-                policies.setdefault(m.group(1), []).append(("router pbr map %s" % m.group(2), m.group(2), "pbr"))
-            m = _NV_NEIGHBOR.match(line)
-            if m:
-                neighbors.add(m.group(1))
-        return asn, addresses, policies, neighbors
-
-    have_asn, have_addr, have_pol, neighbors = read(before)
-    want_asn, want_addr, want_pol, _n = read(after)
-    items = []
-    for asn in have_asn:
-        if asn not in want_asn:
-            under = ", with the default VRF's BGP instance%s" % (
-                " (neighbors %s)" % ", ".join(sorted(neighbors)) if neighbors else "")
-            items.append(_bgp_item(asn, want_asn[0] if want_asn else None, under, head="router bgp autonomous-system"))
-    for name in sorted(have_addr):
-        items += _address_items(name, have_addr[name], want_addr.get(name, []), label="ipv4 address")
-    for name in sorted(have_pol):
-        items += _policy_items(name, have_pol[name], want_pol.get(name, []))
-    return items
+def _values(read, kind, after, removed, label, what):
+    """Keyed settings (a DSCP map entry, a port's access VLAN) the plan would rewrite or drop."""
+    out = []
+    want = dict((m.group("key") if "intf" not in m.groupdict() else (m.group("intf"), m.group("key")), m.group("value"))
+                for _p, m in read.all(kind, after))
+    for path, m in read.all(kind, removed):
+        key = m.group("key") if "intf" not in m.groupdict() else (m.group("intf"), m.group("key"))
+        where = ("interface %s " % key[0]) if isinstance(key, tuple) else ""
+        name = key[1] if isinstance(key, tuple) else key
+        planned = want.get(key)
+        actual = "%s %s" % (name, m.group("value"))
+        if planned == m.group("value"):
+            continue
+        out.append(_item(label, "%s%s" % (where.strip() + " > " if where else "", name), actual,
+                         "%s %s" % (name, planned) if planned else None,
+                         "%s%s (plan: %s) would be %s%s" % (where, actual, "%s %s" % (name, planned) if planned else "none",
+                                                            "replaced" if planned else "removed", what)))
+    return out
 
 
-# --- FRR: the driver's blocks; a foreign pbr-policy sits outside the managed view -----------------------------
-def frr_items(driver, before, after, outside):
-    have, want = driver.blocks_of(before), driver.blocks_of(after)
-    items = []
-    want_asn = sorted(name for kind, name in want if kind == "router bgp")
-    for (kind, name), lines in sorted(have.items()):
-        if kind == "router bgp" and name not in want_asn:
-            items.append(_bgp_item(name, want_asn[0] if want_asn else None,
-                                   _under([(ln.strip(), []) for ln in lines])))
-        elif kind == "interface":
-            addresses = [ln.split()[2] for ln in lines if ln.startswith("ip address ") and len(ln.split()) > 2]
-            planned = [ln.split()[2] for ln in want.get(("interface", name), []) if ln.startswith("ip address ")]
-            items += _address_items(name, addresses, planned)
-    # FRR binds one pbr-policy per interface: ours on an interface replaces theirs (the parse keeps only AIF- ones)
+def _collisions(read, before, after, removed, outside):
+    """SVIs and VLANs the plan creates that already hold someone else's settings."""
+    out, collided = [], set()
+    mine = set(after)
+    svis = set(m.group("intf") for _p, m in read.all("svi", after))
+    theirs = {}
+    for path, m in read.all("svi", list(removed) + list(outside)):
+        if m.group("intf") in svis and path not in mine and PREFIX not in path and not read.match("policy", path):
+            theirs.setdefault(m.group("intf"), []).append(_leaf(path) if " > " in path else path[m.end():])
+    vlans = set(m.group("vlan") for _p, m in read.all("vlan_object", after))
+    vlans |= set(re.sub(r"\D", "", s) for s in svis)
+    for path, m in read.all("vlan_object", list(removed) + list(outside)):
+        if m.group("vlan") in vlans and path not in mine:
+            theirs.setdefault("vlan %s" % m.group("vlan"), []).append(_leaf(path))
+    for name, lines in sorted(theirs.items()):
+        lines = sorted(set(ln for ln in lines if ln))
+        if not lines:
+            continue
+        collided.add(name)
+        out.append(_item("collision", "%s" % (name if name.startswith("vlan ") else "interface %s" % name), "; ".join(lines), None,
+                         "%s exists on the switch for another purpose (%s): the plan would take it over as its own"
+                         % (name if name.startswith("vlan ") else "interface %s" % name, "; ".join(lines[:6]))))
+    return out, collided
+
+
+def _mtus(read, before, after, removed, outside):
+    """An MTU change on a port that someone else routes and the plan leaves routed (an address outside the managed
+    view: a port whose address the plan replaces is an ``address`` item already)."""
+    out = []
+    have = dict((m.group("intf"), m.group("value")) for _p, m in read.all("mtu", before))
+    want_addr = _by_interface(read, "address", after)
+    theirs = _by_interface(read, "address", outside)
+    for _p, m in read.all("mtu", after):
+        name, value = m.group("intf"), m.group("value")
+        if have.get(name) == value:
+            continue
+        foreign = [v for k, v in theirs.get(name, []) if (k, v) not in want_addr.get(name, [])]
+        if not foreign:
+            continue
+        out.append(_item("mtu", "interface %s > %s" % (name, m.group("key")), "%s %s" % (m.group("key"), have.get(name) or "default"),
+                         "%s %s" % (m.group("key"), value),
+                         "interface %s is routed by someone else (address %s) and its MTU would change from %s to %s: "
+                         "its peers keep theirs" % (name, ", ".join(foreign), have.get(name) or "the default", value)))
+    return out
+
+
+def items(driver, forms, before_image, after, flat=False):
+    """Every takeover item of one switch, from the driver's paths of the managed view (before and after) and
+    the Image's outside paths, classified by the family's ``forms``."""
+    read = _Reader(forms)
+    before = driver.paths(before_image.managed)
+    after = driver.paths(after)
+    removed = [p for p in before if p not in set(after)]
+    outside = list(before_image.outside)
+    out = _bgp(read, before, after, removed, flat)
+    collisions, collided = _collisions(read, before, after, removed, outside)
+    out += _addresses(read, before, after, removed, outside, collided)
+    out += _policies(read, after, removed)
+    out += _values(read, "map", after, removed, "qos", "")
+    out += _values(read, "access", after, removed, "vlan", ": the port moves to the plan's VLAN")
+    out += collisions
+    out += _mtus(read, before, after, removed, outside)
+    return out
+
+
+# --- FRR: one pbr-policy per interface; a foreign one sits outside the managed view ----------------------------
+def frr_pbr_items(driver, after, outside):
+    want = driver.blocks_of(after)
+    out = []
     for (kind, name), lines in sorted(want.items()):
-        ours = [(ln, ln.split()[1], "pbr") for ln in lines if kind == "interface" and ln.startswith("pbr-policy ")]
+        ours = [ln for ln in lines if kind == "interface" and ln.startswith("pbr-policy ")]
         if not ours:
             continue
-        theirs = [(p.split(" > ", 1)[1], p.split(" > ", 1)[1].split()[1], "pbr") for p in outside
-                  if p.startswith("interface %s > pbr-policy " % name)]
-        items += _policy_items(name, theirs, ours)
-    return items
+        for path in outside:
+            if path.startswith("interface %s > pbr-policy " % name):
+                line = path.split(" > ", 1)[1]
+                if not line.split()[1].startswith(PREFIX):
+                    out.append(_item("policy", "interface %s > policy" % name, line, "; ".join(ours),
+                                     "interface %s %s (not ours; plan: %s) would be replaced" % (name, line, "; ".join(ours))))
+    return out

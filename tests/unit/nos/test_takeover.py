@@ -87,11 +87,14 @@ def test_real_eos_config_with_a_foreign_pbr_policy_on_a_planned_port():
         "interface Ethernet3 service-policy type pbr input OPS-PBR (not ours; plan: none) would be removed"]
 
 
-def test_real_eos_config_under_the_plans_own_asn_is_not_a_bgp_takeover():
-    # the same ASN is the plan's own instance: its lines are ordinary drift, only the addresses are a takeover
+def test_real_eos_config_under_the_plans_own_asn_names_only_what_the_plan_never_renders():
+    # the same ASN is the plan's own instance: its numbered neighbors are ordinary drift, but the plan never renders
+    # a peer group, so the operator's SPINES group (and its members' sessions) is named; the addresses too
     intent = slice_of("eos", "leaf0")
     running = capture(*EOS_LEAF).replace("router bgp 65001", "router bgp %d" % intent["bgp"]["asn"])
-    assert [t["kind"] for t in items_of("eos", "leaf0", running)] == ["address", "address"]
+    items = items_of("eos", "leaf0", running)
+    assert [t["kind"] for t in items] == ["bgp", "address", "address"]
+    assert items[0]["message"] == "BGP peer group SPINES (the plan has none) would be removed, with its members' sessions"
 
 
 # ----------------------------------------------------------------------------------- the real NX-OS leaf
@@ -274,3 +277,92 @@ def test_audit_shows_a_takeover_apart_from_ordinary_drift(fake_switch, capsys):
     assert md.index("## Takeovers") < md.index("## Drift")
     assert "| leaf0 | switch | router bgp | router bgp 4200001000 | router bgp 65001 |" in md
     assert "router bgp 65001 (plan: 4200001000) would be replaced" in render_html(report)
+
+
+# ----------------------------------------------------------------------------------- every hazard the reviews named
+# brownfield-turn4.md: unsafe first applies the guard did not name before (one test per class, per NOS form)
+def _kinds(items):
+    return [(t["kind"], t["message"]) for t in items]
+
+
+def test_nxos_system_qos_policy_is_a_takeover():
+    running = "\n".join(["hostname tor1", "policy-map type network-qos jumbo", "  class type network-qos class-default",
+                         "    mtu 9216", "system qos", "  service-policy type network-qos jumbo", ""])
+    assert ("qos", "system qos service-policy type network-qos jumbo (not ours; plan: service-policy type network-qos "
+                   "AIF-NQ) would be replaced") in _kinds(items_of("nxos", "leaf0", running))
+
+
+def test_nvue_bgp_per_vrf_with_unnumbered_neighbors_and_ip_address_is_a_takeover():
+    # the Cumulus 5.0-5.8 form: ASN per VRF, unnumbered uplinks in a peer group, `ip address` (not `ipv4 address`)
+    running = "\n".join([
+        "nv set interface lo ip address 10.10.10.1/32", "nv set interface swp9 type swp",
+        "nv set vrf default router bgp autonomous-system 65101", "nv set vrf default router bgp enable on",
+        "nv set vrf default router bgp neighbor swp9 peer-group underlay",
+        "nv set vrf default router bgp neighbor swp9 type unnumbered",
+        "nv set vrf default router bgp peer-group underlay remote-as external", ""])
+    got = _kinds(items_of("nvue", "leaf0", running))
+    assert ("bgp", "vrf default router bgp autonomous-system 65101 (plan: 4200001000) would be replaced, with the "
+                   "default VRF's BGP instance (neighbors swp9)") in got
+    assert ("address", "interface lo ip address 10.10.10.1/32 (plan: 10.255.0.1/32) would be replaced") in got
+    # under the plan's own ASN, the unnumbered neighbor and the peer group are still someone else's
+    same = _kinds(items_of("nvue", "leaf0", running.replace("65101", "4200001000")))
+    assert ("bgp", "BGP neighbor swp9 (an interface/unnumbered neighbor the plan does not have) would be removed") in same
+    assert ("bgp", "BGP peer group underlay (the plan has none) would be removed, with its members' sessions") in same
+
+
+def test_frr_unnumbered_neighbor_under_the_plans_asn_is_a_takeover():
+    intent = slice_of("frr", "leaf0")
+    running = "router bgp %d\n neighbor swp5 interface remote-as external\nexit\n" % intent["bgp"]["asn"]
+    assert ("bgp", "BGP neighbor swp5 (an interface/unnumbered neighbor the plan does not have) would be removed") \
+        in _kinds(items_of("frr", "leaf0", running))
+
+
+def test_eos_operator_dscp_map_entry_is_a_takeover():
+    # (EOS hides entries equal to its default map, DSCP 46 -> TC 5: an operator's EF class on TC 6 is not one)
+    running = "hostname tor1\nqos map dscp 46 to traffic-class 6\n"
+    got = [t for t in items_of("eos", "leaf0", running) if t["kind"] == "qos"]
+    assert [t["message"] for t in got] == [
+        "qos map dscp 46 to traffic-class 6 (plan: qos map dscp 46 to traffic-class 0) would be replaced"]
+
+
+def test_nvue_operator_dscp_mapping_is_a_takeover():
+    running = "nv set qos mapping default-global dscp 46 switch-priority 5\n"
+    assert ("qos", "qos mapping default-global dscp 46 switch-priority 5 (plan: qos mapping default-global dscp 46 "
+                   "switch-priority 0) would be replaced") in _kinds(items_of("nvue", "leaf0", running))
+
+
+@pytest.mark.parametrize("platform,running,actual", [
+    ("eos", "interface Ethernet1\n   switchport access vlan 10\n", "switchport access vlan 10"),
+    ("nxos", "interface Ethernet1/1\n  switchport\n  switchport access vlan 10\n", "switchport access vlan 10"),
+    ("sonic", "interface Eth1/1\n switchport access Vlan 10\n", "switchport access Vlan 10"),
+    ("nvue", "nv set interface swp1 bridge domain br_default access 10\n", "bridge domain br_default access 10"),
+])
+def test_an_operator_host_port_moved_to_our_vlan_is_a_takeover(platform, running, actual):
+    got = [t for t in items_of(platform, "leaf0", running) if t["kind"] == "vlan"]
+    assert [t["actual"] for t in got] == [actual], platform
+    assert got[0]["message"].endswith("would be replaced: the port moves to the plan's VLAN")
+
+
+@pytest.mark.parametrize("platform,running", [
+    ("eos", "vlan 100\ninterface Vlan100\n   description servers\n   ip address 192.168.1.1/24\n"),
+    ("nxos", "vlan 100\n  name SERVERS\ninterface Vlan100\n  description servers\n  ip address 192.168.1.1/24\n"),
+    ("sonic", "interface Vlan100\n description servers\n ip address 192.168.1.1/24\n"),
+    ("nvue", "nv set interface vlan100 ip address 192.168.1.1/24\nnv set interface vlan100 description servers\n"),
+])
+def test_our_host_vlan_colliding_with_an_operator_svi_is_refused_by_name(platform, running):
+    got = [t for t in items_of(platform, "leaf0", running) if t["kind"] == "collision"]
+    assert len(got) >= 1 and "exists on the switch for another purpose" in got[0]["message"], platform
+    assert "192.168.1.1/24" in " ".join(t["message"] for t in got), platform
+
+
+@pytest.mark.parametrize("platform,running", [
+    ("eos", "interface Ethernet9\n   no switchport\n   ip address 172.16.0.1/31\n   ip ospf network point-to-point\n"),
+    ("nxos", "interface Ethernet1/9\n  no switchport\n  ip address 172.16.0.1/31\n  ip router ospf 1 area 0\n"),
+    ("nvue", "nv set interface swp9 ip address 172.16.0.1/31\n"),
+])
+def test_mtu_on_a_port_someone_else_routes_is_a_takeover(platform, running):
+    # the role run with sections qos, mtu, pbr (no underlay): the operator keeps routing the uplink, our MTU moves it
+    driver, intent = get_driver(platform), slice_of(platform, "leaf0")
+    got = [t for t in takeover.from_running(driver, running, intent, intent["qos"], ("qos", "mtu", "pbr"))
+           if t["kind"] == "mtu"]
+    assert len(got) == 1 and "172.16.0.1/31" in got[0]["message"] and "its peers keep theirs" in got[0]["message"]
