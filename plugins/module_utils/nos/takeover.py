@@ -284,7 +284,8 @@ def _values(read, kind, after, removed, label, what):
         out.append(_item(label, "%s%s" % (where.strip() + " > " if where else "", name), actual,
                          "%s %s" % (name, planned) if planned else None,
                          "%s%s (plan: %s) would be %s%s" % (where, actual, "%s %s" % (name, planned) if planned else "none",
-                                                            "replaced" if planned else "removed", what)))
+                                                            "replaced" if planned else "removed",
+                                                            what[0] if planned else what[1])))
     return out
 
 
@@ -346,8 +347,8 @@ def items(driver, forms, before_image, after, flat=False):
     collisions, collided = _collisions(read, before, after, removed, outside)
     out += _addresses(read, before, after, removed, outside, collided)
     out += _policies(read, after, removed)
-    out += _values(read, "map", after, removed, "qos", "")
-    out += _values(read, "access", after, removed, "vlan", ": the port moves to the plan's VLAN")
+    out += _values(read, "map", after, removed, "qos", ("", ""))
+    out += _values(read, "access", after, removed, "vlan", (": the port moves to the plan's VLAN", ": the port leaves its VLAN"))
     out += collisions
     out += _mtus(read, before, after, removed, outside)
     return out
