@@ -24,6 +24,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+import labid  # noqa: E402  the lab's per-checkout container names and ports
 BIN = os.path.dirname(sys.executable)
 REPORT = os.path.join(ROOT, "build", "audit", "drift-report.json")
 DRIFT_COPY = os.path.join(ROOT, "build", "audit-injected-drift")
@@ -118,9 +120,11 @@ def switch_drift(inv, switch, commands):
     from netmiko import ConnectHandler  # the controller's runtime library
     hostvars = inv["_meta"]["hostvars"][switch]
     plan_device_type = {"leaf1": "arista_eos"}[switch]
-    known_hosts = os.path.join(os.environ.get("AIFABRIC_SWITCH_LAB", "/tmp/aifabric-lab/switches"), "known_hosts")
+    known_hosts = os.path.join(labid.switch_state_root(), "known_hosts")
+    # `ansible-inventory --list` gives the port's template: the lab's port, as tests/lab/switches/lab.py has it
+    port = labid.switch_port(switch)
     conn = ConnectHandler(device_type=plan_device_type, host=hostvars.get("ansible_host", "127.0.0.1"),
-                          port=hostvars["ansible_port"], username=hostvars.get("ansible_user", "admin"),
+                          port=port, username=hostvars.get("ansible_user", "admin"),
                           password=hostvars.get("ansible_password", "admin"), ssh_strict=True,
                           system_host_keys=False, alt_host_keys=True, alt_key_file=known_hosts)
     try:
@@ -165,7 +169,7 @@ def run():
                        check=True, cwd=ROOT)
 
     say("inject drift: gpu02 rail1 MTU 1500%s" % (", leaf1 Ethernet1 MTU 1500" if have_switches else ""))
-    subprocess.run(["podman", "exec", "aifabric-gpu02", "ip", "link", "set", "rail1", "mtu", "1500"], check=True,
+    subprocess.run(["podman", "exec", labid.container("gpu02"), "ip", "link", "set", "rail1", "mtu", "1500"], check=True,
                    capture_output=True, text=True)
     expected_devices = ["gpu02"]
     if have_switches:

@@ -20,6 +20,8 @@ import ansible_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BIN = os.path.dirname(sys.executable)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+import labid  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def build_private_data_dir(pdd):
@@ -52,8 +54,9 @@ def build_private_data_dir(pdd):
     with open(os.path.join(pdd, "env", "extravars"), "w") as handle:
         json.dump({"audit_fail_on_drift": True, "audit_report_dir": os.path.join(pdd, "artifacts-report")}, handle)
     with open(os.path.join(pdd, "env", "envvars"), "w") as handle:
+        # the job runs from a copy of the project, elsewhere: it names this checkout's lab (tests/lab/labid.py) by id
         json.dump({"ANSIBLE_COLLECTIONS_PATH": collections, "ANSIBLE_CONFIG": os.path.join(project, "ansible.cfg"),
-                   "PATH": BIN + ":" + os.environ.get("PATH", "")}, handle)
+                   "PATH": BIN + ":" + os.environ.get("PATH", ""), "AIFABRIC_LAB_ID": labid.lab_id(ROOT)}, handle)
     with open(os.path.join(pdd, "env", "settings"), "w") as handle:
         json.dump({"suppress_ansible_output": False, "job_timeout": 900}, handle)
     return project

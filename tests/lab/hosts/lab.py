@@ -6,12 +6,17 @@
 
 Topology, derived from the lab fabric's plan (inventories/lab/group_vars/all/fabric.yml):
 
-* one podman container per GPU host (``aifabric-gpu01`` ...), ``--network none``, runc, low ulimits,
+Every name carries this checkout's lab id (tests/lab/labid.py, ``<id>`` below), so the labs of two
+checkouts on one machine never meet (`make demo` here leaves a `make test` there alone):
+
+* one podman container per GPU host (``aifabric-<id>-gpu01`` ...), ``--network none``, runc, low ulimits,
   CAP_NET_ADMIN/NET_RAW, writable /proc/sys (the role sets per-NIC sysctls);
-* a management link ``eth0`` per host: veth to the bridge ``aflab-mgmt`` in the controller's
-  namespace, which holds the management gateway 192.168.250.1/24, so the controller reaches every
-  host on 192.168.250.(10+N) and every host has a main-table default route via .1;
-* one L2 segment per rail: the namespace ``aflab-leaf`` plays the rail leafs' routed ports: one
+* a management link ``eth0`` per host: veth to the bridge ``mgmt`` in the namespace ``aflab-<id>-mgmt``
+  (the controller's place on the management network), which holds the management gateway
+  192.168.250.1/24: every host is 192.168.250.(10+N) and has a main-table default route via .1
+  (Ansible reaches the containers through podman, not over this network; in a namespace of its
+  own the subnet is private to this lab);
+* one L2 segment per rail: the namespace ``aflab-<id>-leaf`` plays the rail leafs' routed ports: one
   bridge per rail (MTU 9000) carrying each rail subnet's gateway address from the plan (.6 of each
   /29), IPv4 forwarding on, so gateways answer and cross-rail traffic is routed by them;
 * each host's rail NIC is the container end of a veth into that bridge, named after the plan's
@@ -29,10 +34,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FABRIC_FILE = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")
-LABEL = "aifabric.lab=hosts"
-PREFIX = "aifabric-"
-LEAF_NS = "aflab-leaf"
-MGMT_BRIDGE = "aflab-mgmt"
+sys.path.insert(0, os.path.dirname(HERE))
+import labid  # noqa: E402  pylint: disable=wrong-import-position
+
+LAB_ID = labid.lab_id(ROOT)
+LABEL = "aifabric.lab=hosts-" + LAB_ID
+PREFIX = "aifabric-%s-" % LAB_ID
+LEAF_NS = "aflab-%s-leaf" % LAB_ID
+MGMT_NS = "aflab-%s-mgmt" % LAB_ID
+MGMT_BRIDGE = "mgmt"
 MGMT_NET = ipaddress.ip_network(os.environ.get("LAB_MGMT_NET", "192.168.250.0/24"))
 RAIL_MTU = 9000
 NIC_INITIAL_MTU = 1500
@@ -92,11 +102,21 @@ def leaf_port(host, rail):
 
 
 def mgmt_port(host):
-    return "afl%02dm" % host["index"]
+    return "m%02d" % host["index"]
 
 
 def in_leaf(*args):
     return ["ip", "netns", "exec", LEAF_NS] + list(args)
+
+
+def in_mgmt(*args):
+    return ["ip", "netns", "exec", MGMT_NS] + list(args)
+
+
+def ensure_netns(name):
+    if name not in run(["ip", "netns", "list"]).split():
+        run(["ip", "netns", "add", name])
+    run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"])
 
 
 def ensure_image():
@@ -104,17 +124,16 @@ def ensure_image():
 
 
 def ensure_mgmt_bridge():
-    if not ok(["ip", "link", "show", "dev", MGMT_BRIDGE]):
-        run(["ip", "link", "add", MGMT_BRIDGE, "type", "bridge"])
+    ensure_netns(MGMT_NS)
+    if not ok(in_mgmt("ip", "link", "show", "dev", MGMT_BRIDGE)):
+        run(in_mgmt("ip", "link", "add", MGMT_BRIDGE, "type", "bridge"))
     gateway = "%s/%d" % (MGMT_NET.network_address + 1, MGMT_NET.prefixlen)
-    run(["ip", "addr", "replace", gateway, "dev", MGMT_BRIDGE])
-    run(["ip", "link", "set", MGMT_BRIDGE, "up"])
+    run(in_mgmt("ip", "addr", "replace", gateway, "dev", MGMT_BRIDGE))
+    run(in_mgmt("ip", "link", "set", MGMT_BRIDGE, "up"))
 
 
 def ensure_leaf(gateways):
-    if LEAF_NS not in run(["ip", "netns", "list"]).split():
-        run(["ip", "netns", "add", LEAF_NS])
-    run(in_leaf("ip", "link", "set", "lo", "up"))
+    ensure_netns(LEAF_NS)
     run(in_leaf("sysctl", "-qw", "net.ipv4.ip_forward=1"))
     for rail, addrs in sorted(gateways.items()):
         bridge = bridge_name(rail)
@@ -159,12 +178,12 @@ def in_host(pid, *args):
 
 
 def ensure_links(host, pid):
-    # Management link: controller bridge <-> eth0 (address and default route only if absent).
+    # Management link: the management bridge <-> eth0 (address and default route only if absent).
     mgmt_if = host["mgmt_interface"]
     if not ok(in_host(pid, "ip", "link", "show", "dev", mgmt_if)):
-        run(["ip", "link", "del", mgmt_port(host)], check=False)
-        run(["ip", "link", "add", mgmt_port(host), "type", "veth", "peer", "name", mgmt_if, "netns", str(pid)])
-        run(["ip", "link", "set", mgmt_port(host), "master", MGMT_BRIDGE, "up"])
+        run(in_mgmt("ip", "link", "del", mgmt_port(host)), check=False)
+        run(in_mgmt("ip", "link", "add", mgmt_port(host), "type", "veth", "peer", "name", mgmt_if, "netns", str(pid)))
+        run(in_mgmt("ip", "link", "set", mgmt_port(host), "master", MGMT_BRIDGE, "up"))
         run(in_host(pid, "ip", "link", "set", "lo", "up"))
         run(in_host(pid, "ip", "addr", "add", "%s/%d" % (host["mgmt_address"], MGMT_NET.prefixlen), "dev", mgmt_if))
         run(in_host(pid, "ip", "link", "set", mgmt_if, "up"))
@@ -218,15 +237,11 @@ def down(_args):
     names = run(["podman", "ps", "-a", "--filter", "label=" + LABEL, "--format", "{{.Names}}"]).split()
     if names:
         run(["podman", "rm", "-f", "-t", "0"] + names)
-    if LEAF_NS in run(["ip", "netns", "list"]).split():
-        run(["ip", "netns", "del", LEAF_NS])
-    if ok(["ip", "link", "show", "dev", MGMT_BRIDGE]):
-        run(["ip", "link", "del", MGMT_BRIDGE])
-    for link in json.loads(run(["ip", "-j", "link", "show"]) or "[]"):
-        name = link.get("ifname", "")
-        if name.startswith("afl") and name[3:5].isdigit():
-            run(["ip", "link", "del", name], check=False)
-    print("lab hosts: down")
+    # the namespaces take their bridges and veth ends with them
+    for netns in (LEAF_NS, MGMT_NS):
+        if netns in run(["ip", "netns", "list"]).split():
+            run(["ip", "netns", "del", netns])
+    print("lab hosts: down (lab %s)" % LAB_ID)
     return 0
 
 
@@ -242,6 +257,8 @@ def status(_args):
         for want in [host["mgmt_interface"]] + [nic["netdev"] for nic in host["nics"]]:
             if want not in names:
                 missing.append("%s: no %s" % (host["name"], want))
+    if MGMT_NS not in run(["ip", "netns", "list"]).split() or not ok(in_mgmt("ip", "link", "show", "dev", MGMT_BRIDGE)):
+        missing.append("management bridge (netns %s) missing" % MGMT_NS)
     if LEAF_NS not in run(["ip", "netns", "list"]).split():
         missing.append("netns %s missing" % LEAF_NS)
     else:
@@ -252,8 +269,8 @@ def status(_args):
         print("lab hosts: " + line)
     if missing:
         return 1
-    print("lab hosts: up (%s; mgmt %s, rail gateways %s)" % (
-        ", ".join("%s=%s" % (h["name"], h["mgmt_address"]) for h in hosts), MGMT_NET,
+    print("lab hosts: up (lab %s: %s; mgmt %s, rail gateways %s)" % (
+        LAB_ID, ", ".join("%s=%s" % (h["container"], h["mgmt_address"]) for h in hosts), MGMT_NET,
         ", ".join(a for addrs in gateways.values() for a in addrs)))
     return 0
 

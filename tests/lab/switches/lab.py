@@ -4,9 +4,11 @@
     lab.py down              stop all
     lab.py status
 
-State lives in $AIFABRIC_SWITCH_LAB (default /tmp/aifabric-lab/switches): per device a directory
+State lives in $AIFABRIC_SWITCH_LAB (default /tmp/aifabric-lab-<id>/switches): per device a directory
 with state.json (running/startup config), faults.json, pid; plus the host key and known_hosts that
-the inventory points netmiko at (host key checking stays on).
+the inventory points netmiko at (host key checking stays on). The lab's ports are this checkout's
+(tests/lab/labid.py: base + the device's number in PORTS), as inventories/lab computes them; the
+tests pass their own ports and state dir.
 """
 
 import json
@@ -22,12 +24,20 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
+sys.path.insert(0, os.path.dirname(HERE))
+import labid  # noqa: E402
 
+# Test ports (the integration tests add AIFABRIC_TEST_PORT_OFFSET); the lab itself listens on lab_ports().
 PORTS = {"leaf0": 2201, "leaf1": 2202, "leaf2": 2203, "leaf3": 2204, "spine1": 2211, "spine2": 2212}
 
 
 def state_root():
-    return os.environ.get("AIFABRIC_SWITCH_LAB", "/tmp/aifabric-lab/switches")
+    return labid.switch_state_root()
+
+
+def lab_ports():
+    """This checkout's lab ports: labid's base + 1..4 (leafs), + 11..12 (spines), like inventories/lab."""
+    return {name: labid.switch_port(name) for name in PORTS}
 
 
 def lab_plan():
@@ -189,15 +199,16 @@ def down(root=None):
 
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else "status"
+    ports = lab_ports()
     if cmd == "up":
-        root = up(fresh="--fresh" in argv)
-        print("switch lab up: %s (known_hosts %s/known_hosts)" % (", ".join("%s:%d" % kv for kv in sorted(PORTS.items())), root))
+        root = up(fresh="--fresh" in argv, ports=ports)
+        print("switch lab up: %s (known_hosts %s/known_hosts)" % (", ".join("%s:%d" % kv for kv in sorted(ports.items())), root))
     elif cmd == "down":
         down()
         print("switch lab down")
     else:
         for name, dev in sorted(devices().items()):
-            print("%-7s %-9s 127.0.0.1:%d %s" % (name, dev["platform"], dev["port"], "up" if wait_port(dev["port"], 0.3) else "down"))
+            print("%-7s %-9s 127.0.0.1:%d %s" % (name, dev["platform"], ports[name], "up" if wait_port(ports[name], 0.3) else "down"))
 
 
 if __name__ == "__main__":
