@@ -1,6 +1,7 @@
 # Switch side (issue 5): simulated switch lab + switch tests.
 TEST_TARGETS += test-switches
 .PHONY: lab-up-switches lab-down-switches test-switches test-switches-unit bench-switch bench-races
+.PHONY: test-switches-part1 test-switches-part2 test-switches-part3
 lab-up: lab-up-switches
 lab-down: lab-down-switches
 
@@ -14,9 +15,21 @@ test-switches-unit: setup
 	$(PY) -m pytest -q tests/unit/nos
 
 # integration against private simulators (own ports/state dir, started by the fixture); the unit
-# tests (tests/unit/nos) run once, in `make test-unit` (alone: `make test-switches-unit`)
+# tests (tests/unit/nos) run once, in `make test-unit` (alone: `make test-switches-unit`).
+# The suite waits on the simulators' timers far more than it computes (about 150 CPU-s in 16-20 min), so it runs as
+# three pytest sessions side by side, each with its own simulators on ports offset by 0, 30 and 60 from
+# AIFABRIC_TEST_PORT_OFFSET (300 unless set; ports 2201-2221 + offset, so a block of 100 per offset stays private).
+# Every test file runs in exactly one part: part 3 takes every file the first two do not name (new ones too).
+SWITCHES_TESTS := tests/integration/switches
+SWITCHES_PART_1 := test_playbook.py test_audit_goes_on.py test_switch_facts.py test_roce_health.py test_drain.py
+SWITCHES_PART_2 := test_fault_matrix.py
+SWITCHES_PART_3 := $(filter-out $(SWITCHES_PART_1) $(SWITCHES_PART_2),$(sort $(notdir $(wildcard $(SWITCHES_TESTS)/test_*.py))))
 test-switches: setup
-	$(PY) -m pytest -q -p no:logging tests/integration/switches
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-switches-part1 test-switches-part2 test-switches-part3
+
+test-switches-part1 test-switches-part2 test-switches-part3: setup
+	AIFABRIC_TEST_PORT_OFFSET=$$(( $${AIFABRIC_TEST_PORT_OFFSET:-300} + 30 * ($(@:test-switches-part%=%) - 1) )) \
+	  $(PY) -m pytest -q -p no:logging $(addprefix $(SWITCHES_TESTS)/,$(SWITCHES_PART_$(@:test-switches-part%=%)))
 
 # no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16
 bench-switch: setup
