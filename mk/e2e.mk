@@ -12,3 +12,4 @@ test-e2e: setup
 	$(MAKE) --no-print-directory lab-up
 	$(PY) tools/demo.py --with-runner; rc=$$?; $(MAKE) --no-print-directory lab-down; exit $$rc
 TEST_TARGETS += test-e2e
+TEST_LAB_TARGETS += test-e2e

@@ -4,6 +4,7 @@
 .PHONY: lab-up lab-down lab-status lab-up-hosts lab-down-hosts test-host-network bench-host-network
 
 TEST_TARGETS += test-host-network
+TEST_LAB_TARGETS += test-host-network
 
 lab-up: lab-up-hosts
 lab-down: lab-down-hosts

@@ -5,6 +5,8 @@
 .PHONY: twin-up twin-down twin-converge test-twin test-twin-pytest
 
 TEST_TARGETS += test-twin
+# namespaces and ports of its own (AIFABRIC_TEST_PORT_OFFSET): a lane of its own beside the rest
+TEST_LANES += test-twin
 
 TWIN_STATE ?= $(CURDIR)/$(BUILD)/twin
 TWIN_INVENTORY ?= $(CURDIR)/inventories/lab

@@ -1,0 +1,59 @@
+"""tools/ci_run.py (issue 28 item 3), with a stand-in for make: lanes in parallel, a lane's targets in order,
+every target reported, a failure's log shown and the exit status 1."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FAKE_MAKE = r'''#!/bin/sh
+# stand-in for make: the target is the last argument; it records start and end and sleeps
+t="$(eval echo \${$#})"
+echo "start $t $(date +%s.%N)" >> "$CI_TRACE"
+echo "output of $t"
+case "$t" in
+  slow-*) sleep 1 ;;
+  fail-*) sleep 0.2; echo "the reason $t failed"; exit 3 ;;
+esac
+echo "end $t $(date +%s.%N)" >> "$CI_TRACE"
+'''
+
+
+def run(tmp_path, *args):
+    make = tmp_path / "make"
+    make.write_text(FAKE_MAKE)
+    make.chmod(0o755)
+    trace = tmp_path / "trace"
+    env = dict(os.environ, MAKE=str(make), CI_TRACE=str(trace))
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ci_run.py"), "--logs", str(tmp_path / "logs")] + list(args),
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    events = {}
+    for line in trace.read_text().splitlines():
+        what, target, when = line.split()
+        events[(what, target)] = float(when)
+    return proc, events
+
+
+def test_lanes_run_side_by_side_and_each_lane_in_order(tmp_path):
+    proc, ev = run(tmp_path, "--lane", "slow-lab1 slow-lab2", "--", "slow-unit", "slow-lab1", "quick-lint", "slow-lab2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ev[("start", "slow-lab2")] >= ev[("end", "slow-lab1")]          # one lane: one after another
+    assert ev[("start", "slow-unit")] < ev[("end", "slow-lab1")]           # two lanes: side by side
+    assert ev[("start", "quick-lint")] >= ev[("end", "slow-unit")]         # the shared lane keeps the given order
+    for target in ("slow-unit", "slow-lab1", "quick-lint", "slow-lab2"):
+        assert "\n%s " % target in proc.stdout
+        assert (tmp_path / "logs" / (target + ".log")).read_text().startswith("output of %s" % target)
+    assert "all 4 targets passed" in proc.stdout
+
+
+def test_a_failure_goes_on_then_shows_its_log_and_exits_1(tmp_path):
+    proc, ev = run(tmp_path, "--", "fail-unit", "quick-lint")
+    assert proc.returncode == 1
+    assert ("start", "quick-lint") in ev                                   # the others still run
+    assert "fail-unit failed (rc 3)" in proc.stdout and "the reason fail-unit failed" in proc.stdout
+    assert proc.stdout.rstrip().endswith("FAILED: fail-unit")
+
+
+def test_jobs_1_runs_everything_one_after_another(tmp_path):
+    proc, ev = run(tmp_path, "--jobs", "1", "--lane", "slow-a", "--", "slow-a", "slow-b")
+    assert proc.returncode == 0, proc.stdout
+    assert ev[("start", "slow-b")] >= ev[("end", "slow-a")]
