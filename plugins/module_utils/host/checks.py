@@ -197,14 +197,33 @@ def _synthetic_check(facts, exp, host, out):
                         % (root, "from captured files in %s" % tools if tools else "not read (tools are not run against a tree)")))
 
 
+def _numa_set(text):
+    """'0,3-9,11-17' (nvidia-smi NUMA Affinity) -> {0, 3, ..., 17}; None when unreadable."""
+    out = set()
+    for part in (text or "").split(","):
+        match = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
+        if not match:
+            return None
+        low = int(match.group(1))
+        out.update(range(low, int(match.group(2) or low) + 1))
+    return out or None
+
+
 def _c2c_relation(facts, gpu, gkey, dev, rel):
-    """P2C where NCCL sees it: a GPU whose CPU link is C2C (nvidia-smi -q ``GPU C2C Mode: Enabled``; Grace GH200/GB200)
-    and a NIC on that CPU's NUMA node. nvidia-smi topo -m prints SYS there; NCCL >= 2.27.3 enables GPUDirect RDMA on
-    P2C by default (NVIDIA/nccl src/graph/paths.cc NET_GDR_C2C=1, mergePathType PHB+C2C -> P2C; NVIDIA/nccl#1579)."""
-    if not gpu.get("c2c") or rel not in ("SYS", "NODE", "PHB"):
+    """P2C where NCCL sees it: a GPU whose CPU link is C2C (Grace GH200/GB200) and a NIC on that CPU's NUMA node.
+    C2C is read from nvidia-smi -q (``GPU C2C Mode: Enabled``), else inferred from topo -m's GPU NUMA ID (a number
+    only where GPU memory is a NUMA node, i.e. coherent C2C). nvidia-smi topo -m prints such pairs as SYS; NCCL >= 2.27.3
+    enables GPUDirect RDMA on P2C by default (NVIDIA/nccl src/graph/paths.cc NET_GDR_C2C=1, mergePathType PHB+C2C ->
+    P2C; NVIDIA/nccl#1579: GDR on GH200/GB200 was off before, NCCL_NET_GDR_LEVEL=SYS enabled it)."""
+    affinity = facts["topology"].get("gpu_affinity", {}).get(gkey) or {}
+    c2c = gpu.get("c2c")
+    if c2c is None:
+        numa_id = (facts["topology"].get("gpu_numa_id") or {}).get(gkey)
+        c2c = bool(numa_id and str(numa_id).isdigit())
+    if not c2c or rel not in ("SYS", "NODE", "PHB"):
         return rel
-    gpu_numa = (facts["topology"].get("gpu_affinity", {}).get(gkey) or {}).get("numa")
-    if gpu_numa is not None and dev.get("numa_node") is not None and str(dev["numa_node"]) == str(gpu_numa):
+    nodes = _numa_set(affinity.get("numa"))
+    if nodes is not None and dev.get("numa_node") is not None and int(dev["numa_node"]) in nodes:
         return "P2C"
     return rel
 

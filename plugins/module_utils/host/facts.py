@@ -488,22 +488,26 @@ def _common_dmabuf_reasons(sysroot, kernel, modules):
 
 
 def amd_peer_path(sysroot):
-    """(ok, what RCCL would find, reasons) by RCCL's rule (ROCm/rccl net_ib.cc ncclIbGdrSupport): one of the amdkfd
-    memory_peers files, else - not on Hyper-V, where RCCL skips it - ib_register_peer_memory_client in kallsyms."""
+    """(ok, what RCCL would find, reasons) by RCCL's rule: an amdkfd memory_peers file (ROCm/rccl net_ib.cc
+    ncclIbGdrSupport), or - RCCL from ROCm/rocm-systems#9540 on - any client registered under
+    /sys/kernel/mm/memory_peers. The older fallback, ``ib_register_peer_memory_client`` in /proc/kallsyms (skipped on
+    Hyper-V), is not counted: ib_uverbs exports that symbol with no client loaded, and RCCL then registers memory
+    that fails (``ibv_reg_mr_iova2: Bad address``), which is why #9540 removed it."""
     entry = stacks.GPU_VENDORS["amd"]
     for rel in entry["peermem_probes"]:
         if sysroot.exists(rel):
             return True, rel, []
+    clients = [name for name in sysroot.listdir("/sys/kernel/mm/memory_peers")
+               if sysroot.exists("/sys/kernel/mm/memory_peers/%s/version" % name)]
+    if clients:
+        rel = "/sys/kernel/mm/memory_peers/%s/version" % sorted(clients)[0]
+        return True, rel, []
+    why = "no peer-memory client under /sys/kernel/mm/memory_peers (RCCL probes %s)" % ", ".join(entry["peermem_probes"])
     hyperv = (sysroot.read("/sys/devices/virtual/dmi/id/bios_version") or "").startswith("Hyper-V UEFI Release")
     if not hyperv and kallsyms_has(sysroot, entry["peermem_symbol"]):
-        return True, "/proc/kallsyms:" + entry["peermem_symbol"], []
-    why = "none of the files RCCL probes exists (%s)" % ", ".join(entry["peermem_probes"])
-    if hyperv:
-        why += "; on Hyper-V RCCL does not look for ib_register_peer_memory_client"
-    elif sysroot.exists("/proc/kallsyms"):
-        why += " and /proc/kallsyms has no ib_register_peer_memory_client"
-    else:
-        why += " and /proc/kallsyms was not read"
+        why += ("; /proc/kallsyms has %s, which ib_uverbs exports without any client: RCCL before "
+                "ROCm/rocm-systems#9540 takes it for peer memory and its registrations fail, so it is not counted"
+                % entry["peermem_symbol"])
     return False, None, [why]
 
 
@@ -654,7 +658,8 @@ def gather(root="/", capture_dir=None, netdevs=()):
     topology = {"source": "nvidia-smi" if parsed else "sysfs",
                 "nvidia_smi": "ok" if parsed else ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc),
                 "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
-                "gpu_affinity": parsed["gpu_affinity"] if parsed else {}}
+                "gpu_affinity": parsed["gpu_affinity"] if parsed else {},
+                "gpu_numa_id": parsed["gpu_numa_id"] if parsed else {}}
     bridges = {}
     for gpu in gpus:
         key = str(gpu["index"])

@@ -286,7 +286,9 @@ def parse_topo_matrix(text):
     gpu_nic = {}
     gpu_gpu = {}
     affinity = {}
+    gpu_numa = {}
     has_numa = "NUMA Affinity" in lines[header]
+    has_gpu_numa = "GPU NUMA ID" in lines[header]
     for line in lines[header + 1:]:
         tokens = line.split()
         if not tokens or not re.match(r"^GPU\d+$", tokens[0]):
@@ -306,6 +308,10 @@ def parse_topo_matrix(text):
                 gpu_nic.setdefault(gpu, {})[legend.get(column, column)] = value
         # after the device columns: CPU Affinity, then NUMA Affinity (R450+); N/A when unknown
         rest = tokens[1 + len(columns):]
+        # GPU NUMA ID (R535+): the GPU memory's own NUMA node, a number only where that memory is a NUMA node
+        # (coherent C2C: GB200 capture gb200-topo-m prints 2, 10, 18, 26), N/A on PCIe GPUs (h200-vm-2026-11-26)
+        tail = [cell for cell in rest[2:] if cell]
         affinity[gpu] = {"cpus": (rest[0] or None) if rest else None,
                          "numa": (rest[1] or None) if has_numa and len(rest) > 1 else None}
-    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity}
+        gpu_numa[gpu] = tail[-1] if has_gpu_numa and tail and tail[-1] != "N/A" else None
+    return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity, "gpu_numa_id": gpu_numa}

@@ -37,7 +37,9 @@ GPU_VENDORS = {
         "pci_vendor": "0x1002", "classes": ("0x0300", "0x0380", "0x1200"), "library": "RCCL",
         "driver_modules": ("amdgpu",), "driver_version_file": "/sys/module/amdgpu/version",
         # ROCm/rccl src/transport/net_ib.cc ncclIbGdrSupport (commit 0cbce2a7571c): any one of these files, else the
-        # symbol ib_register_peer_memory_client (t or T) in /proc/kallsyms
+        # symbol ib_register_peer_memory_client (t or T) in /proc/kallsyms - a fallback ROCm/rocm-systems#9540
+        # (merged 2026-07-31) replaced by "any client directory under memory_peers": ib_uverbs exports the symbol
+        # with no client, a false positive that made registrations fail (facts.amd_peer_path)
         "peermem_probes": ("/sys/kernel/mm/memory_peers/amdkfd/version", "/sys/kernel/memory_peers/amdkfd/version",
                            "/sys/memory_peers/amdkfd/version"),
         "peermem_source": "ROCm/rccl src/transport/net_ib.cc ncclIbGdrSupport",

@@ -172,14 +172,18 @@ def test_rccl_peer_memory_by_amdkfd_file(tmp_path):
     assert (gdr["ready"], gdr["library"], gdr["peer_registration"]) == (True, "RCCL", "/sys/kernel/mm/memory_peers/amdkfd/version")
 
 
-def test_rccl_peer_memory_by_kallsyms_but_not_on_hyperv(tmp_path):
+def test_rccl_kallsyms_symbol_alone_is_not_peer_memory(tmp_path):
+    # ROCm/rocm-systems#9540: ib_uverbs exports ib_register_peer_memory_client with no client loaded; the old
+    # fallback's false positive made registrations fail (ibv_reg_mr_iova2: Bad address) on Thor 2 and Pensando
     root = _amd_tree(tmp_path)
-    write(tmp_path, "proc/kallsyms", "ffffffffc0a01230 t ib_register_peer_memory_client\t[ib_core]\n")
+    write(tmp_path, "proc/kallsyms", "ffffffffc0a01230 T ib_register_peer_memory_client\t[ib_uverbs]\n")
     gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
-    assert gdr["ready"] is True and gdr["peer_registration"] == "/proc/kallsyms:ib_register_peer_memory_client"
-    write(tmp_path, "sys/devices/virtual/dmi/id/bios_version", "Hyper-V UEFI Release v4.1")
+    assert gdr["ready"] is False and gdr["peer_registration"] is None
+    assert any("rocm-systems#9540" in r and "not counted" in r for r in gdr["reasons"])
+    # any registered client counts (the rule after #9540)
+    write(tmp_path, "sys/kernel/mm/memory_peers/example_client/version", "1.0")
     gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
-    assert gdr["ready"] is False and any("on Hyper-V RCCL does not look" in r for r in gdr["reasons"])
+    assert gdr["ready"] is True and gdr["peer_registration"] == "/sys/kernel/mm/memory_peers/example_client/version"
 
 
 def test_rccl_dmabuf_needs_the_variable_and_the_kernel_config(tmp_path):
@@ -250,3 +254,53 @@ def test_mi300x_bnxt_fixture_host_preflight(fixture_hosts):
     from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner
     state, problem = qos.read_tool_state(ToolRunner(capture_dir=os.path.join(base, "tools")), "dcb", "rail0")
     assert problem is None and state["dcbx"] == qos.DCBX_FIRMWARE and state["pfc"] == [3]
+
+
+# --- real RCCL log of an Azure MI300X VM (captures/azure-mi300x-rccl-log) -------------------------
+
+def test_rccl_verdict_matches_rccls_own_log(tmp_path):
+    import re
+    log = capture("azure-mi300x-rccl-log", "rccl_info.txt")
+    kernel = re.search(r"Kernel version: (\S+)", log).group(1)
+    found = re.findall(r"NCCL INFO Found (/\S+)", log)
+    hcas = re.findall(r"\[\d+\](mlx5_\w+):\d+/", re.search(r"NET/IB : Using (.*);", log).group(1))
+    assert (kernel, found, len(hcas)) == ("5.15.0-1086-azure", ["/sys/kernel/mm/memory_peers/amdkfd/version"], 9)
+    # a tree holding only what the log states: the kernel release and the file RCCL found
+    write(tmp_path, "proc/sys/kernel/osrelease", kernel)
+    for rel in found:
+        write(tmp_path, rel, "")
+    gdr = hf.read_gdr(SysRoot(str(tmp_path)), set(), dict((h, {}) for h in hcas), {"ib_uverbs": "loaded"}, "amd")
+    # RCCL: "Found .../amdkfd/version" -> GPUDirect RDMA through peer memory; the readers agree, naming the same file
+    assert (gdr["ready"], gdr["mode"], gdr["peer_registration"]) == (True, "peermem", found[0])
+    # RCCL: "Dmabuf feature disabled without NCCL_DMABUF_ENABLE=1"; the readers say the same of the dma-buf path
+    assert "Dmabuf feature disabled without NCCL_DMABUF_ENABLE=1" in log
+    assert gdr["dmabuf"] == hf.DMABUF_PREREQUISITES_MISSING and gdr["dmabuf_env"] is None
+    _ok, _detail, why = hf.amd_dmabuf_path(SysRoot(str(tmp_path)), kernel, {"ib_uverbs": "loaded"})
+    assert any("NCCL_DMABUF_ENABLE=1" in r for r in why)
+    found_facts = dict(_bnxt_facts(), gdr=gdr)
+    ids = [f["id"] for f in checks.host_findings(found_facts, checks.expectations([{"netdev": "x", "rdma": None}]), "nd-mi300x")]
+    assert "gdr_ready" not in ids and "gdr_dmabuf_env" not in ids  # peer memory is there: nothing to propose
+
+
+# --- GB200 (captures/gb200-topo-m): every GPU-NIC pair SYS in nvidia-smi, P2C for NCCL ---------------
+
+def test_gb200_topology_reads_and_c2c_pairs_are_p2c():
+    topo = pcitopo.parse_topo_matrix(capture("gb200-topo-m", "nvidia-smi_topo_-m.txt"))
+    assert set(v for row in topo["gpu_nic"].values() for v in row.values()) == {"SYS"}
+    assert topo["gpu_affinity"]["0"] == {"cpus": "0-71", "numa": "0,3-9,11-17"}
+    assert topo["gpu_affinity"]["3"] == {"cpus": "72-143", "numa": "1,19-25,27-33"}
+    assert topo["gpu_numa_id"] == {"0": "2", "1": "10", "2": "18", "3": "26"}
+    # the PCIe H200 prints N/A there: no C2C inferred
+    h200 = capture("h200-vm-2026-11-26", "trace.txt").split("+ nvidia-smi topo -m\n", 1)[1].split("# rc=", 1)[0]
+    assert pcitopo.parse_topo_matrix(h200)["gpu_numa_id"] == {"0": None}
+    # NIC NUMA nodes are not in the capture: this test's input - mlx5_0 on Grace 0 (node 0), mlx5_4 on Grace 1
+    facts = _c2c_facts(0, 0, c2c=None)
+    facts["topology"] = {"gpu_nic": topo["gpu_nic"], "gpu_affinity": topo["gpu_affinity"], "gpu_numa_id": topo["gpu_numa_id"],
+                         "acs_path": {}}
+    facts["rdma_devices"]["mlx5_0"]["numa_node"] = 0
+    exp = checks.expectations([{"netdev": "eth1", "rdma": "mlx5_0", "gpu": 0}], rdma_modules=["ib_core"], require_gdr=False)
+    assert [f for f in checks.host_findings(facts, exp, "gb200") if f["id"] == "gpu_nic_affinity"] == []
+    exp = checks.expectations([{"netdev": "eth1", "rdma": "mlx5_0", "gpu": 3}], rdma_modules=["ib_core"], require_gdr=False)
+    facts["gpus"].append({"index": 3, "pci": "0019:01:00.0", "numa_node": None, "c2c": None})
+    found = [f for f in checks.host_findings(facts, exp, "gb200") if f["id"] == "gpu_nic_affinity"]
+    assert [f["actual"] for f in found] == ["SYS"]  # GPU3 (Grace 1) to a NIC on Grace 0 stays SYS
