@@ -29,6 +29,7 @@ import labid  # noqa: E402  the lab's per-checkout container names and ports
 BIN = os.path.dirname(sys.executable)
 REPORT = os.path.join(ROOT, "build", "audit", "drift-report.json")
 DRIFT_COPY = os.path.join(ROOT, "build", "audit-injected-drift")
+VALIDATION = os.path.join(ROOT, "build", "validate", "drift-report.json")
 RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 HEADER_RE = re.compile(r"^(PLAY|TASK) \[(.*)\] \**$")
 HEARTBEAT_S = 20
@@ -99,6 +100,22 @@ def playbook(name, *extra):
     return dict((host, counts[1:]) for host, counts in recap.items())
 
 
+def validation_summary():
+    """The validation report's verdict, what ran, and why the rest did not (one line per reason)."""
+    with open(VALIDATION) as handle:
+        report = json.load(handle)
+    checks = report["summary"]["checks"]
+    print("validation: %s - %d checks run (%d passed, %d failed), %d not run" % (
+        report["verdict"], checks["run"], checks["passed"], checks["failed"], checks["not_run"]))
+    reasons = {}
+    for entry in report["entries"]:
+        for result in entry.get("results", []):
+            if result["result"] == "not_run" and result.get("required", True):
+                reasons.setdefault(result["why"], set()).add(entry["device"])
+    for why, devices in sorted(reasons.items()):
+        print("  not run on %d device(s): %s" % (len(devices), why))
+
+
 def audit():
     playbook("audit.yml")
     with open(REPORT) as handle:
@@ -151,6 +168,7 @@ def run():
 
     say("bring-up: ansible-playbook playbooks/site.yml")
     playbook("site.yml")
+    validation_summary()
     say("second run changes nothing (validation skipped: its report holds measurements, which may differ)")
     recap = playbook("site.yml", "--skip-tags", "validate")
     changed = dict((host, counts[0]) for host, counts in recap.items() if counts[0])
@@ -163,6 +181,9 @@ def run():
     if report["drift"]:
         raise SystemExit("unexpected drift after bring-up: %s" % drifted_items(report))
     print("%s: %d devices" % (report.get("verdict", "IN SYNC"), report["summary"]["devices"]))
+    if not report.get("ready", True):
+        print("NOT READY is expected in this lab: its GPU hosts are containers without RDMA NICs, GPUs or GPUDirect "
+              "(host_preflight findings); it is not drift")
     if args.with_runner:
         print("\n=== audit through ansible-runner from an AWX-style private_data_dir", flush=True)
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "integration", "awx", "run_audit_with_runner.py")],
