@@ -99,8 +99,9 @@ def main(argv=None):
 
     os.makedirs(args.logs, exist_ok=True)
     runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"])
-    runner.say("load %s on %d CPUs; lanes: %s%s" % (loadavg(), os.cpu_count() or 0, " | ".join(" ".join(l) for l in lanes),
-                                                     ("; not in this run: " + " ".join(unknown)) if unknown else ""))
+    skipped = ("; not in this run: " + " ".join(unknown)) if unknown else ""
+    lanes_text = " | ".join(" ".join(lane) for lane in lanes)
+    runner.say("load %s on %d CPUs; lanes: %s%s" % (loadavg(), os.cpu_count() or 0, lanes_text, skipped))
     busy0, total0 = machine_cpu()
     threads = [threading.Thread(target=runner.run_lane, args=(lane,), daemon=True) for lane in lanes]
     for thread in threads:
@@ -115,19 +116,18 @@ def main(argv=None):
     print("\n%-20s %4s %8s %8s %8s %6s %8s" % ("target", "rc", "wall s", "user s", "sys s", "cpu %", "idle s"))
     for target in order:
         r = res[target]
-        print("%-20s %4d %8.1f %8.1f %8.1f %6.0f %8.1f" % (target, r["rc"], r["wall"], r["user"], r["sys"],
-                                                         100.0 * r["cpu"] / max(r["wall"], 0.001),
-                                                         max(r["wall"] - r["cpu"], 0.0)))
+        share = 100.0 * r["cpu"] / max(r["wall"], 0.001)
+        idle = max(r["wall"] - r["cpu"], 0.0)
+        print("%-20s %4d %8.1f %8.1f %8.1f %6.0f %8.1f" % (target, r["rc"], r["wall"], r["user"], r["sys"], share, idle))
     ours = sum(r["cpu"] for r in res.values())
     ticks = os.sysconf("SC_CLK_TCK")
     machine = (busy1 - busy0) / ticks
-    print("total wall %.1fs; CPU of the targets %.1fs; machine busy %.1f CPU-s of %.1f (%.0f%%), of which "
-          "not ours %.1f CPU-s; load now %s" % (wall, ours, machine, (total1 - total0) / ticks,
-                                                100.0 * (busy1 - busy0) / max(total1 - total0, 1),
-                                                max(machine - ours, 0.0), loadavg()))
+    available = (total1 - total0) / ticks
+    busy = 100.0 * (busy1 - busy0) / max(total1 - total0, 1)
+    print("total wall %.1fs; CPU of the targets %.1fs; machine busy %.1f CPU-s of %.1f (%.0f%%), of which not ours "
+          "%.1f CPU-s; load now %s" % (wall, ours, machine, available, busy, max(machine - ours, 0.0), loadavg()))
     for target in failed:
-        print("\n===== %s failed (rc %d); last %d lines of %s =====" % (target, res[target]["rc"], TAIL_LINES,
-                                                                     res[target]["log"]))
+        print("\n===== %s failed (rc %d); last %d lines of %s =====" % (target, res[target]["rc"], TAIL_LINES, res[target]["log"]))
         sys.stdout.write(tail(res[target]["log"], TAIL_LINES))
     if failed:
         print("\nFAILED: %s" % " ".join(failed))
