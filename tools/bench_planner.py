@@ -26,8 +26,8 @@ intent = {
         "leaf-128x400": {"downlinks": {"ports": "1-64", "speed_gbps": 400}, "uplinks": {"ports": "65-128", "speed_gbps": 400}},
         "spine": {"port_name": "Ethernet{port}/{lane}",
                   "downlinks": {"ports": "1-%d" % (spine_ports // 2), "breakout": 2, "speed_gbps": 400}}},
-    "leafs": {"model": "leaf-128x400", "platform": "sonic"},
-    "spines": {"model": "spine", "count": 8 * spines_per_plane, "planes": 8, "platform": "sonic"},
+    "leafs": {"model": "leaf-128x400", "platform": "dell_sonic"},
+    "spines": {"model": "spine", "count": 8 * spines_per_plane, "planes": 8, "platform": "dell_sonic"},
     "addressing": {"supernet": "10.0.0.0/9", "rail_prefixlen": 13, "fabric_link_pool": "100.64.0.0/11",
                    "leaf_loopback_pool": "100.127.0.0/18", "spine_loopback_pool": "100.127.64.0/22"},
 }

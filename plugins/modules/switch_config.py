@@ -40,7 +40,7 @@ options:
     description: Switch platform name from the plan record.
     type: str
     required: true
-    choices: [asternos, eos, frr, nvue, nxos, sonic]
+    choices: [asternos, community_sonic, dell_sonic, eos, frr, nvue, nxos]
   intent:
     description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)).
     type: dict
@@ -54,7 +54,7 @@ options:
       - Managed sections to render and reconcile.
       - C(underlay) (loopback, fabric /31s, the host VLAN and SVI or routed host ports, eBGP from the plan's C(bgp),
         ECMP hash fields where the NOS has a line for them) is rendered by the drivers that list it in their
-        C(sections) (C(frr), C(eos), C(nvue), C(nxos), C(sonic), C(asternos)); any other driver refuses it.
+        C(sections) (C(frr), C(eos), C(nvue), C(nxos), C(dell_sonic), C(asternos), C(community_sonic)); any other driver refuses it.
       - C(qos) and C(mtu) render nothing on C(frr).
     type: list
     elements: str

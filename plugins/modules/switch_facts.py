@@ -31,7 +31,7 @@ options:
     description: Switch platform name from the plan record.
     type: str
     required: true
-    choices: [asternos, eos, frr, nvue, nxos, sonic]
+    choices: [asternos, community_sonic, dell_sonic, eos, frr, nvue, nxos]
   intent:
     description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)); selects the ports.
     type: dict

@@ -87,7 +87,8 @@ def report_markdown(plan, host_rows=64):
         for name, host in hosts[:host_rows]])
     out += ["", "## Platforms", ""] + platform_lines(plan)
     out += ["", "Files beside this report: `plan.json`, `devices/<device>.json` (each device's slice of the plan),",
-            "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `switches/<switch>.cfg` (each switch's rendered config),",
+            "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `switches/<switch>.cfg` (each switch's rendered config; "
+            "`.json`, its CONFIG_DB tables, on community_sonic),",
             "`topology.dot` / `topology.svg`.", ""]
     return "\n".join(out)
 
@@ -240,8 +241,8 @@ def render_all(plan):
     for name, leaf in plan["leafs"].items():
         files["leafs/%s-bindings.csv" % _artifact_name(name)] = binding_csv(leaf)
     # imported here: the NOS drivers import the platform table from this package
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_config
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
     for role in ("leafs", "spines"):
         for name, intent in plan[role].items():
-            files["switches/%s.cfg" % _artifact_name(name)] = switch_config(name, intent, plan["qos"])
+            files.update(switch_files(name, intent, plan["qos"], _artifact_name(name)))
     return files

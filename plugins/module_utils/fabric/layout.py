@@ -14,7 +14,8 @@ import ipaddress
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORM_DEVICE_TYPES, device_type_choices, port_name
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import (
+    PLATFORM_DEVICE_TYPES, RETIRED, device_type_choices, port_name)
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import parse_port_list, parse_ratio
 
 # Most rail NICs (servers x rails) one plan may hold: twice the 131K-GPU benchmark (docs/benchmarks.md,
@@ -306,13 +307,18 @@ def _is_platform(value):
     return isinstance(value, str) and value in PLATFORM_DEVICE_TYPES
 
 
+def _unknown_platform(path, platform, known):
+    if isinstance(platform, str) and platform in RETIRED:
+        return FabricProblem(path, RETIRED[platform][0], RETIRED[platform][1])
+    return FabricProblem(path, "unknown NOS %s" % allow.shown(platform), "use one of %s" % known)
+
+
 def _check_platform_names(intent, problems):
     known = ", ".join(sorted(PLATFORM_DEVICE_TYPES))
     for role in ("leafs", "spines"):
         platform = intent[role]["platform"]
         if platform not in PLATFORM_DEVICE_TYPES:
-            problems.append(FabricProblem("fabric.%s.platform" % role, "unknown NOS %s" % allow.shown(platform),
-                                          "use one of %s" % known))
+            problems.append(_unknown_platform("fabric.%s.platform" % role, platform, known))
         _check_device_type(intent, role, problems)
 
 
@@ -335,7 +341,7 @@ def _check_platform_overrides(intent, leaf_names, problems):
         if leaf not in leaf_names:
             problems.append(FabricProblem(path, "no leaf is named %s" % allow.shown(leaf), "use a leaf name from the plan"))
         if not _is_platform(platform):
-            problems.append(FabricProblem(path, "unknown NOS %s" % allow.shown(platform), "use one of %s" % known))
+            problems.append(_unknown_platform(path, platform, known))
 
 
 def _check_routing(intent, problems):

@@ -57,6 +57,8 @@ _AVD = "aristanetworks/avd eos_cli_config_gen templates (pyavd oracle test, test
 _NVUE_QOS = ("CumulusNetworks/docs content/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md; "
              "NVUE OpenAPI schema (nvueschema oracle test, tests/unit/nos/test_nvue_schema_oracle.py)")
 _ROCE_ENABLE = "paregupt/nx-os utils/roce_enable.py (Cisco engineer's RoCE script)"
+_SONIC_YANG = ("%s: sonic-buildimage src/sonic-yang-models (yanglint oracle test, tests/unit/nos/test_sonic_yang_oracle.py); "
+               "files/build_templates/qos_config.j2")
 _DELL = "ansible-collections/dellemc.enterprise_sonic module examples; sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md"
 
 PLATFORMS = {
@@ -161,7 +163,7 @@ PLATFORMS = {
             "pbr": _fact(VERIFIED, "NVUE reference, Set and Unset Commands / PBR and Router Nexthop"),
         },
     },
-    "sonic": {
+    "dell_sonic": {
         "vendor": "Dell / Broadcom", "os": "Enterprise SONiC (klish)",
         "device_type": "dell_sonic",
         "port_naming": {
@@ -217,6 +219,45 @@ PLATFORMS = {
                                       "(tests/fixtures/switches/asternos/docs/MAPPING.md)"))
              for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")]),
     },
+    "community_sonic": {
+        "vendor": "SONiC community (sonic-net)", "os": "SONiC over CONFIG_DB",
+        # netmiko 4.8 has no `sonic_ssh`: a community SONiC login lands in bash, which netmiko's LinuxSSH drives
+        # (its `edgecore_sonic` device type, Edgecore's community SONiC, is the same class, EdgecoreSonicSSH(LinuxSSH))
+        "device_type": "linux",
+        "port_naming": {
+            "function": _sonic_native_port,
+            "rule": "SONiC native naming `Ethernet<first lane index>` (0-based over the front panel; 8-lane port 2 "
+                    "is `Ethernet8`)",
+            "example": "Ethernet8",
+            "status": VERIFIED,
+            "source": "sonic-buildimage device/*/port_config.ini (`name lanes`: Ethernet0 0,1,2,3 / Ethernet4 4,5,6,7 on "
+                      "4-lane platforms); sonic-yang-models doc/Configuration.md, Port (PORT|Ethernet0 lanes 65,66,67,68 "
+                      "shows names are per platform: read the switch's PORT table before a first apply)",
+        },
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": VERIFIED,
+                "source": "sonic-yang-models sonic-port.yang (`mtu` range 1..9216)"},
+        "transaction": {"mechanism": "GCU config checkpoint / apply-patch / rollback (not built yet: apply is refused; "
+                                     "check mode, audit and plan.yml work)", "status": UNVERIFIED,
+                        "source": "sonic-net/sonic-utilities config/main.py (apply-patch, checkpoint, rollback) and "
+                                  "generic_config_updater; no transaction implemented here yet"},
+        "read_command": "show runningconfiguration all",
+        "features": {
+            "dscp_map": _fact(VERIFIED, _SONIC_YANG % "DSCP_TO_TC_MAP (sonic-dscp-tc-map)"),
+            "pfc": _fact(VERIFIED, _SONIC_YANG % "PORT_QOS_MAP pfc_enable, TC_TO_PRIORITY_GROUP_MAP, "
+                                                 "MAP_PFC_PRIORITY_TO_QUEUE"),
+            "pfc_watchdog": _fact(VERIFIED, _SONIC_YANG % "PFC_WD (sonic-pfcwd), PORT_QOS_MAP pfcwd_sw_enable"),
+            "ecn": _fact(VERIFIED, _SONIC_YANG % "WRED_PROFILE ecn_all, QUEUE wred_profile"),
+            "strict_priority": _fact(VERIFIED, _SONIC_YANG % "SCHEDULER type STRICT"),
+            "ets": _fact(VERIFIED, _SONIC_YANG % "SCHEDULER type DWRR + weight on the RoCE and default queues"),
+            "lossless_buffers": _fact(VERIFIED, _SONIC_YANG % "BUFFER_PG <port>|<prio> profile NULL + CABLE_LENGTH: "
+                                      "the dynamic buffer model computes the headroom (Configuration.md BUFFER_PG); "
+                                      "needs DEVICE_METADATA buffer_model dynamic on the switch"),
+            "pbr": _fact(UNVERIFIED, "ACL_TABLE (L3, bound to the host ports) + ACL_RULE PACKET_ACTION "
+                                     "`REDIRECT:<next hop>` (sonic-swss aclorch, PR #235; sonic-buildimage issue "
+                                     "#4457); SONiC's own sonic-acl.yang refuses `REDIRECT:<ip>` (enumeration), so "
+                                     "GCU's YANG check refuses the rule (oracle test)"),
+        },
+    },
     "frr": {
         "vendor": "FRRouting", "os": "FRR 8.4 on Linux (whitebox, community SONiC bgpd, the routed twin)",
         "device_type": "linux",
@@ -242,6 +283,13 @@ PLATFORMS = {
             + [("pbr", _fact(VERIFIED, "FRR 8.4 user guide, PBR (pbr-map, match src-ip/dst-ip, set nexthop-group, "
                                        "set vrf unchanged); nexthop groups; checked on the routed twin"))]),
     },
+}
+
+# names that are no longer platforms: what the error says instead of "unknown" (breaking change, issue 25)
+RETIRED = {
+    "sonic": ("`sonic` no longer names a platform: two different SONiC families are supported",
+              "use dell_sonic (Dell Enterprise SONiC, klish CLI: the former `sonic`) or community_sonic "
+              "(community SONiC, CONFIG_DB tables)"),
 }
 
 FEATURES = ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")

@@ -234,7 +234,7 @@ def parse_linux_tc(text):
 SONIC = [("show pfc counters", parse_sonic_pfc, "shell"), ("show queue counters", parse_sonic_queue, "shell"),
          ("show queue wredcounters", parse_sonic_wred, "shell"), ("show pfcwd stats", parse_sonic_pfcwd, "shell")]
 SOURCES = {
-    "sonic": SONIC,
+    "dell_sonic": SONIC,
     "asternos": SONIC,
     "eos": [("show priority-flow-control counters | json", parse_eos_pfc, "cli"),
             ("show qos interfaces ecn counters queue | json", parse_eos_ecn, "cli"),
@@ -250,7 +250,7 @@ SOURCES = {
 # known only from code or our reading of docs, no captured output was found; absent: the NOS's commands
 # above do not give it (null in switch_facts).
 EVIDENCE = {
-    "sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified", drop_bytes="verified",
+    "dell_sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified", drop_bytes="verified",
                   wd_storms="verified", wd_restores="verified"),
     "asternos": dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",
                      drop_bytes="verified", wd_storms="unverified", wd_restores="unverified"),

@@ -39,7 +39,7 @@ DRAIN = {
 UNSUPPORTED = {
     "eos": "EOS drains through maintenance mode (maintenance / unit System / quiesce), outside the managed "
            "router bgp: not rendered yet",
-    "sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
+    "dell_sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
     "asternos": "no Asterfusion source for a BGP graceful-shutdown line in AsterNOS klish",
 }
 

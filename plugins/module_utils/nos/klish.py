@@ -68,7 +68,7 @@ def normalize_running(text):
 
 
 class KlishDriver(CliDriver):
-    name = "sonic"
+    name = "dell_sonic"
     device_type = device_type_for(name)
     # the klish command tree defines `show running-configuration` (sonic-mgmt-framework
     # CLI/clitree/cli-xml/enable_mode.xml); `show running-config` only works as an abbreviation

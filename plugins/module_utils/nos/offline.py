@@ -3,6 +3,10 @@
 """Per-switch configuration files rendered offline from the plan (no device reachable): what
 ``playbooks/plan.yml`` writes to ``<build>/switches/<name>.cfg``, like AVD's intended configs.
 
+A CONFIG_DB NOS (community_sonic) gets ``<build>/switches/<name>.json`` instead: the managed tables as
+``show runningconfiguration all`` prints them (JSON carries no comment; the plan report names what is
+unverified for the platform).
+
 Each file holds every line the switch role would push to an empty switch (the managed sections:
 QoS, MTU, PBR, and the underlay where the driver renders it), in the NOS's own syntax, headed by comments naming the platform and what the
 platform table (fabric/platforms.py) marks unverified for it.
@@ -38,3 +42,13 @@ def switch_config(name, intent, qos):
                 % (lead, lines, len(shaky), " (%s)" % ", ".join(sorted(set(shaky))[:4]) if shaky and
                    len(shaky) < lines else "", len(missing)))
     return "\n".join(head) + "\n" + body
+
+
+def switch_files(name, intent, qos, stem):
+    """{relative path: text} of one switch's offline config: ``switches/<stem>.cfg``, or ``.json`` on a
+    CONFIG_DB platform."""
+    driver = get_driver(intent["platform"])
+    if hasattr(driver, "tables"):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
+        return {"switches/%s.json" % stem: show_running(driver.tables(intent, qos, driver.sections))}
+    return {"switches/%s.cfg" % stem: switch_config(name, intent, qos)}

@@ -9,8 +9,10 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDr
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import AsterNosDriver, KlishDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import NvueDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nxos import NxosDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import SonicDbDriver
 
-DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver, FrrDriver)}
+DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver, FrrDriver,
+                                    SonicDbDriver)}
 
 
 def get_driver(platform):

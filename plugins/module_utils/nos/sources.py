@@ -85,7 +85,7 @@ LINE_SOURCES = {
         (r"ip policy route-map " + _NAME, UNVERIFIED, "Cisco NX-OS Unicast Routing guides, PBR chapter (section seen, "
          "literal line only in community configs)"),
     ],
-    "sonic": [
+    "dell_sonic": [
         (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
         (r"interface Eth1/\d+/\d+", VERIFIED, "dellemc sonic_port_breakout EXAMPLES (`show interface breakout`: Eth1/1/1) [R]"),
         (r"mtu " + _N, VERIFIED, _DELL),
@@ -218,7 +218,7 @@ LINE_SOURCES["frr"] = [
 ]
 # AsterNOS gets the Dell klish dialect: every line form is Dell's, none is confirmed for AsterNOS.
 LINE_SOURCES["asternos"] = [(r"interface Ethernet\d+", UNVERIFIED, "SONiC native port name; not confirmed for AsterNOS")] + [
-    (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["sonic"][2:]]
+    (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["dell_sonic"][2:]]
 
 # --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
 _NXC = "cisco.nxos 11.1.0 (ansible package)"
@@ -265,8 +265,24 @@ _KLISH_UNDERLAY = [
     (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
     (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
 ]
-LINE_SOURCES["sonic"] += _KLISH_UNDERLAY
+LINE_SOURCES["dell_sonic"] += _KLISH_UNDERLAY
 LINE_SOURCES["asternos"] += [(regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in _KLISH_UNDERLAY]
+
+def _config_db_rows():
+    """community_sonic: one row per table key form and per owned field, read from the driver's Table
+    declarations (nos/sonic_db.py), so a table cannot ship without its source."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import TABLES
+    rows = []
+    for table in TABLES:
+        rows.append((re.escape(table.name) + r"\|\S+", table.key_source[0], table.key_source[1]))
+        if not table.fields:   # a map or list-of-ports table: every field of an owned key is the key's
+            rows.append((re.escape(table.name) + r"\|\S+ \S+ \S+", table.key_source[0], table.key_source[1]))
+        for field, (status, source) in sorted(table.fields.items()):
+            rows.append((r"%s\|\S+ %s \S+" % (re.escape(table.name), re.escape(field)), status, source))
+    return rows
+
+
+LINE_SOURCES["community_sonic"] = _config_db_rows()
 
 _COMPILED = dict((platform, [(re.compile(regex + r"$"), status, source) for regex, status, source in rows])
                  for platform, rows in LINE_SOURCES.items())

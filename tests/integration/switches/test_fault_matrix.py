@@ -25,9 +25,9 @@ NOS = {"leaf0": "asternos", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
 READ_TIMEOUT = 4
 RECONNECT = 3
 SAVE_RE = {"asternos": r"^y$", "eos": r"^copy running-config", "nxos": r"^copy running-config", "nvue": r"^nv config save",
-           "sonic": r"^write memory"}
+           "dell_sonic": r"^write memory"}
 # Enterprise SONiC (the fixture's extra sonic0) in the outage test too: every NOS driver recovers its leftovers
-OUTAGE = dict(NOS, sonic0="sonic")
+OUTAGE = dict(NOS, sonic0="dell_sonic")
 MTU_RE = r"^mtu |link mtu "
 SHOW_RE = r"^show running-config|^nv config show"
 

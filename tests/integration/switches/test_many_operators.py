@@ -22,7 +22,7 @@ from test_fault_matrix import aif_objects
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 
-NOS = {"leaf0": "asternos", "sonic0": "sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
+NOS = {"leaf0": "asternos", "sonic0": "dell_sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
 RACES = int(os.environ.get("AIFABRIC_RACES", "3"))
 IDS = [NOS[n] for n in sorted(NOS)]
 

@@ -57,11 +57,11 @@ def devices(plan=None, extra=False):
 
 
 # Drivers no lab leaf runs on: the fault and concurrency tests add them (`up(extra=True)`).
-EXTRA = {"sonic0": ("leaf0", "sonic", 2221)}
+EXTRA = {"sonic0": ("leaf0", "dell_sonic", 2221)}
 
 
 def extra_devices():
-    """sonic0: Dell Enterprise SONiC (klish) in leaf0's place, planned with every switch on sonic."""
+    """sonic0: Dell Enterprise SONiC (klish) in leaf0's place, planned with every switch on dell_sonic."""
     from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
     with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
         fabric = yaml.safe_load(fh)["fabric"]

@@ -781,7 +781,7 @@ class KlishSession(CliSession):
         return shows[line]() if line in shows else None
 
     def show_running(self):
-        if self.dev.nos != "sonic":
+        if self.dev.nos != "dell_sonic":
             return self.running_text()
 
         def shown(nodes, depth=0):
@@ -799,7 +799,7 @@ class KlishSession(CliSession):
         # its abbreviation, like klish's unique-prefix matching)
         if line in ("show running-configuration", "show running-configuration | no-more"):
             return self.show_running()
-        if line == "write memory" and self.dev.nos == "sonic":
+        if line == "write memory" and self.dev.nos == "dell_sonic":
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()
             return ""
@@ -905,7 +905,7 @@ class NvueSession(Session):
         return "-bash: %s: command not found" % line.split()[0]
 
 
-SESSIONS = {"eos": EosSession, "nxos": NxosSession, "sonic": KlishSession, "asternos": KlishSession, "nvue": NvueSession}
+SESSIONS = {"eos": EosSession, "nxos": NxosSession, "dell_sonic": KlishSession, "asternos": KlishSession, "nvue": NvueSession}
 
 
 # ----------------------------------------------------------------------------- SSH server

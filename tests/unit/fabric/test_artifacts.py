@@ -85,3 +85,22 @@ def test_report_shows_unverified_platforms():
     section = report[report.index("## Platforms"):]
     assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | - |" in section and "| nvue | 1 | verified | - |" in section
     assert "Unverified on `asternos` (leaf0):" in section and "Unverified on `eos`" not in section
+
+
+def test_community_sonic_switches_get_their_config_db_as_json():
+    """plan.yml on community_sonic: switches/<switch>.json holds the managed CONFIG_DB tables as `show
+    runningconfiguration all` prints them (json.dumps indent 4, sorted), and the driver reads it back as the intent."""
+    import json
+    from ..nos.helpers import plan_on_platform
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    plan = plan_on_platform("lab", "community_sonic")
+    files = render_all(plan)
+    assert not [n for n in files if n.startswith("switches/") and n.endswith(".cfg")]
+    text = files["switches/leaf0.json"]
+    tables = json.loads(text)
+    assert text == json.dumps(tables, indent=4, sort_keys=True) + "\n"
+    assert {"PORT_QOS_MAP", "DSCP_TO_TC_MAP", "BGP_NEIGHBOR", "ACL_RULE"} <= set(tables)
+    drv = get_driver("community_sonic")
+    leaf = plan["leafs"]["leaf0"]
+    assert drv.parse(text, leaf, drv.sections) == drv.render(leaf, plan["qos"], drv.sections)
+    assert "BGP_NEIGHBOR" in json.loads(files["switches/spine1.json"])

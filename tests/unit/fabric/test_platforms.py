@@ -28,8 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
     ("nvue", 8, 2, ["swp7s0", "swp7s1"]),
     ("nvue", 4, 4, ["swp7s0", "swp7s1", "swp7s2", "swp7s3"]),
     # Dell standard naming
-    ("sonic", 4, 1, ["Eth1/7"]),
-    ("sonic", 8, 2, ["Eth1/7/1", "Eth1/7/2"]),
+    ("dell_sonic", 4, 1, ["Eth1/7"]),
+    ("dell_sonic", 8, 2, ["Eth1/7/1", "Eth1/7/2"]),
     # SONiC native: first lane index, 0-based
     ("asternos", 1, 1, ["Ethernet6"]),
     ("asternos", 8, 1, ["Ethernet48"]),
@@ -93,3 +93,18 @@ def test_no_shipped_inventory_defaults_to_an_unverified_platform():
             fabric = yaml.safe_load(handle)["fabric"]
         for role in ("leafs", "spines"):
             assert platforms.is_verified(fabric[role]["platform"]), (inventory, role)
+
+
+def test_bare_sonic_is_refused_naming_both_families():
+    """Breaking change (issue 25): `sonic` was Dell Enterprise SONiC; now one clear error names both families."""
+    import yaml
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    with open(os.path.join(root, "inventories", "lab", "group_vars", "all", "fabric.yml")) as handle:
+        fabric = yaml.safe_load(handle)["fabric"]
+    fabric["spines"]["platform"] = "sonic"
+    with pytest.raises(FabricError) as err:
+        build_plan(fabric)
+    text = str(err.value)
+    assert "fabric.spines.platform" in text and "dell_sonic" in text and "community_sonic" in text

@@ -158,7 +158,7 @@ def test_commands_and_parse_keep_plan_ports_only():
                                     "nv show interface swp1 qos pfc-watchdog", "nv show interface swp2 qos pfc-watchdog"]
     answers = {"show pfc counters": capture("sonic", "sonic-utilities-show-pfc-counters.txt"),
                "show pfcwd stats": capture("sonic", "sonic-utilities-show-pfcwd-stats.txt")}
-    got = C.parse("sonic", answers, ["Ethernet0"])
+    got = C.parse("dell_sonic", answers, ["Ethernet0"])
     assert list(got) == ["Ethernet0"]
     assert got["Ethernet0"]["3"] == {"pfc_rx": 203, "pfc_tx": 213, "wd_state": "stormed", "wd_storms": 1, "wd_restores": 0}
 

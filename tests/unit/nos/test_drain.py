@@ -65,7 +65,7 @@ def test_no_router_bgp_no_drain():
     assert drain.commands(driver, driver.render(intent, qos, ("qos", "mtu", "pbr")), True) is None
 
 
-@pytest.mark.parametrize("platform", ["eos", "sonic", "asternos"])
+@pytest.mark.parametrize("platform", ["eos", "dell_sonic", "asternos"])
 def test_unsupported_nos_says_why(platform):
     driver = get_driver(platform)
     assert not drain.supported(driver) and drain.why_not(driver)

@@ -174,14 +174,14 @@ def test_eos_mtu_is_clamped_to_the_arista_ceiling(plan):
 
 # ----------------------------------------------------------------------------------------------- klish
 def test_klish_reads_running_configuration():
-    assert get_driver("sonic").show_running == "show running-configuration"
+    assert get_driver("dell_sonic").show_running == "show running-configuration"
 
 
 def test_dell_real_running_configuration_interface_is_parsed():
     # dellemc.enterprise_sonic sonic_qos_interfaces "After state": `show running-configuration interface Eth 1/5`
     text = capture("sonic", "dell-qos-interfaces-running-configuration-eth1-5.txt")
     intent = {"downlinks": [{"port": "Eth1/5"}], "uplinks": []}
-    state = get_driver("sonic").state(get_driver("sonic").parse(text, intent, ("qos",)))
+    state = get_driver("dell_sonic").state(get_driver("dell_sonic").parse(text, intent, ("qos",)))
     assert state["interfaces"]["Eth1/5"][:3] == ["cable-length 40m", "priority-flow-control asymmetric",
                                                  "priority-flow-control priority 0"]
     # the watchdog lines in the real form the driver renders (action, on detect-time, restore-time)
@@ -190,13 +190,13 @@ def test_dell_real_running_configuration_interface_is_parsed():
     assert "queue 0 wred-policy profile1" in state["interfaces"]["Eth1/5"]
     assert "qos-map dscp-tc dscp_map1" in state["interfaces"]["Eth1/5"]
     # the prompt line and '!' separators of the real output are not config
-    assert get_driver("sonic").parse(text, {"downlinks": [{"port": "Eth1/6"}]}) == ""
+    assert get_driver("dell_sonic").parse(text, {"downlinks": [{"port": "Eth1/6"}]}) == ""
 
 
 def test_dell_real_fbs_policy_map_layout_is_parsed():
     # dellemc.enterprise_sonic sonic_fbs_policies: `show running-configuration policy-map` (indented '!' closers)
     text = capture("sonic", "dell-fbs-policies-running-configuration.txt").replace("policy-map policy5 ", "policy-map AIF-BIND-x ")
-    got = get_driver("sonic").parse(text, {"downlinks": []}, ("pbr",))
+    got = get_driver("dell_sonic").parse(text, {"downlinks": []}, ("pbr",))
     assert got.splitlines()[0] == "policy-map AIF-BIND-x type forwarding"
     assert " class class1 priority 0" in got and "  set ip next-hop 1.1.1.1 vrf default priority 1" in got
     assert "policy1" not in got   # not ours
@@ -209,7 +209,7 @@ def test_dell_real_fbs_policy_map_layout_is_parsed():
 ])
 def test_klish_wred_thresholds_in_other_units_read_back_equal(plan, shown_min, shown_max):
     leaf = plan["leafs"]["leaf0"]
-    drv = get_driver("sonic")
+    drv = get_driver("dell_sonic")
     want = drv.render(leaf, plan["qos"])
     line = " green minimum-threshold 150 maximum-threshold 1500 drop-probability 100"
     assert line in want

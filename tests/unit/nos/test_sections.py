@@ -39,7 +39,7 @@ def _recognised(line, forms):
     return any(re.match(f.owns if f.owns is not False else re.escape(f.template.split("{")[0]), line) for f in forms)
 
 
-@pytest.mark.parametrize("platform", ["eos", "nxos", "sonic"])
+@pytest.mark.parametrize("platform", ["eos", "nxos", "dell_sonic"])
 @pytest.mark.parametrize("scheme", [None, "p2p"])
 def test_every_rendered_line_is_read_back_by_its_own_section(platform, scheme):
     plan = _lab(platform, scheme)

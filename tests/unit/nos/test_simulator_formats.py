@@ -89,9 +89,9 @@ def test_nvue_simulator_prints_range_keys_and_readback_is_a_noop(plan):
 
 
 def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan):
-    leaf = dict(copy.deepcopy(plan["leafs"]["leaf0"]), platform="sonic")
-    drv = get_driver("sonic")
-    sess = session("sonic")
+    leaf = dict(copy.deepcopy(plan["leafs"]["leaf0"]), platform="dell_sonic")
+    drv = get_driver("dell_sonic")
+    sess = session("dell_sonic")
     want = drv.render(leaf, plan["qos"])
     push(sess, drv.diff("", want))
     shown = sess.handle(drv.show_running)
@@ -101,7 +101,7 @@ def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan
     assert drv.diff(drv.parse(shown, leaf), want) == []
 
 
-@pytest.mark.parametrize("nos", ["nxos", "sonic"])
+@pytest.mark.parametrize("nos", ["nxos", "dell_sonic"])
 def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
     """The underlay + L3-ingress PBR of a leaf and a spine through the simulated CLI, read back: a no-op. Dell
     prints ` !` before nested blocks (dellemc sonic_bgp_af output); a neighbor change is a small diff."""
@@ -119,7 +119,7 @@ def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
         push(sess, drv.diff("", want))
         shown = sess.handle(drv.show_running)
         assert drv.parse(shown, intent, sections) == want, name
-        if nos == "sonic":
+        if nos == "dell_sonic":
             assert "\n !\n address-family ipv4 unicast\n" in shown
         nbr = intent["bgp"]["neighbors"][0]
         push(sess, ["router bgp %d" % intent["bgp"]["asn"], "no neighbor %s" % nbr["address"], "exit"])

@@ -24,11 +24,11 @@ def _read(path):
 @pytest.fixture(scope="module")
 def plans():
     return dict(((inv, platform, scheme), _plan(inv, platform, scheme))
-                for inv in ("lab", "rail512") for platform in ("nxos", "sonic", "asternos") for scheme in (None, "p2p")
+                for inv in ("lab", "rail512") for platform in ("nxos", "dell_sonic", "asternos") for scheme in (None, "p2p")
                 if not (inv == "rail512" and scheme))
 
 
-@pytest.mark.parametrize("platform", ["nxos", "sonic", "asternos"])
+@pytest.mark.parametrize("platform", ["nxos", "dell_sonic", "asternos"])
 def test_underlay_roundtrip_lab_and_rail512(plans, platform):
     for (inv, plat, scheme), plan in plans.items():
         if plat != platform:
@@ -75,9 +75,9 @@ def test_nxos_lab_leaf_lines(plans):
 
 
 def test_klish_p2p_leaf_binds_each_routed_host_port(plans):
-    plan = plans[("lab", "sonic", "p2p")]
+    plan = plans[("lab", "dell_sonic", "p2p")]
     leaf = plan["leafs"]["leaf0"]
-    text = get_driver("sonic").render(leaf, plan["qos"], ALL)
+    text = get_driver("dell_sonic").render(leaf, plan["qos"], ALL)
     for host in leaf["host_interfaces"]:
         assert host["kind"] == "routed"
         block = text.split("interface %s\n" % host["port"])[1].split("interface ")[0]
@@ -91,13 +91,13 @@ def test_klish_p2p_leaf_binds_each_routed_host_port(plans):
 
 def test_klish_svi_comes_before_its_members():
     """`interface VlanN` creates the VLAN on SONiC: the push must create it before `switchport access Vlan N`."""
-    plan = _plan("lab", "sonic")
-    drv = get_driver("sonic")
+    plan = _plan("lab", "dell_sonic")
+    drv = get_driver("dell_sonic")
     cmds = drv.diff("", drv.render(plan["leafs"]["leaf0"], plan["qos"], ALL))
     assert cmds.index("interface Vlan100") < cmds.index(" switchport access Vlan 100")
 
 
-@pytest.mark.parametrize("platform", ["nxos", "sonic"])
+@pytest.mark.parametrize("platform", ["nxos", "dell_sonic"])
 def test_diff_changed_neighbor_and_removed_pbr_line(plans, platform):
     plan = plans[("lab", platform, None)]
     drv = get_driver(platform)
@@ -116,7 +116,7 @@ def test_diff_changed_neighbor_and_removed_pbr_line(plans, platform):
     cut = next(i for i, line in enumerate(lines) if line.strip() == hop)
     current = "\n".join(lines[:cut] + lines[cut + 1:]) + "\n"
     cmds = drv.diff(drv.parse(current, leaf, ALL), want)
-    assert [c.strip() for c in cmds][-1] == hop and len(cmds) == {"nxos": 2, "sonic": 3}[platform]
+    assert [c.strip() for c in cmds][-1] == hop and len(cmds) == {"nxos": 2, "dell_sonic": 3}[platform]
 
 
 def test_nxos_parses_real_router_bgp_capture_and_replaces_the_instance():
@@ -134,9 +134,9 @@ def test_nxos_parses_real_router_bgp_capture_and_replaces_the_instance():
 
 
 def test_klish_parses_real_bgp_capture_default_instance_only():
-    drv = get_driver("sonic")
+    drv = get_driver("dell_sonic")
     running = _read("sonic/dell-bgp-af-running-configuration-bgp.txt")
-    leaf = _plan("lab", "sonic")["leafs"]["leaf0"]
+    leaf = _plan("lab", "dell_sonic")["leafs"]["leaf0"]
     current = drv.parse(running, leaf, ("underlay",))
     # `router bgp 51 vrf VrfReg1` is not ours; the default instance is read with its address families
     assert "vrf VrfReg1" not in current
@@ -145,9 +145,9 @@ def test_klish_parses_real_bgp_capture_default_instance_only():
 
 
 def test_klish_parses_real_ecmp_hash_capture():
-    drv = get_driver("sonic")
+    drv = get_driver("dell_sonic")
     running = _read("sonic/dell-ecmp-load-share-running-configuration.txt")
-    plan = _plan("lab", "sonic")
+    plan = _plan("lab", "dell_sonic")
     spine = plan["spines"]["spine1"]
     current = drv.parse(running, spine, ("underlay",))
     # the five ipv4 field lines are ours and already as planned; seed/algorithm lines are not ours
@@ -161,15 +161,15 @@ def test_dell_breakout_names_match_the_device_capture():
     import re
     from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import port_name
     broken = re.findall(r"Eth1/1/\d", _read("sonic/dell-show-interface-breakout.txt"))
-    assert broken == [port_name("sonic", 1, sub, 4, 4) for sub in (1, 2, 3, 4)]
+    assert broken == [port_name("dell_sonic", 1, sub, 4, 4) for sub in (1, 2, 3, 4)]
     default = _read("sonic/dell-show-interface-breakout-default.txt")
-    assert re.search(r"^1/11\s+Default\s+Completed\s+(\S+)$", default, re.M).group(1) == port_name("sonic", 11, 1, 1, 4)
+    assert re.search(r"^1/11\s+Default\s+Completed\s+(\S+)$", default, re.M).group(1) == port_name("dell_sonic", 11, 1, 1, 4)
 
 
 def test_klish_ets_weights_from_the_qos_profile():
-    plan = _plan("lab", "sonic")
+    plan = _plan("lab", "dell_sonic")
     qos = plan["qos"]
-    text = get_driver("sonic").render(plan["leafs"]["leaf0"], qos, ("qos",))
+    text = get_driver("dell_sonic").render(plan["leafs"]["leaf0"], qos, ("qos",))
     sched = text.split("qos scheduler-policy AIF-SCHED\n")[1].split("\n" + "interface")[0]
     assert " queue %d\n  type dwrr\n  weight %d\n" % (qos["ecn_queue"], qos["ets_roce_percent"]) in sched
     assert " queue 0\n  type dwrr\n  weight %d\n" % qos["ets_default_percent"] in sched

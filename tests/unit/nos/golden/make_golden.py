@@ -23,13 +23,13 @@ sys.path.insert(0, ROOT)   # tests.unit.nos.helpers, also when run as a script
 from tests.unit.nos.helpers import plan_on_platform  # noqa: E402
 CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
 GOLDEN = os.path.join(HERE, "golden.json.gz")
-DRIVERS = ("eos", "nxos", "sonic", "asternos", "nvue", "frr")
+DRIVERS = ("eos", "nxos", "dell_sonic", "asternos", "nvue", "frr")
 PLANS = (("lab", None), ("rail512", None), ("lab", "p2p"))
 # counter outputs (switch_facts counters: tests/unit/nos/test_counters.py), not configs: no driver parses them
 COUNTERS = re.compile(r"pfc-counters|pfcwd|queue-counter|wredcounters|counters-qos|pfc-watchdog|ip-s-|tc-s-qdisc")
 
 # capture directory -> drivers that read that NOS's output
-CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("sonic", "asternos"), "nvue": ("nvue",), "frr": ("frr",)}
+CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("dell_sonic", "asternos"), "nvue": ("nvue",), "frr": ("frr",)}
 
 
 _plan = plan_on_platform

@@ -1,0 +1,456 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Community SONiC over CONFIG_DB (platform ``community_sonic``): the switch intent as the CONFIG_DB
+tables SONiC stores (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys joined by ``|``), read
+back from ``show runningconfiguration all`` (sonic-utilities show/main.py: CONFIG_DB as JSON) and
+changed by RFC 6902 JSON Patch (``config apply-patch``, sonic-utilities generic_config_updater).
+
+``render(intent, qos, sections, port=...)`` -> tables is the reusable core (AsterNOS's opt-in
+``asternos_config: config_db`` goes through it). Each table this module writes is declared once as a
+``Table`` naming its section, which keys and fields are ours, and the source of every field; the
+line-source audit (nos/sources.py) and docs/switch-commands-sources.md read those declarations.
+
+Canonical text (what ``render``/``parse`` return, compared byte for byte like every driver's): one
+line per owned key (``TABLE|key``) and one per owned field (``TABLE|key field value``), sorted. The
+offline artifact and the device exchange JSON; text is only the comparable view.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, Transaction
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
+    PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
+
+# --- sources (full citations: docs/switch-commands-sources.md#community-sonic-config_db) --------------
+YANG = "sonic-net/sonic-buildimage src/sonic-yang-models/yang-models/%s.yang (yanglint oracle test)"
+CONF = "sonic-buildimage src/sonic-yang-models/doc/Configuration.md %s"
+QOS_J2 = "sonic-buildimage files/build_templates/qos_config.j2"
+BGPCFGD = ("sonic-buildimage dockers/docker-fpm-frr/frr/bgpd/templates/general/instance.conf.j2 and "
+           "bgpd.main.conf.j2 (bgpcfgd renders FRR from CONFIG_DB in docker_routing_config_mode "
+           "separated/unified, sonic-device_metadata.yang)")
+ACLORCH = ("sonic-net/sonic-swss orchagent/aclorch.cpp `REDIRECT:<next hop>` (PR #235); CONFIG_DB form in "
+           "sonic-buildimage issue #4457 (`\"PACKET_ACTION\": \"REDIRECT:100.32.0.2\"`)")
+
+VERIFIED = "verified"
+UNVERIFIED = "unverified"
+
+
+class Table(object):
+    """One CONFIG_DB table this driver writes: ``section`` it belongs to, ``fields`` {name: (status,
+    source)} of the fields it owns, ``key_source`` the source of the key form, and ``bare`` whether a
+    key with no field is written (an address key such as ``INTERFACE|Ethernet8|10.0.0.1/31``)."""
+
+    def __init__(self, name, section, fields, key_source, yang, bare=False):
+        self.name, self.section, self.fields = name, section, dict(fields)
+        self.key_source, self.yang, self.bare = key_source, yang, bare
+
+    def __repr__(self):
+        return "Table(%r)" % self.name
+
+
+def _v(source):
+    return (VERIFIED, source)
+
+
+_MAP = lambda table, model: Table(table, "qos", {}, _v(YANG % model + "; " + QOS_J2), model)   # noqa: E731
+TABLES = [
+    Table("PORT", "mtu", {"mtu": _v(YANG % "sonic-port" + " (mtu 1..9216); " + CONF % "Port")},
+          _v(YANG % "sonic-port"), "sonic-port"),
+    _MAP("DSCP_TO_TC_MAP", "sonic-dscp-tc-map"),
+    _MAP("TC_TO_QUEUE_MAP", "sonic-tc-queue-map"),
+    _MAP("TC_TO_PRIORITY_GROUP_MAP", "sonic-tc-priority-group-map"),
+    _MAP("MAP_PFC_PRIORITY_TO_QUEUE", "sonic-pfc-priority-queue-map"),
+    Table("PORT_QOS_MAP", "qos", dict((f, _v(YANG % "sonic-port-qos-map" + "; " + QOS_J2)) for f in (
+        "dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable")),
+          _v(YANG % "sonic-port-qos-map"), "sonic-port-qos-map"),
+    Table("WRED_PROFILE", "qos", dict((f, _v(YANG % "sonic-wred-profile" + "; " + QOS_J2 + " AZURE_LOSSLESS"))
+                                      for f in ["ecn"] + ["%s_%s" % (c, k) for c in ("green", "yellow", "red")
+                                                          for k in ("min_threshold", "max_threshold", "drop_probability")]
+                                      + ["wred_%s_enable" % c for c in ("green", "yellow", "red")]),
+          _v(YANG % "sonic-wred-profile"), "sonic-wred-profile"),
+    Table("SCHEDULER", "qos", {"type": _v(YANG % "sonic-scheduler" + " (DWRR/STRICT); " + QOS_J2),
+                               "weight": _v(YANG % "sonic-scheduler" + "; " + QOS_J2)},
+          _v(YANG % "sonic-scheduler"), "sonic-scheduler"),
+    Table("QUEUE", "qos", {"scheduler": _v(YANG % "sonic-queue" + "; " + QOS_J2),
+                           "wred_profile": _v(YANG % "sonic-queue" + "; " + QOS_J2)},
+          _v(YANG % "sonic-queue" + " (`<port>|<queue>`)"), "sonic-queue"),
+    Table("PFC_WD", "qos", {"action": _v(YANG % "sonic-pfcwd" + "; " + CONF % "PFC_WD"),
+                            "detection_time": _v(YANG % "sonic-pfcwd"), "restoration_time": _v(YANG % "sonic-pfcwd"),
+                            "POLL_INTERVAL": _v(YANG % "sonic-pfcwd" + " (GLOBAL)")},
+          _v(YANG % "sonic-pfcwd"), "sonic-pfcwd"),
+    # lossless headroom: the dynamic buffer model sizes a "NULL" lossless PG from the port's speed and its
+    # CABLE_LENGTH (Configuration.md BUFFER_PG); no xon/xoff is invented here
+    Table("CABLE_LENGTH", "qos", {}, _v(YANG % "sonic-cable-length" + "; " + CONF % "Cable length"), "sonic-cable-length"),
+    Table("BUFFER_PG", "qos", {"profile": _v(YANG % "sonic-buffer-pg" + " (profile NULL); " + CONF % "BUFFER_PG "
+                                            "(dynamic buffer model: NULL = headroom calculated)")},
+          _v(YANG % "sonic-buffer-pg" + " (`<port>|<pg>`)"), "sonic-buffer-pg"),
+    Table("ACL_TABLE", "pbr", {"type": _v(YANG % "sonic-acl" + " (L3); " + CONF % "ACL and Mirroring"),
+                               "stage": _v(YANG % "sonic-acl"), "ports": _v(YANG % "sonic-acl" + " (leaf-list ports)")},
+          _v(YANG % "sonic-acl"), "sonic-acl"),
+    Table("ACL_RULE", "pbr", {"PRIORITY": _v(YANG % "sonic-acl"), "SRC_IP": _v(YANG % "sonic-acl"),
+                              "DST_IP": _v(YANG % "sonic-acl"),
+                              "PACKET_ACTION": (UNVERIFIED, ACLORCH + "; FORWARD is in sonic-acl.yang, but its "
+                                                "packet_action enumeration refuses `REDIRECT:<ip>`, so GCU's YANG "
+                                                "check refuses the redirect rule (oracle test)")},
+          _v(YANG % "sonic-acl" + " (`<table>|<rule>`)"), "sonic-acl"),
+    Table("LOOPBACK_INTERFACE", "underlay", {}, _v(YANG % "sonic-loopback-interface" + "; " + CONF % "Loopback Interface"),
+          "sonic-loopback-interface", bare=True),
+    Table("INTERFACE", "underlay", {}, _v(YANG % "sonic-interface" + "; " + CONF % "Interface"), "sonic-interface", bare=True),
+    Table("VLAN", "underlay", {"vlanid": _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN")}, _v(YANG % "sonic-vlan"), "sonic-vlan"),
+    Table("VLAN_MEMBER", "underlay", {"tagging_mode": _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN_MEMBER")},
+          _v(YANG % "sonic-vlan"), "sonic-vlan"),
+    Table("VLAN_INTERFACE", "underlay", {}, _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN_INTERFACE"), "sonic-vlan", bare=True),
+    Table("BGP_NEIGHBOR", "underlay", dict((f, _v(YANG % "sonic-bgp-neighbor" + " BGP_NEIGHBOR_TEMPLATE_LIST (\"handled "
+                                                  "by bgpcfgd\"); " + BGPCFGD)) for f in
+                                           ("asn", "name", "local_addr", "keepalive", "holdtime")),
+          _v(YANG % "sonic-bgp-neighbor" + "; " + CONF % "BGP Sessions"), "sonic-bgp-neighbor"),
+    Table("DEVICE_METADATA", "underlay", {"bgp_asn": _v(YANG % "sonic-device_metadata" + "; " + BGPCFGD +
+                                                        " (`router bgp {{ bgp_asn }}`)")},
+          _v(YANG % "sonic-device_metadata" + " (localhost)"), "sonic-device_metadata"),
+    Table("BGP_BBR", "underlay", {"status": (UNVERIFIED, YANG % "sonic-bgp-bbr" + "; general/peer-group.conf.j2 gives "
+                                             "`neighbor PEER_V4 allowas-in 1` when BGP_BBR is enabled only on a "
+                                             "DEVICE_METADATA type LeafRouter (the type is the switch's, not ours)")},
+          _v(YANG % "sonic-bgp-bbr" + "; " + CONF % "BGP BBR"), "sonic-bgp-bbr"),
+]
+TABLE = dict((t.name, t) for t in TABLES)
+# the map tables hold {code: value}: every field of an owned (AIF-) map is ours
+MAP_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE")
+
+
+def name(kind):
+    """Object names we create (SONiC map names allow ``[A-Za-z0-9][-A-Za-z0-9_]{0,31}``)."""
+    return PREFIX + kind
+
+
+DSCP_TC, TC_QUEUE, TC_PG, PFC_QUEUE = name("DSCP-TC"), name("TC-QUEUE"), name("TC-PG"), name("PFC-QUEUE")
+ECN, SCHED_ROCE, SCHED_DEFAULT, SCHED_STRICT, PBR = (name("ECN"), name("ETS-ROCE"), name("ETS-DEFAULT"),
+                                                    name("STRICT"), name("PBR"))
+
+
+def _key(*parts):
+    return "|".join(str(p) for p in parts)
+
+
+# --- render ------------------------------------------------------------------------------------------
+def _qos(intent, qos, port, mtu):
+    ports = [port(p) for p in ports_of(intent)]
+    lossless = [int(p) for p in qos["lossless_priorities"]]
+    pfc = ",".join(str(p) for p in lossless)
+    t = {
+        "DSCP_TO_TC_MAP": {DSCP_TC: dict((str(d), str(p)) for d, p in complete_dscp_map(qos))},
+        # queue = traffic class, PG = the lossless class itself or 0 (qos_config.j2 AZURE maps)
+        "TC_TO_QUEUE_MAP": {TC_QUEUE: dict((str(tc), str(tc)) for tc in range(8))},
+        "TC_TO_PRIORITY_GROUP_MAP": {TC_PG: dict((str(tc), str(tc if tc in lossless else 0)) for tc in range(8))},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {PFC_QUEUE: dict((str(p), str(p)) for p in range(8))},
+    }
+    colours = {}
+    for colour in ("green", "yellow", "red"):
+        colours.update({"%s_min_threshold" % colour: str(qos["ecn_min_kbytes"] * 1000),
+                        "%s_max_threshold" % colour: str(qos["ecn_max_kbytes"] * 1000),
+                        "%s_drop_probability" % colour: str(qos["ecn_probability_percent"]),
+                        "wred_%s_enable" % colour: "true"})
+    t["WRED_PROFILE"] = {ECN: dict(colours, ecn="ecn_all")}
+    t["SCHEDULER"] = {SCHED_ROCE: {"type": "DWRR", "weight": str(qos["ets_roce_percent"])},
+                      SCHED_DEFAULT: {"type": "DWRR", "weight": str(qos["ets_default_percent"])}}
+    queues = {str(qos["ecn_queue"]): {"scheduler": SCHED_ROCE, "wred_profile": ECN}, "0": {"scheduler": SCHED_DEFAULT}}
+    if qos.get("cnp_strict_priority"):
+        t["SCHEDULER"][SCHED_STRICT] = {"type": "STRICT"}
+        queues[str(qos["cnp_priority"])] = {"scheduler": SCHED_STRICT}
+    binding = {"dscp_to_tc_map": DSCP_TC, "tc_to_queue_map": TC_QUEUE, "tc_to_pg_map": TC_PG,
+               "pfc_to_queue_map": PFC_QUEUE, "pfc_enable": pfc}
+    if qos.get("pfc_watchdog"):
+        binding["pfcwd_sw_enable"] = pfc
+    t["PORT_QOS_MAP"] = dict((p, dict(binding)) for p in ports)
+    t["QUEUE"] = dict((_key(p, q), dict(v)) for p in ports for q, v in queues.items())
+    if qos.get("pfc_watchdog"):
+        t["PFC_WD"] = dict((p, {"action": "drop", "detection_time": str(qos["pfc_watchdog_detect_ms"]),
+                                "restoration_time": str(qos["pfc_watchdog_restore_ms"])}) for p in ports)
+        t["PFC_WD"]["GLOBAL"] = {"POLL_INTERVAL": str(qos["pfc_watchdog_poll_ms"])}
+    t["CABLE_LENGTH"] = {"AZURE": dict((p, "%dm" % qos["cable_length_m"]) for p in ports)}
+    t["BUFFER_PG"] = dict((_key(p, prio), {"profile": "NULL"}) for p in ports for prio in lossless)
+    return t
+
+
+def _mtu(intent, qos, port, mtu):
+    return {"PORT": dict((port(p), {"mtu": str(mtu)}) for p in ports_of(intent))}
+
+
+def _pbr(intent, qos, port, mtu):
+    """One L3 ACL table on the host ports; per binding (one host source) a FORWARD rule per local
+    destination above a redirect of everything else to the binding's uplink next hop."""
+    bindings = intent.get("bindings") or []
+    if not bindings:
+        return {}
+    ingress = []
+    for b in bindings:
+        if port(b["ingress"]) not in ingress:
+            ingress.append(port(b["ingress"]))
+    rules = {}
+    local = local_destinations(intent)
+    for i, b in enumerate(bindings):
+        src = "%s/32" % host_of(b["source"])
+        base = 1000 + 10 * (len(bindings) - i)   # stable, unique per binding; local rules above the redirect
+        rule = re.sub(r"[^A-Za-z0-9_-]", "-", "BIND-%s" % b["server"])
+        for j, dst in enumerate(local):
+            rules[_key(PBR, "%s-LOCAL%d" % (rule, j))] = {"PRIORITY": str(base + 5000), "SRC_IP": src, "DST_IP": dst,
+                                                          "PACKET_ACTION": "FORWARD"}
+        rules[_key(PBR, rule)] = {"PRIORITY": str(base), "SRC_IP": src, "PACKET_ACTION": "REDIRECT:%s" % b["next_hop"]}
+    return {"ACL_TABLE": {PBR: {"type": "L3", "stage": "ingress", "ports": ingress}},
+            "ACL_RULE": rules}
+
+
+def _underlay(intent, qos, port, mtu):
+    if not intent.get("bgp"):
+        return {}
+    bgp = intent["bgp"]
+    t = {"LOOPBACK_INTERFACE": {"Loopback0": {}, _key("Loopback0", "%s/32" % intent["loopback"]): {}},
+         "DEVICE_METADATA": {"localhost": {"bgp_asn": str(bgp["asn"])}}}
+    intf = {}
+    for p, address in fabric_links(intent):
+        intf[port(p)] = {}
+        intf[_key(port(p), address)] = {}
+    for host in routed_host_ports(intent):
+        intf[port(host["port"])] = {}
+        intf[_key(port(host["port"]), host["address"])] = {}
+    if intf:
+        t["INTERFACE"] = intf
+    for svi in svis(intent):
+        vlan = "Vlan%d" % svi["vlan"]
+        t.setdefault("VLAN", {})[vlan] = {"vlanid": str(svi["vlan"])}
+        t.setdefault("VLAN_INTERFACE", {}).update({vlan: {}, _key(vlan, svi["address"]): {}})
+        for member in svi["members"]:
+            t.setdefault("VLAN_MEMBER", {})[_key(vlan, port(member))] = {"tagging_mode": "untagged"}
+    local = dict((n["port"], a.split("/")[0]) for n in bgp["neighbors"] for p, a in fabric_links(intent) if p == n["port"])
+    t["BGP_NEIGHBOR"] = dict((n["address"], {"asn": str(n["remote_as"]), "name": n["peer"],
+                                             "local_addr": local.get(n["port"], ""),
+                                             "keepalive": str(bgp["keepalive_seconds"]),
+                                             "holdtime": str(bgp["hold_seconds"])}) for n in bgp["neighbors"])
+    for entry in t["BGP_NEIGHBOR"].values():
+        if not entry["local_addr"]:
+            del entry["local_addr"]
+    if bgp.get("allowas_in"):
+        t["BGP_BBR"] = {"all": {"status": "enabled"}}
+    return t
+
+
+SECTION_RENDER = {"qos": _qos, "mtu": _mtu, "pbr": _pbr, "underlay": _underlay}
+
+
+def render(intent, qos, sections, port=lambda p: p, mtu=None):
+    """The switch intent as CONFIG_DB tables ({TABLE: {key: {field: str}}}; list fields as lists of
+    str): the managed part only, for the wanted ``sections``. ``port`` names a plan port on the device."""
+    mtu = intent["mtu"] if mtu is None else mtu
+    out = {}
+    for section in sections:
+        for table, rows in SECTION_RENDER[section](intent, qos, port, mtu).items():
+            out.setdefault(table, {}).update(rows)
+    return out
+
+
+# --- what is ours on read-back ----------------------------------------------------------------------
+def _owned_keys(table, key, intent, sections, port):
+    """The fields of ``table|key`` that are ours ('*' = the whole key), or None."""
+    spec = TABLE.get(table)
+    if spec is None or spec.section not in sections:
+        return None
+    ports = set(port(p) for p in ports_of(intent))
+    parts = key.split("|")
+    if table in MAP_TABLES or table in ("WRED_PROFILE", "SCHEDULER", "ACL_TABLE"):
+        return "*" if key.startswith(PREFIX) else None
+    if table == "ACL_RULE":
+        return "*" if parts[0].startswith(PREFIX) else None
+    if table in ("PORT", "PORT_QOS_MAP"):
+        return set(spec.fields) if key in ports else None
+    if table == "PFC_WD":
+        if key == "GLOBAL":
+            return {"POLL_INTERVAL"}
+        return set(spec.fields) - {"POLL_INTERVAL"} if key in ports else None
+    if table == "BUFFER_PG":
+        return set(spec.fields) if parts[0] in ports else None
+    if table == "CABLE_LENGTH":
+        return ports if key == "AZURE" else None
+    if table in ("INTERFACE",):
+        return "*" if parts[0] in ports else None
+    if table == "LOOPBACK_INTERFACE":
+        return "*" if parts[0] == "Loopback0" else None
+    vlans = set("Vlan%d" % s["vlan"] for s in svis(intent))
+    if table in ("VLAN", "VLAN_INTERFACE", "VLAN_MEMBER"):
+        return "*" if parts[0] in vlans else None
+    if table == "BGP_NEIGHBOR":
+        return "*" if len(parts) == 1 else None   # the default-VRF sessions are the plan's whole
+    if table == "DEVICE_METADATA":
+        return {"bgp_asn"} if key == "localhost" else None
+    if table == "BGP_BBR":
+        return {"status"} if key == "all" else None
+    return None
+
+
+def _queue_fields(fields):
+    """A plan port's queue: its scheduler / wred_profile fields are ours when they name our objects (the switch's
+    own scheduler.N on the other queues stays the switch's). Known limit: a queue we configure that held the
+    switch's own scheduler has it replaced; only the GCU rollback (not built yet) would bring it back."""
+    own = set(f for f in ("scheduler", "wred_profile") if str(fields.get(f, "")).startswith(PREFIX))
+    return own or None
+
+
+def managed(config, intent, sections, port=lambda p: p):
+    """A whole CONFIG_DB (``show runningconfiguration all``) -> the owned tables, same shape as render."""
+    out = {}
+    for table in sorted(config):
+        rows = config[table]
+        if not isinstance(rows, dict):
+            continue
+        for key in sorted(rows):
+            own = _owned_keys(table, key, intent, sections, port)
+            if table == "QUEUE" and own is None and isinstance(rows[key], dict) and "qos" in sections \
+                    and key.split("|")[0] in set(port(p) for p in ports_of(intent)):
+                own = _queue_fields(rows[key])
+            if own is None or not isinstance(rows[key], dict):
+                continue
+            fields = dict(rows[key]) if own == "*" else dict((f, v) for f, v in rows[key].items() if f in own)
+            if own == "*" or fields:
+                out.setdefault(table, {})[key] = fields
+    return out
+
+
+def outside(config, intent, sections, port=lambda p: p):
+    """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths (a key
+    whose fields are all ours still shows as ``TABLE|key``: a port is never ours to remove)."""
+    out = []
+    for table in sorted(config):
+        rows = config[table]
+        if not isinstance(rows, dict):
+            out.append("%s %s" % (table, json.dumps(rows, sort_keys=True)))
+            continue
+        for key in sorted(rows):
+            own = _owned_keys(table, key, intent, sections, port)
+            if table == "QUEUE" and own is None and isinstance(rows[key], dict) and "qos" in sections \
+                    and key.split("|")[0] in set(port(p) for p in ports_of(intent)):
+                own = _queue_fields(rows[key])
+            if own == "*":
+                continue
+            if own is not None:
+                out.append("%s|%s" % (table, key))
+            fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
+            for field in sorted(fields):
+                if own is None or field not in own:
+                    out.append("%s|%s %s %s" % (table, key, field, _value(fields[field])))
+    return out
+
+
+# --- text view ---------------------------------------------------------------------------------------
+def _value(value):
+    return ",".join(value) if isinstance(value, list) else str(value)
+
+
+def text(tables):
+    """Tables -> canonical lines: ``TABLE|key`` for every key, ``TABLE|key field value`` for every field."""
+    lines = []
+    for table in sorted(tables):
+        for key in sorted(tables[table]):
+            fields = tables[table][key]
+            lines.append("%s|%s" % (table, key))
+            lines += ["%s|%s %s %s" % (table, key, f, _value(fields[f])) for f in sorted(fields)]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+LIST_FIELDS = {("ACL_TABLE", "ports")}
+CANONICAL = re.compile(r"^[A-Z][A-Z0-9_]*\|\S+( \S+ \S.*)?$")
+
+
+def tables_of(canonical):
+    """Canonical lines -> tables (inverse of ``text``)."""
+    out = {}
+    for line in canonical.splitlines():
+        if not line.strip():
+            continue
+        head, _sp, rest = line.partition(" ")
+        table, _bar, key = head.partition("|")
+        row = out.setdefault(table, {}).setdefault(key, {})
+        if rest:
+            field, _sp, value = rest.partition(" ")
+            row[field] = value.split(",") if (table, field) in LIST_FIELDS else value
+    return out
+
+
+def patch(have, want):
+    """RFC 6902 ops (jsonpatch) from the ``have`` owned tables to the ``want`` ones, per table, so no op
+    ever replaces or removes a whole table (tables also hold keys that are not ours). A table absent
+    from the device needs an ``add /TABLE {}`` first: the transaction adds it, knowing the whole config."""
+    import jsonpatch   # controller-only dependency (requirements.txt), imported when a diff is asked for
+    ops = []
+    for table in sorted(set(have) | set(want)):
+        sub = jsonpatch.make_patch(have.get(table, {}), want.get(table, {})).patch
+        for op in sub:
+            op = dict(op)
+            op["path"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["path"]
+            if "from" in op:
+                op["from"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["from"]
+            ops.append(op)
+    return ops
+
+
+class GcuNotBuilt(Transaction):
+    """Apply on community SONiC (checkpoint, one ``config apply-patch``, read-back, ``config save -y``,
+    ``config rollback``) is not built yet: refuse before anything is sent. Check mode, the audit and
+    plan.yml's offline CONFIG_DB work."""
+    mechanism = "GCU checkpoint / apply-patch / rollback (not built yet)"
+
+    def __init__(self, *args, **kwargs):
+        raise RefusedError("community_sonic: applying is not implemented yet (the SONiC GCU transaction: config "
+                           "checkpoint, config apply-patch, config rollback); run in check mode (--check --diff) or "
+                           "take the CONFIG_DB from plan.yml (<build>/switches/<switch>.json)")
+
+
+class SonicDbDriver(Driver):
+    name = "community_sonic"
+    device_type = device_type_for(name)
+    # sonic-utilities show/main.py `runningconfiguration all`: CONFIG_DB as JSON
+    show_running = "show runningconfiguration all"
+    # the Linux shell answers of sonic-utilities' click commands (`Error: ...`, a usage line, a Python traceback)
+    error_pattern = r"^Error: |^Usage: |^Traceback \(most recent call last\)|command not found"
+    save_command = "config save -y"
+    sections = SECTIONS + ("underlay",)
+    transaction = GcuNotBuilt   # refuses: the GCU transaction is not built yet
+
+    def tables(self, intent, qos, sections=SECTIONS):
+        return render(intent, qos, sections, port=self.port, mtu=self.mtu(intent))
+
+    def render(self, intent, qos, sections=SECTIONS):
+        return text(self.tables(intent, qos, sections))
+
+    def config(self, running):
+        """The device's whole CONFIG_DB from ``show runningconfiguration all`` (JSON, possibly after a prompt
+        echo), or from canonical lines (what ``render`` returns: rendered config reads back as itself).
+        Anything else is refused: an error page must never read as an empty switch."""
+        start = running.find("{")
+        if start >= 0:
+            return json.loads(running[start:running.rfind("}") + 1])
+        rows = [line for line in running.splitlines() if line.strip()]
+        if rows and all(CANONICAL.match(line) for line in rows):
+            return tables_of(running)
+        raise ValueError("not a CONFIG_DB JSON document: %s" % " | ".join(running.strip().splitlines()[-3:]))
+
+    def parse(self, running, intent, sections=SECTIONS):
+        return text(managed(self.config(running), intent, sections, port=self.port))
+
+    def outside(self, running, intent, sections):
+        return outside(self.config(running), intent, sections, port=self.port)
+
+    def diff(self, current, intended):
+        """JSON Patch ops (one JSON string each) from the current managed view to the intended one."""
+        return [json.dumps(op, sort_keys=True) for op in patch(tables_of(current), tables_of(intended))]
+
+    def state(self, managed_text):
+        return {"tables": tables_of(managed_text)}
+
+
+def show_running(tables):
+    """Tables as ``show runningconfiguration all`` prints CONFIG_DB (json.dumps, indent 4, sorted keys)."""
+    return json.dumps(tables, indent=4, sort_keys=True) + "\n"
