@@ -233,7 +233,10 @@ def parse_linux_tc(text):
 # (command, parser, where): where "shell" = the Linux shell under klish; "port" = once per plan port ({port})
 SONIC = [("show pfc counters", parse_sonic_pfc, "shell"), ("show queue counters", parse_sonic_queue, "shell"),
          ("show queue wredcounters", parse_sonic_wred, "shell"), ("show pfcwd stats", parse_sonic_pfcwd, "shell")]
+# community SONiC: the SSH login lands in that Linux shell already (netmiko LinuxSSH), so no klish hop
+COMMUNITY_SONIC = [(cmd, parser, "cli") for cmd, parser, _where in SONIC]
 SOURCES = {
+    "community_sonic": COMMUNITY_SONIC,
     "dell_sonic": SONIC,
     "asternos": SONIC,
     "eos": [("show priority-flow-control counters | json", parse_eos_pfc, "cli"),
@@ -250,8 +253,11 @@ SOURCES = {
 # known only from code or our reading of docs, no captured output was found; absent: the NOS's commands
 # above do not give it (null in switch_facts).
 EVIDENCE = {
-    "dell_sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified", drop_bytes="verified",
-                  wd_storms="verified", wd_restores="verified"),
+    # the parsers are checked on sonic-utilities' own test outputs (community code: tests/fixtures/switches/sonic/)
+    "community_sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
+                            drop_bytes="verified", wd_storms="verified", wd_restores="verified"),
+    "dell_sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
+                       drop_bytes="verified", wd_storms="verified", wd_restores="verified"),
     "asternos": dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",
                      drop_bytes="verified", wd_storms="unverified", wd_restores="unverified"),
     "eos": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",

@@ -12,7 +12,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.nxos import Nxos
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import SonicDbDriver
 
 DRIVERS = {cls.name: cls for cls in (AsterNosDriver, KlishDriver, EosDriver, NvueDriver, NxosDriver, FrrDriver,
-                                    SonicDbDriver)}
+                                     SonicDbDriver)}
 
 
 def get_driver(platform):

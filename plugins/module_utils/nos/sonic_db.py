@@ -58,21 +58,27 @@ def _v(source):
     return (VERIFIED, source)
 
 
-_MAP = lambda table, model: Table(table, "qos", {}, _v(YANG % model + "; " + QOS_J2), model)   # noqa: E731
+def _map(table, model):
+    """A {name: {code: value}} map table: every field of an owned (AIF-) map is ours."""
+    return Table(table, "qos", {}, _v(YANG % model + "; " + QOS_J2), model)
+
+
+_WRED_FIELDS = (["ecn"] + ["%s_%s" % (c, k) for c in ("green", "yellow", "red")
+                           for k in ("min_threshold", "max_threshold", "drop_probability")]
+                + ["wred_%s_enable" % c for c in ("green", "yellow", "red")])
 TABLES = [
     Table("PORT", "mtu", {"mtu": _v(YANG % "sonic-port" + " (mtu 1..9216); " + CONF % "Port")},
           _v(YANG % "sonic-port"), "sonic-port"),
-    _MAP("DSCP_TO_TC_MAP", "sonic-dscp-tc-map"),
-    _MAP("TC_TO_QUEUE_MAP", "sonic-tc-queue-map"),
-    _MAP("TC_TO_PRIORITY_GROUP_MAP", "sonic-tc-priority-group-map"),
-    _MAP("MAP_PFC_PRIORITY_TO_QUEUE", "sonic-pfc-priority-queue-map"),
-    Table("PORT_QOS_MAP", "qos", dict((f, _v(YANG % "sonic-port-qos-map" + "; " + QOS_J2)) for f in (
-        "dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable")),
+    _map("DSCP_TO_TC_MAP", "sonic-dscp-tc-map"),
+    _map("TC_TO_QUEUE_MAP", "sonic-tc-queue-map"),
+    _map("TC_TO_PRIORITY_GROUP_MAP", "sonic-tc-priority-group-map"),
+    _map("MAP_PFC_PRIORITY_TO_QUEUE", "sonic-pfc-priority-queue-map"),
+    Table("PORT_QOS_MAP", "qos",
+          dict((f, _v(YANG % "sonic-port-qos-map" + "; " + QOS_J2)) for f in (
+              "dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable")),
           _v(YANG % "sonic-port-qos-map"), "sonic-port-qos-map"),
-    Table("WRED_PROFILE", "qos", dict((f, _v(YANG % "sonic-wred-profile" + "; " + QOS_J2 + " AZURE_LOSSLESS"))
-                                      for f in ["ecn"] + ["%s_%s" % (c, k) for c in ("green", "yellow", "red")
-                                                          for k in ("min_threshold", "max_threshold", "drop_probability")]
-                                      + ["wred_%s_enable" % c for c in ("green", "yellow", "red")]),
+    Table("WRED_PROFILE", "qos",
+          dict((f, _v(YANG % "sonic-wred-profile" + "; " + QOS_J2 + " AZURE_LOSSLESS")) for f in _WRED_FIELDS),
           _v(YANG % "sonic-wred-profile"), "sonic-wred-profile"),
     Table("SCHEDULER", "qos", {"type": _v(YANG % "sonic-scheduler" + " (DWRR/STRICT); " + QOS_J2),
                                "weight": _v(YANG % "sonic-scheduler" + "; " + QOS_J2)},
@@ -87,8 +93,8 @@ TABLES = [
     # lossless headroom: the dynamic buffer model sizes a "NULL" lossless PG from the port's speed and its
     # CABLE_LENGTH (Configuration.md BUFFER_PG); no xon/xoff is invented here
     Table("CABLE_LENGTH", "qos", {}, _v(YANG % "sonic-cable-length" + "; " + CONF % "Cable length"), "sonic-cable-length"),
-    Table("BUFFER_PG", "qos", {"profile": _v(YANG % "sonic-buffer-pg" + " (profile NULL); " + CONF % "BUFFER_PG "
-                                            "(dynamic buffer model: NULL = headroom calculated)")},
+    Table("BUFFER_PG", "qos", {"profile": _v(YANG % "sonic-buffer-pg" + " (profile NULL); " + CONF % "BUFFER_PG " +
+                                             "(dynamic buffer model: NULL = headroom calculated)")},
           _v(YANG % "sonic-buffer-pg" + " (`<port>|<pg>`)"), "sonic-buffer-pg"),
     Table("ACL_TABLE", "pbr", {"type": _v(YANG % "sonic-acl" + " (L3); " + CONF % "ACL and Mirroring"),
                                "stage": _v(YANG % "sonic-acl"), "ports": _v(YANG % "sonic-acl" + " (leaf-list ports)")},
@@ -129,8 +135,8 @@ def name(kind):
 
 
 DSCP_TC, TC_QUEUE, TC_PG, PFC_QUEUE = name("DSCP-TC"), name("TC-QUEUE"), name("TC-PG"), name("PFC-QUEUE")
-ECN, SCHED_ROCE, SCHED_DEFAULT, SCHED_STRICT, PBR = (name("ECN"), name("ETS-ROCE"), name("ETS-DEFAULT"),
-                                                    name("STRICT"), name("PBR"))
+ECN, SCHED_ROCE, SCHED_DEFAULT = name("ECN"), name("ETS-ROCE"), name("ETS-DEFAULT")
+SCHED_STRICT, PBR = name("STRICT"), name("PBR")
 
 
 def _key(*parts):
@@ -299,7 +305,7 @@ def _queue_fields(fields):
     return own or None
 
 
-def managed(config, intent, sections, port=lambda p: p):
+def owned_tables(config, intent, sections, port=lambda p: p):
     """A whole CONFIG_DB (``show runningconfiguration all``) -> the owned tables, same shape as render."""
     out = {}
     for table in sorted(config):
@@ -438,7 +444,7 @@ class SonicDbDriver(Driver):
         raise ValueError("not a CONFIG_DB JSON document: %s" % " | ".join(running.strip().splitlines()[-3:]))
 
     def parse(self, running, intent, sections=SECTIONS):
-        return text(managed(self.config(running), intent, sections, port=self.port))
+        return text(owned_tables(self.config(running), intent, sections, port=self.port))
 
     def outside(self, running, intent, sections):
         return outside(self.config(running), intent, sections, port=self.port)
@@ -447,8 +453,8 @@ class SonicDbDriver(Driver):
         """JSON Patch ops (one JSON string each) from the current managed view to the intended one."""
         return [json.dumps(op, sort_keys=True) for op in patch(tables_of(current), tables_of(intended))]
 
-    def state(self, managed_text):
-        return {"tables": tables_of(managed_text)}
+    def state(self, managed):
+        return {"tables": tables_of(managed)}
 
 
 def show_running(tables):

@@ -268,6 +268,7 @@ _KLISH_UNDERLAY = [
 LINE_SOURCES["dell_sonic"] += _KLISH_UNDERLAY
 LINE_SOURCES["asternos"] += [(regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in _KLISH_UNDERLAY]
 
+
 def _config_db_rows():
     """community_sonic: one row per table key form and per owned field, read from the driver's Table
     declarations (nos/sonic_db.py), so a table cannot ship without its source."""

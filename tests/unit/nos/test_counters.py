@@ -206,3 +206,15 @@ def test_simulator_prints_what_the_parsers_read_from_real_captures():
     sim = json.loads(S.eos_ecn_json(["Ethernet1"], {}))
     assert set(sim) == set(real) and set(sim["intfQueueCounters"]["Ethernet1"]) == {"queueCounters"}
     assert all(isinstance(v, str) for v in sim["intfQueueCounters"]["Ethernet1"]["queueCounters"].values())
+
+
+def test_community_sonic_reads_the_sonic_utilities_tables_in_its_login_shell():
+    """community_sonic lands in bash: the same sonic-utilities commands, sent as they are (no klish hop), parsed
+    by the parsers checked on sonic-utilities' own test outputs."""
+    cmds = C.commands("community_sonic", ["Ethernet0"])
+    assert [c[0] for c in cmds] == [c[0] for c in C.commands("dell_sonic", ["Ethernet0"])]
+    assert set(c[2] for c in cmds) == {"cli"}
+    answers = {"show pfc counters": capture("sonic", "sonic-utilities-show-pfc-counters.txt"),
+               "show pfcwd stats": capture("sonic", "sonic-utilities-show-pfcwd-stats.txt")}
+    assert C.parse("community_sonic", answers, ["Ethernet0"]) == C.parse("dell_sonic", answers, ["Ethernet0"])
+    assert C.parse("community_sonic", answers, ["Ethernet0"])["Ethernet0"]["3"]["pfc_rx"] == 203
