@@ -85,6 +85,7 @@ class Driver(object):
     # managed sections this driver renders; switch_config refuses any other (data, not a name check)
     sections = SECTIONS
     indent = 1               # spaces per level of the NOS's config text (1 for flat NOSes: unused)
+    offline_format = "cfg"   # what plan.yml writes per switch (nos/offline.py): config text, or "json" (CONFIG_DB)
 
     def _missing(self, hook):
         return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "

@@ -48,7 +48,7 @@ def switch_files(name, intent, qos, stem):
     """{relative path: text} of one switch's offline config: ``switches/<stem>.cfg``, or ``.json`` on a
     CONFIG_DB platform."""
     driver = get_driver(intent["platform"])
-    if hasattr(driver, "tables"):
+    if driver.offline_format == "json":
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
         return {"switches/%s.json" % stem: show_running(driver.tables(intent, qos, driver.sections))}
     return {"switches/%s.cfg" % stem: switch_config(name, intent, qos)}

@@ -422,6 +422,7 @@ class SonicDbDriver(Driver):
     # the Linux shell answers of sonic-utilities' click commands (`Error: ...`, a usage line, a Python traceback)
     error_pattern = r"^Error: |^Usage: |^Traceback \(most recent call last\)|command not found"
     save_command = "config save -y"
+    offline_format = "json"
     sections = SECTIONS + ("underlay",)
     transaction = GcuNotBuilt   # refuses: the GCU transaction is not built yet
 
@@ -446,8 +447,37 @@ class SonicDbDriver(Driver):
     def parse(self, running, intent, sections=SECTIONS):
         return text(owned_tables(self.config(running), intent, sections, port=self.port))
 
-    def outside(self, running, intent, sections):
-        return outside(self.config(running), intent, sections, port=self.port)
+    # --- family hooks: CONFIG_DB is its own driver family (nos/base.py Driver) -------------------------
+    @staticmethod
+    def path(line):
+        """A canonical line -> its path: ``TABLE|key field value`` -> ``TABLE > key > field value``."""
+        head, _sp, rest = line.strip().partition(" ")
+        table, _bar, key = head.partition("|")
+        return "%s > %s" % (table, key) + (" > " + rest if rest else "")
+
+    def paths(self, managed):
+        return [self.path(line) for line in managed.splitlines() if line.strip()]
+
+    def outside(self, running, intent, sections=SECTIONS):
+        return sorted(self.path(line) for line in outside(self.config(running), intent, sections, port=self.port))
+
+    def takeover_items(self, before_image, after, intent, sections=SECTIONS):
+        return takeover_items(tables_of(before_image.managed), tables_of(after))
+
+    def protected(self, command):
+        """A JSON Patch op that removes or replaces a whole table, or removes a whole PORT key: never ours."""
+        try:
+            op = json.loads(command)
+        except ValueError:
+            return False
+        parts = op.get("path", "").split("/")[1:]
+        return len(parts) <= 1 or (op.get("op") == "remove" and len(parts) == 2 and parts[0] == "PORT")
+
+    def safe_reverse(self, current, target):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
+        cmds = self.diff(current, target)
+        check_safe(cmds, self)
+        return cmds
 
     def diff(self, current, intended):
         """JSON Patch ops (one JSON string each) from the current managed view to the intended one."""
@@ -455,6 +485,39 @@ class SonicDbDriver(Driver):
 
     def state(self, managed):
         return {"tables": tables_of(managed)}
+
+
+_MAP_FIELDS = ("dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map")
+_ADDRESS_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE")
+
+
+def takeover_items(before, after):
+    """What a first apply would replace that this collection did not put there (nos/takeover.py's kinds):
+    ``bgp`` the switch's BGP ASN (DEVICE_METADATA bgp_asn: bgpcfgd's ``router bgp``) other than the plan's;
+    ``address`` an address key on an interface the plan owns that the plan does not put there; ``policy`` a
+    QoS map bound on a plan port that is not ours (not ``AIF-``) and that the plan replaces."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+    items = []
+    have = before.get("DEVICE_METADATA", {}).get("localhost", {}).get("bgp_asn")
+    want = after.get("DEVICE_METADATA", {}).get("localhost", {}).get("bgp_asn")
+    if have and have != want:
+        items.append(takeover._item("bgp", "DEVICE_METADATA|localhost bgp_asn", have, want,
+                                    "BGP ASN %s (DEVICE_METADATA bgp_asn) would become %s, replacing every session "
+                                    "under it" % (have, want or "none")))
+    for table in _ADDRESS_TABLES:
+        for key in sorted(before.get(table, {})):
+            if "|" in key and key not in after.get(table, {}):
+                name, _bar, address = key.partition("|")
+                items.append(takeover._item("address", "%s|%s" % (table, name), address, None,
+                                            "address %s on %s is not the plan's and would be removed" % (address, name)))
+    for port, fields in sorted(before.get("PORT_QOS_MAP", {}).items()):
+        for field in _MAP_FIELDS:
+            value = fields.get(field)
+            if value and not value.startswith(PREFIX) and after.get("PORT_QOS_MAP", {}).get(port, {}).get(field) != value:
+                items.append(takeover._item("policy", "PORT_QOS_MAP|%s %s" % (port, field), value,
+                                            after.get("PORT_QOS_MAP", {}).get(port, {}).get(field),
+                                            "%s %s on %s is not ours and would be replaced" % (field, value, port)))
+    return items
 
 
 def show_running(tables):

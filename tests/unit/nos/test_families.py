@@ -1,5 +1,5 @@
 """The driver families (nos/base.py Driver, architecture review turn 4 change 1): every hook a caller uses is
-declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver). A driver that lacks
+declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver: CONFIG_DB). A driver that lacks
 a hook fails loudly, naming itself and the hook, instead of falling into another family's branch (before:
 fullconfig.image and takeover.find took the NVUE branch for any unknown driver and returned no outside lines
 and no takeover items, silently)."""
@@ -14,6 +14,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDr
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import SonicDbDriver
 
 from .helpers import ROOT
 
@@ -37,7 +38,7 @@ class Bare(Driver):
 
 def test_every_registered_driver_belongs_to_one_family():
     for name, cls in DRIVERS.items():
-        families = [f for f in (CliDriver, FlatPathDriver, FrrDriver) if issubclass(cls, f)]
+        families = [f for f in (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver) if issubclass(cls, f)]
         assert len(families) == 1, (name, families)
         for hook in HOOKS:
             assert getattr(cls, hook) is not getattr(Driver, hook), (name, hook)

@@ -94,9 +94,9 @@ def test_show_runningconfiguration_reads_back_only_what_is_ours(plan):
     # the switch's own objects stay outside: AZURE map, scheduler.0, DATAACL, lanes, hostname
     img = image(drv, configured, leaf, ALL)
     outside = "\n".join(img.outside)
-    for item in ("DSCP_TO_TC_MAP|AZURE 0 1", "SCHEDULER|scheduler.0 type DWRR", "ACL_RULE|DATAACL|RULE_1 PACKET_ACTION DROP",
-                 "PORT|%s lanes 0" % leaf["downlinks"][0]["port"], "DEVICE_METADATA|localhost hostname sw1",
-                 "QUEUE|%s|1 scheduler scheduler.0" % leaf["downlinks"][0]["port"]):
+    for item in ("DSCP_TO_TC_MAP > AZURE > 0 1", "SCHEDULER > scheduler.0 > type DWRR",
+                 "ACL_RULE > DATAACL|RULE_1 > PACKET_ACTION DROP", "PORT > %s > lanes 0" % leaf["downlinks"][0]["port"],
+                 "DEVICE_METADATA > localhost > hostname sw1", "QUEUE > %s|1 > scheduler scheduler.0" % leaf["downlinks"][0]["port"]):
         assert item in outside, item
     assert "AIF-" not in outside
 
@@ -146,3 +146,30 @@ def test_apply_is_refused_until_the_gcu_transaction_exists():
     drv = get_driver("community_sonic")
     with pytest.raises(RefusedError, match="check mode"):
         drv.transaction(drv, None, "tag")
+
+
+def test_family_hooks_paths_takeover_and_protection(plan):
+    """CONFIG_DB is its own driver family: paths `TABLE > key > field value`; a switch with its own BGP ASN, an
+    address on a plan uplink and its own DSCP map bound on a plan port is a takeover; a clean or already configured
+    switch is not; a patch op removing a PORT key or a whole table is refused."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import StepError, check_safe
+    drv = get_driver("community_sonic")
+    leaf, qos = plan["leafs"]["leaf0"], plan["qos"]
+    assert drv.paths("PORT|Ethernet0 mtu 9216\nINTERFACE|Ethernet8|10.0.0.1/31\n") == [
+        "PORT > Ethernet0 > mtu 9216", "INTERFACE > Ethernet8|10.0.0.1/31"]
+    assert drv.value("PORT > Ethernet0 > mtu 9216") == ("PORT > Ethernet0 > mtu", "9216")
+    base = switch_own(leaf)
+    assert takeover.from_running(drv, sonic_db.show_running(base), leaf, qos, ALL) == []
+    mine = sonic_db.show_running(merged(base, drv.tables(leaf, qos, ALL)))
+    assert takeover.from_running(drv, mine, leaf, qos, ALL) == []
+    up, port = leaf["uplinks"][0]["port"], leaf["downlinks"][0]["port"]
+    theirs = merged(base, {"DEVICE_METADATA": {"localhost": {"bgp_asn": "65001"}},
+                           "INTERFACE": {up: {}, "%s|192.0.2.0/31" % up: {}},
+                           "PORT_QOS_MAP": {port: {"dscp_to_tc_map": "AZURE"}}})
+    items = takeover.from_running(drv, sonic_db.show_running(theirs), leaf, qos, ALL)
+    assert [(t["kind"], t["actual"]) for t in items] == [("bgp", "65001"), ("address", "192.0.2.0/31"), ("policy", "AZURE")]
+    for op in ('{"op": "remove", "path": "/PORT/Ethernet0"}', '{"op": "remove", "path": "/QUEUE"}'):
+        with pytest.raises(StepError):
+            check_safe([op], drv)
+    check_safe(['{"op": "remove", "path": "/PORT/Ethernet0/mtu"}'], drv)
