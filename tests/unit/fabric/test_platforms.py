@@ -77,7 +77,7 @@ def test_the_docs_say_exactly_what_is_verified_per_nos():
     assert "| PFC pause rx, PFC pause tx | none | ECN marked, lossless drops" in nxos
     aster = next(line for line in page.splitlines() if line.startswith("| `asternos` |"))
     assert aster.startswith("| `asternos` | lossless drops, dropped bytes | PFC pause rx")
-    for platform in ("eos", "nxos", "nvue", "sonic", "asternos", "frr"):
+    for platform in ("eos", "nxos", "nvue", "dell_sonic", "community_sonic", "asternos", "frr"):
         row = next(line for line in page.splitlines() if line.startswith("| `%s` |" % platform))
         run, not_run = verification.checks_row(platform)
         assert set(run) == set(validation.SUPPORTED.get(platform, ())) and set(run) | set(not_run) == set(validation.CHECKS)

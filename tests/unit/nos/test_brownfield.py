@@ -20,13 +20,13 @@ CONFIGS = [
     ("nxos", "nxos/cisco-nxos-bgp-global-running-config-section-router-bgp.txt"),
     ("nvue", "nvue/cl-dci-borderleaf01-nv-config-show-commands.txt"),
     ("nvue", "brownfield/nvue/cl-dci-route-leaking-border01-nv-config-show-commands.txt"),
-    ("sonic", "sonic/dell-bgp-af-running-configuration-bgp.txt"),
-    ("sonic", "sonic/dell-qos-interfaces-running-configuration-eth1-5.txt"),
-    ("sonic", "sonic/dell-fbs-policies-running-configuration.txt"),
-    ("sonic", "sonic/dell-ecmp-load-share-running-configuration.txt"),
+    ("dell_sonic", "sonic/dell-bgp-af-running-configuration-bgp.txt"),
+    ("dell_sonic", "sonic/dell-qos-interfaces-running-configuration-eth1-5.txt"),
+    ("dell_sonic", "sonic/dell-fbs-policies-running-configuration.txt"),
+    ("dell_sonic", "sonic/dell-ecmp-load-share-running-configuration.txt"),
 ]
 # the EOS/Dell configs name ports the plan's lab leaf uses too; the lab plan on AsterNOS is read with klish's forms
-EXTRA = [("asternos", path) for platform, path in CONFIGS if platform == "sonic"]
+EXTRA = [("asternos", path) for platform, path in CONFIGS if platform == "dell_sonic"]
 
 
 def verdict(platform, path, name):

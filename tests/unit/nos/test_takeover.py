@@ -337,7 +337,7 @@ def test_nvue_operator_dscp_mapping_is_a_takeover():
 @pytest.mark.parametrize("platform,running,actual", [
     ("eos", "interface Ethernet1\n   switchport access vlan 10\n", "switchport access vlan 10"),
     ("nxos", "interface Ethernet1/1\n  switchport\n  switchport access vlan 10\n", "switchport access vlan 10"),
-    ("sonic", "interface Eth1/1\n switchport access Vlan 10\n", "switchport access Vlan 10"),
+    ("dell_sonic", "interface Eth1/1\n switchport access Vlan 10\n", "switchport access Vlan 10"),
     ("nvue", "nv set interface swp1 bridge domain br_default access 10\n", "bridge domain br_default access 10"),
 ])
 def test_an_operator_host_port_moved_to_our_vlan_is_a_takeover(platform, running, actual):
@@ -349,7 +349,7 @@ def test_an_operator_host_port_moved_to_our_vlan_is_a_takeover(platform, running
 @pytest.mark.parametrize("platform,running", [
     ("eos", "vlan 100\ninterface Vlan100\n   description servers\n   ip address 192.168.1.1/24\n"),
     ("nxos", "vlan 100\n  name SERVERS\ninterface Vlan100\n  description servers\n  ip address 192.168.1.1/24\n"),
-    ("sonic", "interface Vlan100\n description servers\n ip address 192.168.1.1/24\n"),
+    ("dell_sonic", "interface Vlan100\n description servers\n ip address 192.168.1.1/24\n"),
     ("nvue", "nv set interface vlan100 ip address 192.168.1.1/24\nnv set interface vlan100 description servers\n"),
 ])
 def test_our_host_vlan_colliding_with_an_operator_svi_is_refused_by_name(platform, running):
