@@ -72,11 +72,18 @@ options:
     default: 0
   lock_ttl:
     description:
-      - Seconds after which another run's lock marker on the device (an EOS configuration session, an NX-OS checkpoint,
-        a marker file on NVUE, SONiC, AsterNOS and FRR, each named C(aif-<UTC time>-<controller>-<pid>-<random>)) is
-        stale and recovered with a note naming it; a live marker of another run blocks until O(lock_timeout), then the
-        run is refused, naming the holder. A marker whose run is known dead (same controller, process gone) is
-        recovered at once.
+      - The device lock's lease, in seconds of the DEVICE's clock. The lock is a marker on the device (an EOS configuration
+        session, an NX-OS checkpoint, a marker file on NVUE, SONiC, AsterNOS and FRR) named
+        C(aif-<device time>-<host>-<machine>-<pid>-<random>), where C(machine) is a hash of the controller's boot id,
+        machine id and PID namespace. The run renews it (a C(-l<device epoch>) object) before each long step, and checks
+        that it still holds it before the change, before the commit, in the drain wait and before an undo; a run that
+        lost it stops and touches nothing more.
+      - Another run's marker not renewed for O(lock_ttl) seconds of the device's clock is stale and recovered with a note
+        naming it; a live one blocks until O(lock_timeout), then the run is refused, naming the holder. A marker of this
+        very machine and PID namespace whose process is gone is recovered at once; a pid is never looked up for another
+        machine. A marker this login user cannot remove (another user's file in a sticky C(/tmp)) is named in
+        RV(run_notes) and skipped.
+      - Between 60 and 86400; any other value (or a boolean) is refused before anything is sent.
     type: int
     default: 1800
   drain:
@@ -91,11 +98,18 @@ options:
         change on any switch, C(never) none. EOS, Enterprise SONiC and AsterNOS
         have no drain here yet (RV(drained) says so and the change goes on undrained).
       - A switch already drained by someone else (the line present before the run) is left drained.
+      - The drain is recorded on the device before the line is sent (a C(<run>-d) object of the device lock). A run that
+        ends between drain and undrain (killed, lost session) leaves that record; the next run of this collection on
+        the switch, even one with nothing else to change, takes the drain back first (proven) and removes the record.
+        RV(drain_state) reports any drain on the switch, ours or an engineer's, in check mode too.
     type: str
     choices: [auto, always, never]
     default: auto
   drain_wait:
-    description: Seconds to wait after the drain (neighbours move traffic away) and after the change (sessions come back).
+    description:
+      - Seconds to wait after the drain (neighbours move traffic away) and after the change (sessions come back); the
+        lease is renewed during the wait.
+      - Between 0 and 600; any other value (or a boolean) is refused before anything is sent.
     type: int
     default: 5
   expected_config_digest:
@@ -240,6 +254,16 @@ drained:
   returned: when a change needed a drain
   type: str
   sample: drained (underlay changes) for the change, undrained after it (proven)
+drain_state:
+  description:
+    - Any drain on the switch, ours or an engineer's (null when not drained). C(lines) the drain lines of the running
+      config (our GRACEFUL_SHUTDOWN line, or EOS maintenance mode C(quiesce), unverified), C(records) this collection's
+      drain records, C(by) whose drain it is, C(undrain) true when a run of ours left it drained and ended (the next
+      apply takes it back; check mode reports it as a change).
+  returned: always
+  type: dict
+  sample: {"drained": true, "lines": ["router bgp graceful-shutdown on"], "records": [], "undrain": false,
+           "by": "not this collection (no drain record of ours): left drained; undrain it by hand when done"}
 takeover:
   description:
     - Objects of the running config the plan owns whole and would replace although this collection did not put them
@@ -285,6 +309,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drif
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 
 
@@ -319,11 +344,16 @@ def main():
     if refused:
         module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
                              % (", ".join(refused), driver.name, ", ".join(driver.sections)))
+    # bounds before anything is sent (role variables switch_lock_ttl, switch_drain_wait)
+    bad = devicelock.check_bounds(p["lock_ttl"], p["drain_wait"], "lock_ttl (role variable switch_lock_ttl)",
+                                  "drain_wait (role variable switch_drain_wait)")
+    if bad:
+        module.fail_json(msg="; ".join(bad) + "; nothing was sent", failed_step="arguments", rolled_back=None)
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
                       lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], lock_ttl=p["lock_ttl"],
                       drain=p["drain"], drain_wait=p["drain_wait"])
-    result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[])
+    result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[], drain_state=None)
     try:
         try:
             before, after, cmds = applier.plan()
@@ -332,8 +362,14 @@ def main():
                              failed_step="connect", **result)
         except Exception as exc:  # noqa: BLE001 - host key problems, a device that rejects the read
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
-        result.update(before=before, after=after, commands=cmds, changed=bool(cmds), drift=drift(before, after, driver),
-                      config_digest=applier.config_digest)
+        undrain = bool(applier.drain_state and applier.drain_state.get("undrain"))
+        result.update(before=before, after=after, commands=cmds, changed=bool(cmds) or undrain,
+                      drift=drift(before, after, driver), config_digest=applier.config_digest,
+                      drain_state=applier.drain_state)
+        if applier.drain_state:
+            drained = applier.drain_state
+            module.warn("%s is drained (%s): %s" % (p["intent"].get("name") or p["host"], ", ".join(drained["lines"]),
+                                                    drained["by"]))
         if p["expected_config_digest"] and p["expected_config_digest"] != applier.config_digest:
             module.fail_json(msg="the running config of %s changed since the reviewed check run (digest %s, expected %s); "
                                  "nothing was changed: review the new diff" % (p["host"], applier.config_digest, p["expected_config_digest"]),
@@ -355,7 +391,7 @@ def main():
         elif verdict == "refuse":
             module.fail_json(msg=brownfield.refusal(result["takeover"], switch), rolled_back=None, failed_step="takeover",
                              **result)
-        if cmds and not module.check_mode:
+        if (cmds or undrain) and not module.check_mode:
             result["config_mode"] = True
             try:
                 applier.apply(before, after, cmds, save=p["save"], expected_digest=p["expected_config_digest"])

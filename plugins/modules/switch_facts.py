@@ -13,7 +13,7 @@ version_added: "1.0.0"
 description:
   - Runs on the controller and reaches the switch with netmiko; never enters config mode.
   - Reads the running config once and returns the managed part of each section (qos, mtu, pbr) as the NOS driver
-    for O(platform) parses it, in canonical text and as a structured view.
+    for O(platform) parses it, in canonical text and as a structured view, and any drain it shows (RV(drain)).
   - Where the NOS gives per-port PFC pause counters in one show command (EOS C(show priority-flow-control counters | json),
     NX-OS C(show interface priority-flow-control)), returns them for the plan's ports; elsewhere C(pfc_counters) is null
     and C(pfc_counters_command) says no single command gives them.
@@ -103,6 +103,15 @@ counters_evidence:
     EOS (all), AsterNOS PFC/ECN/watchdog and NX-OS counters other than PFC pause frames are C(unverified).
   returned: always
   type: dict
+drain:
+  description:
+    - Every drain the running config shows, ours or an engineer's - the BGP GRACEFUL_SHUTDOWN line of the NOS (FRR, NX-OS,
+      NVUE) or EOS maintenance mode C(quiesce) (unverified) - as config paths; empty when the switch is not drained.
+      A drained spine still forwards, but its neighbours prefer every other path.
+  returned: always
+  type: list
+  elements: str
+  sample: ["router bgp 65001 > graceful-shutdown activate"]
 counters_commands:
   description: The show commands the counters came from, in the order sent.
   returned: always
@@ -123,6 +132,9 @@ except ImportError:
     HAS_NETMIKO = False
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as roce_counters
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import drain
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import klish_shell
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
@@ -132,7 +144,7 @@ def collect(driver, conn, intent, sections, counters):
     """Managed state per section and PFC counters for the plan's ports, from one connection."""
     running = conn.send_command(driver.show_running)
     out = dict(sections={}, pfc_counters=None, pfc_counters_command=None, counters=None,
-               counters_evidence=roce_counters.evidence(driver.name), counters_commands=[])
+               counters_evidence=roce_counters.evidence(driver.name), counters_commands=[], drain=drain_lines(driver, running, intent))
     for sec in sections:
         managed = driver.parse(running, intent, (sec,))
         out["sections"][sec] = dict(config=managed, state=driver.state(managed))
@@ -146,6 +158,16 @@ def collect(driver, conn, intent, sections, counters):
     return out
 
 
+def drain_lines(driver, running, intent):
+    """Any drain the running config shows, ours or an engineer's (nos/drain.py): a spine left drained halves its
+    plane. Every section counts: the drain line sits under a BGP the underlay section owns."""
+    try:
+        img = image(driver, running, intent, tuple(driver.sections))
+    except ValueError:
+        return []
+    return drain.drained_by_anyone(driver, img.outside)
+
+
 def read_counters(driver, conn, intent):
     """The RoCE counters of the plan's ports (nos/counters.py), one show command after another on this session.
     SONiC/AsterNOS's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``)."""
@@ -157,13 +179,9 @@ def read_counters(driver, conn, intent):
         if where != "shell":
             answers[cmd] = conn.send_command(cmd, read_timeout=60)
     if shell:
-        conn.send_command("exit", expect_string=r"\$\s*$", cmd_verify=False)
-        try:
+        with klish_shell(conn):
             for cmd, dummy_parser, dummy_where, dummy_port in shell:
                 answers[cmd] = conn.send_command(cmd, expect_string=r"\$\s*$", cmd_verify=False, read_timeout=60)
-        finally:
-            conn.send_command("sonic-cli", expect_string=r"#\s*$", cmd_verify=False)
-            conn.disable_paging()
     return roce_counters.parse(driver.name, answers, ports), [c[0] for c in todo]
 
 

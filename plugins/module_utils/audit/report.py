@@ -164,6 +164,10 @@ def entry_from_result(device, kind, check, result):
         status = "unreachable" if _looks_unreachable(result) else "fail"
         return dict(entry, status=status, message=_text(result.get("msg") or status))
     items = [_item(d.get("item", check), d.get("expected"), d.get("actual")) for d in result.get("drift") or []]
+    drained = result.get("drain_state") if isinstance(result.get("drain_state"), dict) else None
+    if drained and drained.get("undrain"):
+        # a run of ours drained it and ended: the next apply takes the drain back (switch_config drain_state)
+        items.append(_item("drain", "undrained", "drained: %s" % ", ".join(drained.get("lines") or [])))
     if not items and result.get("changed") and isinstance(result.get("items"), list):
         items = items_from_change_items(result["items"])
     if not items and result.get("changed"):
@@ -172,6 +176,13 @@ def entry_from_result(device, kind, check, result):
             items = [_item(check, "(as planned)", "differs (no diff returned)")]
     status = "drift" if (items or result.get("changed")) else "ok"
     message = _text(result["msg"]) if result.get("msg") else ""
+    if drained and drained.get("drained"):
+        # any drain is reported (ours or an engineer's): a spine left drained halves its plane
+        entry["drained"] = dict(lines=drained.get("lines") or [], by=_text(drained.get("by", "")),
+                                undrain=bool(drained.get("undrain")))
+        if status == "ok":
+            status, message = "warn", message or "drained (%s): %s" % (", ".join(entry["drained"]["lines"]),
+                                                                       entry["drained"]["by"])
     takeover = [dict(_item(t.get("item", check), t.get("expected"), t.get("actual")), message=_text(t.get("message", "")))
                 for t in result.get("takeover") or [] if isinstance(t, dict)]
     if takeover:
@@ -242,6 +253,7 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
     failed = sorted(set(having({("config", "fail")})) - set(unreachable))
     takeover = sorted(set(having({("config", "takeover")})) - set(unreachable))
     not_ready = having({("readiness", "fail")})
+    drained = sorted(set(e["device"] for e in entries if e.get("drained")))
     findings = having({("readiness", "fail"), ("readiness", "warn")})
     ran = set(e["device"] for e in entries for r in e["results"] if r["result"] != "not_run")
     not_verified = sorted((set(having({("config", "not_run"), ("readiness", "not_run")})) | (set(devices) - ran))
@@ -252,9 +264,9 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
                "devices_drift": drifted, "devices_fail": failed, "devices_unreachable": unreachable,
                "devices_takeover": takeover, "takeover_items": sum(len(e.get("takeover") or []) for e in entries),
                "devices_not_ready": not_ready, "devices_findings": findings, "devices_not_verified": not_verified,
-               "checks": counts(all_results),
+               "devices_drained": drained, "checks": counts(all_results),
                "devices_ok": sorted(set(devices) - set(drifted) - set(failed) - set(findings) - set(unreachable)
-                                    - set(takeover) - set(not_verified))}
+                                    - set(takeover) - set(not_verified) - set(drained))}
     by_check = {}
     for entry in entries:
         tally = by_check.setdefault(entry["check"], dict((s, 0) for s in STATUSES))
@@ -268,6 +280,8 @@ def build_report(entries, fabric="", generated="", title="Drift audit", plan_dig
         verdict = ["NOT VERIFIED" if not_verified else good_word if audited else "NOT AUDITED"]
     if takeover:
         verdict.append("%d TAKEOVER" % len(takeover))
+    if drained:
+        verdict.append("%d DRAINED" % len(drained))
     if not_ready:
         verdict.append("NOT READY")
     if unreachable:
@@ -311,7 +325,7 @@ def _name_gpus(entry, objects):
 
 def _headline(summary):
     """`6 devices: 1 drifted, 1 unreachable, 4 clean; 3 drifted items` - zero counts left out."""
-    counts_ = (("with takeovers", summary.get("devices_takeover", [])),
+    counts_ = (("with takeovers", summary.get("devices_takeover", [])), ("drained", summary.get("devices_drained", [])),
                ("drifted", summary["devices_drift"]), ("with failed checks", summary["devices_fail"]),
                ("unreachable", summary.get("devices_unreachable", [])),
                ("not verified", summary.get("devices_not_verified", [])), ("not ready", summary.get("devices_not_ready", [])),
@@ -462,6 +476,13 @@ def render_markdown(report):
         out += ["> %s" % line, ""]
     for note in report.get("notes", []):
         out += ["> Note: %s" % note, ""]
+    drained = [e for e in report["entries"] if e.get("drained")]
+    if drained:   # a spine left drained halves its plane: before everything else
+        out += ["## Drained switches (announcing GRACEFUL_SHUTDOWN or in maintenance)", "",
+                "| device | drain | whose | taken back by the next apply |", "|---|---|---|---|"]
+        out += ["| %s | %s | %s | %s |" % (e["device"], _cell(", ".join(e["drained"]["lines"])), _cell(e["drained"]["by"]),
+                                           "yes" if e["drained"]["undrain"] else "no") for e in drained]
+        out.append("")
     for status, heading in _SECTIONS:
         groups = _group(_rows(report["entries"], status), status)
         if not groups:
@@ -642,6 +663,14 @@ def render_html(report):
         out.append("<tr><td>%s</td>%s</tr>" % (e(check), "".join(
             "<td class=\"%s\">%d</td>" % (st if tally[st] else "", tally[st]) for st in statuses)))
     out.append("</table>")
+    drained = [x for x in report["entries"] if x.get("drained")]
+    if drained:
+        out.append("<h2>Drained switches (announcing GRACEFUL_SHUTDOWN or in maintenance)</h2>")
+        out.append("<table><tr><th>device</th><th>drain</th><th>whose</th><th>taken back by the next apply</th></tr>")
+        out += ["<tr class=\"warn\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+            e(x["device"]), e(", ".join(x["drained"]["lines"])), e(x["drained"]["by"]),
+            "yes" if x["drained"]["undrain"] else "no") for x in drained]
+        out.append("</table>")
     roce = report.get("roce")
     if roce:
         out.append("<h2>RoCE health: %s (%d GPUs affected)</h2>" % (e(roce["status"].upper()), len(roce.get("gpus_affected", []))))

@@ -54,6 +54,10 @@ class ForeignChange(StepError):
     """The switch changed under this run, by someone else (another controller, a CLI user)."""
 
 
+class LockLost(StepError):
+    """This run's device lock was taken by another run (not renewed within the TTL): touch nothing more."""
+
+
 class DeviceLock(object):
     """Per-device lock on this controller (flock on a file per host:port): two runs of one controller queue
     here before they meet at the device lock (nos/devicelock.py), which is the one other controllers see.
@@ -267,9 +271,16 @@ class Applier(object):
         self.io = DeviceIO(driver, connect, read_timeout, reconnect_timeout)
         self.lock_key, self.lock_dir, self.lock_timeout = lock_key, lock_dir, lock_timeout
         self.lock_ttl, self.device_lock = lock_ttl, device_lock
+        # bounds first: a bad value is refused before anything is sent (devicelock.check_bounds)
+        problems = devicelock.check_bounds(lock_ttl, drain_wait)
+        if problems:
+            raise ValueError("; ".join(problems))
         # maintenance drain (nos/drain.py): "auto" when the change can disturb forwarding, "always", "never"
         self.drain, self.drain_wait = drain, float(drain_wait)
         self.drained = None   # what the drain did on the last apply (reported by switch_config)
+        self.drain_state = None   # any drain on the switch, read by plan() (reported by switch_config)
+        self._held = None        # the transaction holding the device lock (its marker store), while held
+        self._drain_open = False  # our drain record is on the device and our drain line may be
         self.before_image = None
         self.notes = []
 
@@ -305,7 +316,36 @@ class Applier(object):
         self.before_image = self.read_image("read")
         before = self.before_image.managed
         after = self.driver.render(self.intent, self.qos, self.sections)
+        self.drain_state = self.read_drain_state(self.before_image)
         return before, after, self.driver.diff(before, after)
+
+    def read_drain_state(self, img):
+        """Any drain on the switch (ours or an engineer's), read-only: the drain line(s) in the running config
+        and, only when one is there, this collection's drain records (``<run>-d`` objects of the device lock),
+        which tell a drain a killed or failed run of ours left from someone else's. None: not drained."""
+        lines = drainmod.drained_by_anyone(self.driver, img.outside)
+        if not lines:
+            return None
+        state = dict(drained=True, lines=lines, records=[], undrain=False)
+        try:
+            txn = self._transaction()
+            with devicelock.batch(txn):
+                now, seen = devicelock.markers(txn)
+        except Exception as exc:  # noqa: BLE001 - the drain is reported all the same
+            state["by"] = "unknown: the device lock's objects could not be read (%s)" % exc
+            return state
+        recs = [m for m in seen if m.drained]
+        state["records"] = [m.name + "-d" for m in recs]
+        ended = [m for m in recs if m.ended() or m.stale(self.lock_ttl, now)]
+        if ended:
+            state["undrain"] = drainmod.supported(self.driver)
+            state["by"] = ("this collection: run %s drained it and ended before undraining it; the next apply takes the "
+                           "drain back" % ", ".join(m.describe(now) for m in ended))
+        elif recs:
+            state["by"] = "this collection: run %s is draining it now" % ", ".join(m.describe(now) for m in recs)
+        else:
+            state["by"] = "not this collection (no drain record of ours): left drained; undrain it by hand when done"
+        return state
 
     # ------------------------------------------------------------------ apply
     def _lock(self):
@@ -336,10 +376,13 @@ class Applier(object):
                 if isinstance(exc, ConnectError):
                     raise
                 raise RefusedError("could not take the device lock: %s" % exc)
+            self.tag, self._held = txn.tag, txn   # the tag is dated by the device's clock now
         try:
-            result = self._apply_drained(txn, before, after, cmds, save, expected_digest)
+            if self.device_lock and getattr(txn, "drain_records", None):
+                self._take_back_drains(txn, txn.drain_records, save)
+            result = self._apply_drained(txn, before, after, cmds, save, expected_digest) if cmds else True
         except ApplyError as exc:
-            if self.device_lock and not devicelock.release(txn, txn.notes) and exc.rolled_back:
+            if self.device_lock and not self._release(txn) and exc.rolled_back:
                 exc.rolled_back = False   # the config is restored, but our marker is still on the device
                 exc.args = ("%s; but the lock marker %s is left on the device (the next run recovers it)"
                             % (exc, txn.tag),)
@@ -347,12 +390,62 @@ class Applier(object):
             raise
         except BaseException:
             if self.device_lock:
-                devicelock.release(txn, txn.notes)
+                self._release(txn)
             raise
         if self.device_lock:
-            devicelock.release(txn, txn.notes)
+            self._release(txn)
         self.notes = self.notes + txn.notes
         return result
+
+    def _release(self, txn):
+        held, self._held = self._held, None
+        if held is None and self.device_lock:
+            return True   # lost to another run: it recovered our objects (a drain record stays for it)
+        return devicelock.release(txn, txn.notes, keep_drain=self._drain_open)
+
+    def _renew(self, step):
+        """Still ours? Renew the lease (by the device's clock) before a long step; stop when it was taken."""
+        if not self.device_lock or self._held is None:
+            return
+        try:
+            devicelock.renew(self._held, self.lock_ttl, step)
+        except devicelock.LockLostError as exc:
+            self._held = None
+            raise LockLost(step, None, "", str(exc))
+
+    def _wait(self, step):
+        """The drain wait, renewing the lease at least every third of the TTL."""
+        end = time.monotonic() + self.drain_wait
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, self.lock_ttl / 3.0))
+            self._renew(step)
+
+    def _take_back_drains(self, txn, records, save):
+        """Drain records of ended runs of ours (recovered with the lock): take their drain back first, proven,
+        then remove the records. A switch without the drain line only loses the record."""
+        names = ", ".join(m.name for m in records)
+        now = self.read_image("undrain")
+        if drainmod.supported(self.driver) and drainmod.drain_paths(self.driver, now.outside):
+            try:
+                got = self._push_drain(now, False)
+                if save:
+                    self._transaction().save()
+            except StepError as exc:
+                raise ApplyError("run %s left %s drained and this run could not take the drain back (%s); the switch is "
+                                 "still drained and its drain record stays: remove the drain line by hand or re-run"
+                                 % (names, self.driver.name, exc), list(self.attempted), exc.output or str(exc), None,
+                                 step=exc.step, command=exc.command)
+            if self.before_image is not None:
+                self.before_image = got   # this run's own step: the compare-and-swap goes on from here
+            self.notes.append("undrained the switch that run %s left drained (its drain record said so): proven by "
+                              "reading the whole config back" % names)
+        else:
+            self.notes.append("removed the drain record of run %s: the switch holds no drain line" % names)
+        for m in records:
+            devicelock.clear_drain(txn, m.name)
 
     # ------------------------------------------------------------------ maintenance drain
     def _drain_reasons(self, before):
@@ -391,19 +484,27 @@ class Applier(object):
             self.notes.append(self.drained)
             return self._apply_held(txn, before, after, cmds, save, None)
         try:
+            self._renew("drain")
+            if self.device_lock:
+                devicelock.record_drain(txn)   # before the line: a run killed from here on is known as ours
+                self._drain_open = True
             drained = self._push_drain(pre, True)
         except StepError as exc:
-            undone = self._undrain_after_failure()
+            undone = self._undrain_after_failure(txn)
             raise ApplyError("apply failed on %s at %s (drain before the change: %s); nothing of the change was sent; %s"
                              % (self.driver.name, exc, ", ".join(why), undone), list(self.attempted),
                              exc.output or str(exc), undone.startswith("undrained"), None, step=exc.step,
                              command=exc.command)
         self.before_image = drained
-        time.sleep(self.drain_wait)   # neighbours move traffic away (GSHUT -> local-preference 0)
         try:
+            self._wait("drain wait")   # neighbours move traffic away (GSHUT -> local-preference 0)
             result = self._apply_held(txn, drained.managed, after, cmds, save, None)
-        except ApplyError as exc:
-            undone = self._undrain_after_failure()
+        except (ApplyError, StepError) as exc:
+            if isinstance(exc, StepError):   # the wait itself (the lock lost): nothing of the change was sent
+                exc = ApplyError("apply failed on %s at %s; nothing of the change was sent" % (self.driver.name, exc),
+                                 list(self.attempted), exc.output or str(exc), False, None, step=exc.step,
+                                 command=exc.command)
+            undone = self._undrain_after_failure(txn)
             # "restored" now means the before-image of the whole run, read before the drain (an NX-OS
             # checkpoint taken with the lock already rolls the drain line back with the change)
             exc.rolled_back = False
@@ -415,20 +516,37 @@ class Applier(object):
             exc.args = ("%s; %s; %s" % (exc, undone, "restored: the whole running config read back equals the before-image "
                                         "read before the drain" if exc.rolled_back else "NOT restored to the before-image "
                                         "read before the drain"),)
-            raise
-        time.sleep(self.drain_wait)   # sessions the change reset come back before traffic returns
+            raise exc
         try:
+            self._wait("drain wait")   # sessions the change reset come back before traffic returns
+            self._renew("undrain")
             self._push_drain(self.read_image("undrain"), False)
+            self._close_drain(txn)
             if save:
                 self._transaction().save()
         except StepError as exc:
             raise ApplyError("the change on %s is applied and verified, but the switch is still drained: undrain failed "
-                             "(%s); remove the drain line by hand or re-run" % (self.driver.name, exc),
+                             "(%s); %s" % (self.driver.name, exc, self._left_drained()),
                              list(self.attempted), exc.output or str(exc), False, None, step=exc.step,
                              command=exc.command)
         self.drained = "drained (%s) for the change, undrained after it (proven)" % ", ".join(why)
         self.notes.append(self.drained)
         return result
+
+    def _close_drain(self, txn):
+        """The drain line is gone: remove this run's drain record (a record left behind is only cleaned up)."""
+        if self._drain_open:
+            try:
+                devicelock.clear_drain(txn)
+            except Exception as exc:  # noqa: BLE001 - the next run removes it (no drain line: nothing to undo)
+                self.notes.append("drain record %s-d could not be removed (%s); the next run removes it" % (txn.tag, exc))
+            self._drain_open = False
+
+    def _left_drained(self):
+        if self._drain_open:
+            return ("its drain record %s-d stays on the switch: the next run of this collection takes the drain back "
+                    "(or remove the drain line by hand)" % self.tag)
+        return "remove the drain line by hand or re-run"
 
     def _push_drain(self, ref, on):
         """Add (``on``) or take back the drain line, then prove that exactly that line moved; returns the Image."""
@@ -448,17 +566,23 @@ class Applier(object):
                             % ("before-image" if on else "applied config", differences(got, ref)))
         return got
 
-    def _undrain_after_failure(self):
-        """After a failed change: take our drain line back if the switch still holds it; never anything else."""
+    def _undrain_after_failure(self, txn):
+        """After a failed change: take our drain line back if the switch still holds it; never anything else.
+        Not when this run lost its lock: the run that holds it now takes our drain back (our record says so)."""
+        if self.device_lock and self._held is None:
+            return ("NOT undrained: this run lost its device lock, so it touches nothing more; its drain record %s-d "
+                    "stays, and the run that holds the lock now takes the drain back first" % self.tag)
         try:
             self.io.fresh("undrain")
             now = self.read_image("undrain")
             if not drainmod.drain_paths(self.driver, now.outside):
+                self._close_drain(txn)
                 return "undrained (no drain line left on the switch)"
             self._push_drain(now, False)
+            self._close_drain(txn)
             return "undrained (the drain line was taken back, proven by reading the config back)"
         except Exception as exc:  # noqa: BLE001 - reported: the switch may still be drained
-            return "NOT undrained: the switch may still announce GRACEFUL_SHUTDOWN (%s)" % exc
+            return "NOT undrained: the switch may still announce GRACEFUL_SHUTDOWN (%s); %s" % (exc, self._left_drained())
 
     def _unchanged(self, image, expected_digest):
         """Compare-and-swap: ``image`` (read now) must still be what this run read, and what a reviewer saw."""
@@ -488,6 +612,7 @@ class Applier(object):
 
         def precheck(step):
             # just before a commit that copies a snapshot over the running config (EOS session, NVUE revision)
+            self._renew(step)   # still ours, just before the commit
             got = self.read_image(step)
             if got != base:
                 raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
@@ -495,6 +620,7 @@ class Applier(object):
 
         saving = False
         try:
+            self._renew("begin")   # before the change: still ours (a run suspended past its TTL stops here)
             txn.begin()
             txn.stage(cmds)
             txn.commit(verify, precheck)
@@ -521,6 +647,7 @@ class Applier(object):
         return ch if ch.foreign else None
 
     def _undo_and_raise(self, txn, base, want, err, resave):
+        self._lost_before_undo(txn, err)
         foreign = self._foreign(txn, base, want)
         if foreign is not None:
             self._undo_ours_and_raise(txn, base, want, foreign, err, resave)
@@ -570,6 +697,26 @@ class Applier(object):
         msg = "apply failed on %s at %s; %s; %s" % (self.driver.name, err, undo, claim)
         raise ApplyError(msg, list(self.attempted), err.output or str(err), restored, state,
                          step=err.step, command=err.command, differs=differs, foreign=foreign_lines)
+
+    def _lost_before_undo(self, txn, err):
+        """Before any undo: this run must still hold the device lock; when another run took it, undoing could
+        touch that run's change, so stop and say what this run had done."""
+        if isinstance(err, LockLost) or (self.device_lock and self._held is None):
+            lost = err if isinstance(err, LockLost) else None
+        else:
+            try:
+                self._renew("undo")
+                return
+            except LockLost as exc:
+                lost = exc
+            except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
+                return
+        sent = "nothing of this run's change was sent" if not txn.committed else \
+            "this run's change may be on the switch (it was sent)"
+        msg = "apply failed on %s at %s; %s; NOT undone: %s" % (self.driver.name, err, sent, lost or
+                                                                "this run no longer holds the device lock")
+        raise ApplyError(msg, list(self.attempted), err.output or str(err), None if not txn.committed else False,
+                         step=err.step, command=err.command)
 
     def _undo_ours_and_raise(self, txn, base, want, ch, err, resave):
         """Someone else changed the switch during this run: never roll back to a before-image (that would

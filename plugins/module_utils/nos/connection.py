@@ -53,6 +53,8 @@ def netmiko_factory(params, driver):
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
             _asternos_prompt_reads(conn)
+        elif device_type == "dell_sonic":
+            _prompt_config_checks(conn)
         return conn
     return connect
 
@@ -75,15 +77,26 @@ def _fail_fast_on_close(conn):
     conn.read_channel = read_channel
 
 
+KLISH_PROMPT = r"[#$>]\s*$"
+
+
+def _prompt_config_checks(conn):
+    """netmiko 4.8's dell_sonic driver (CiscoSSHConnection) checks config mode with a *timing* read: 2 s of
+    silence per check, 5 per change (~11 s of a SONiC apply, measured on the lab). Read up to the klish prompt
+    instead, as the driver's own ``config_mode`` already does (pattern ``#``); the answer is the same."""
+    orig_check = conn.check_config_mode
+
+    def check_config_mode(check_string=")#", pattern="", force_regex=False):
+        return orig_check(check_string=check_string, pattern=pattern or KLISH_PROMPT, force_regex=force_regex)
+    conn.check_config_mode = check_config_mode
+
+
 def _asternos_prompt_reads(conn):
     """netmiko 4.8's AsterNOS driver checks config mode and saves with *timing* reads: each waits
     for 2 s of silence (4 per config push, 2 per save: ~13 s of sleeping per change). Read up to the
     klish prompt instead; the answers are the same, only the waiting goes."""
-    prompt = r"[#$>]\s*$"
-    orig_check = conn.check_config_mode
-
-    def check_config_mode(check_string=")#", pattern="", force_regex=False):
-        return orig_check(check_string=check_string, pattern=pattern or prompt, force_regex=force_regex)
+    prompt = KLISH_PROMPT
+    _prompt_config_checks(conn)
 
     def save_config(cmd="write", confirm=True, confirm_response="y"):
         if not confirm:
@@ -92,5 +105,4 @@ def _asternos_prompt_reads(conn):
         if "[y/N]" in out:
             out += conn.send_command(confirm_response, expect_string=prompt, cmd_verify=False)
         return out
-    conn.check_config_mode = check_config_mode
     conn.save_config = save_config

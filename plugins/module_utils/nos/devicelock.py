@@ -1,24 +1,41 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A lock every controller sees: a marker object on the device itself.
+"""A lock every controller sees: a lease held through named objects on the device itself.
 
 None of the CLIs we drive offers a configuration lock an SSH client can take (EOS and NX-OS lock only
 through NETCONF/eAPI sessions, NVUE, SONiC klish and FRR have none), so the lock is a named object the
 run creates on the device (docs/switches.md#locks): EOS a configuration session, NX-OS a checkpoint,
-the Linux-based NOSes (NVUE, Dell SONiC, AsterNOS, FRR) a marker file. Creation and listing are
-serialised by the device, which gives mutual exclusion with this rule: a run holds the lock only when,
-after creating its own marker, it sees no live marker of another run; otherwise it removes its own,
-waits a random moment and tries again. Whichever run created its marker second always sees the first.
+the Linux-based NOSes (NVUE, Dell SONiC, AsterNOS, FRR) a marker file; a CONFIG_DB SONiC a checkpoint.
+Creation and listing are serialised by the device, which gives mutual exclusion with this rule: a run
+holds the lock only when, after creating its own marker, it sees no live marker of another run;
+otherwise it removes its own, waits a random moment and tries again. Whichever run created its marker
+second always sees the first.
 
-Every marker is named, dated and attributable: ``aif-<UTC yymmddHHMMSS>-<controller>-<pid>-<rand>``.
-A marker is *dead* when its run cannot be alive (same controller, process gone or finished) and
-*stale* past the TTL; both are recovered with a message naming the holder; a live one blocks until
-the timeout, then the run is refused, naming it.
+A NOS gives the lock a *marker store* (the transaction object, see ``MarkerStore``): ``listing()`` returns
+the device's own clock and the names of the ``aif-*`` objects in one round trip, ``make(name)`` creates one
+(refusing an existing name), ``drop(name)`` removes one. Everything else is here:
+
+* Names: ``aif-<device yymmddHHMMSS>-<host>-<machine>-<pid>-<rand>``; ``machine`` is a hash of this
+  machine's boot id, machine id and PID namespace, so AWX job pods that share a host name prefix, or
+  two containers with the same pid, never look alike. The objects of one run share its name as a prefix:
+  ``-l<device epoch>`` is a lease renewal, ``-d`` a drain record (nos/drain.py: the switch was drained by
+  this run and not yet undrained), ``-c``/``-rb`` an EOS work session.
+* A lease: its age is measured by the DEVICE's clock (the name's date and every renewal are the device's
+  time, read in the same round trip as the listing), never the controller's, so a skewed controller
+  clock neither steals a live lock nor blocks forever. The holder renews it (``renew``) before each long
+  step; a run that finds its marker gone stops (``LockLostError``).
+* A marker is *ended* when its run cannot be running: its base object is gone (only leftovers), or it
+  was written by this very machine and PID namespace and that process is gone. A pid is never looked up
+  for a marker of another machine or namespace: those are only ever *stale* (not renewed within the TTL).
+  Ended and stale markers are recovered with a note naming them; a live one blocks until the timeout,
+  then the run is refused, naming it; a marker this login cannot remove is reported and skipped.
 """
 
 from __future__ import annotations
 
 import calendar
+import contextlib
+import hashlib
 import os
 import random
 import re
@@ -26,59 +43,171 @@ import socket
 import time
 
 PREFIX = "aif-"
-NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-(\d{1,7})-([0-9a-f]{3})$")
+NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([0-9a-f]{3})$")
+# earlier versions: no machine part (never judged by pid), and EOS `aif-<pid>-<ms>` sessions
+OLD_NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-(\d{1,7})-([0-9a-f]{3})$")
+LEGACY_RE = re.compile(r"^aif-\d+-\d+$")
+PART_RE = re.compile(r"^(aif-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*?)(-c|-rb|-d|-l\d{1,12})?$")
+
+# the bounds of the lease (seconds), checked before anything is sent (check_bounds)
+TTL_MIN, TTL_MAX = 60, 86400
+DRAIN_WAIT_MIN, DRAIN_WAIT_MAX = 0, 600
 
 # tags of the runs active in this process (a test runs several Appliers in one process)
 ACTIVE = set()
 
 
+class MarkerStore(object):
+    """What a NOS gives the device lock (each transaction class implements it on its own objects)."""
+
+    def listing(self):
+        """(device clock in epoch seconds, {name: detail}) of every ``aif-*`` lock object, one round trip."""
+        raise NotImplementedError
+
+    def make(self, name):
+        """Create the object ``name``; raise StepError when it exists or cannot be created."""
+        raise NotImplementedError
+
+    def drop(self, name):
+        """Remove the object ``name`` (no error when it is already gone)."""
+        raise NotImplementedError
+
+
+def _read(path):
+    try:
+        with open(path) as fh:
+            return fh.read().strip()
+    except (IOError, OSError):
+        return ""
+
+
+_MACHINE = []
+
+
+def machine_key():
+    """6 hex digits naming this machine + boot + PID namespace (+ host name). Without a boot id (not Linux)
+    a random value per process: then no other process's marker is ever judged by its pid."""
+    if not _MACHINE:
+        boot = _read("/proc/sys/kernel/random/boot_id")
+        try:
+            pidns = "%d:%d" % (os.stat("/proc/self/ns/pid").st_dev, os.stat("/proc/self/ns/pid").st_ino)
+        except OSError:
+            pidns = ""
+        if not boot or not pidns:
+            boot, pidns = "%032x" % random.getrandbits(128), str(os.getpid())
+        seed = "|".join((_read("/etc/machine-id"), boot, pidns, socket.gethostname()))
+        _MACHINE.append(hashlib.sha256(seed.encode("utf-8")).hexdigest()[:6])
+    return _MACHINE[0]
+
+
 def controller_id():
-    """Short, CLI-safe name of this controller (hostname, lowercased alphanumerics, 10 chars)."""
+    """A readable hint (first 10 lowercase alphanumerics of the host name): NOT an identity, see machine_key."""
     host = re.sub(r"[^a-z0-9]", "", socket.gethostname().lower())
     return (host or "ctrl")[:10]
 
 
 def new_tag(now=None, rand=None):
+    """A run's name, dated ``now`` (the device's clock when known, else this controller's)."""
     now = time.time() if now is None else now
     rand = random.randrange(0x1000) if rand is None else rand
-    return "aif-%s-%s-%d-%03x" % (time.strftime("%y%m%d%H%M%S", time.gmtime(now)), controller_id(),
-                                  os.getpid() % 10000000, rand)
+    return "aif-%s-%s-%s-%d-%03x" % (time.strftime("%y%m%d%H%M%S", time.gmtime(now)), controller_id(), machine_key(),
+                                     os.getpid() % 10000000, rand)
+
+
+def redate(tag, now):
+    """``tag`` with its date replaced by ``now`` (the device's clock at lock time)."""
+    return re.sub(r"^aif-\d{12}-", "aif-%s-" % time.strftime("%y%m%d%H%M%S", time.gmtime(now)), tag)
+
+
+def check_bounds(lock_ttl, drain_wait, ttl_key="lock_ttl", wait_key="drain_wait"):
+    """Problems with the lease and drain bounds (before anything is sent), each naming the key."""
+    out = []
+    for key, value, low, high, what in ((ttl_key, lock_ttl, TTL_MIN, TTL_MAX, "the device lock's lease time"),
+                                        (wait_key, drain_wait, DRAIN_WAIT_MIN, DRAIN_WAIT_MAX,
+                                         "the wait after a drain and after the change")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            out.append("%s must be a number of seconds (%s), not %r" % (key, what, value))
+        elif not low <= value <= high:
+            out.append("%s is %s: it must be between %d and %d seconds (%s)" % (key, value, low, high, what))
+    return out
 
 
 class Marker(object):
-    """One marker seen on the device: ``name`` as listed; ``created``/``controller``/``pid`` parsed
-    from a name of ours (None for a foreign or older-format object); ``detail`` what the device shows."""
+    """One run's objects on the device: ``name`` (the run's tag), ``parts`` (suffixes seen: "" for the
+    marker itself, "-d", "-l<epoch>", ...), ``created``/``controller``/``machine``/``pid`` parsed from a name
+    of ours (None for an undated ``aif-*`` object), ``renewed`` the latest lease time, ``detail`` what the
+    device shows."""
 
-    def __init__(self, name, detail=""):
+    def __init__(self, name, detail="", parts=("",)):
         self.name, self.detail = name, detail
-        m = NAME_RE.match(name)
-        self.created = self.controller = self.pid = None
+        self.parts = set(parts)
+        self.created = self.controller = self.machine = self.pid = None
+        m, old = NAME_RE.match(name), OLD_NAME_RE.match(name)
         if m:
             self.created = calendar.timegm(time.strptime(m.group(1), "%y%m%d%H%M%S"))
-            self.controller, self.pid = m.group(2), int(m.group(3))
+            self.controller, self.machine, self.pid = m.group(2), m.group(3), int(m.group(4))
+        elif old:
+            self.created = calendar.timegm(time.strptime(old.group(1), "%y%m%d%H%M%S"))
+            self.controller, self.pid = old.group(2), int(old.group(3))
+
+    @property
+    def renewed(self):
+        leases = [int(p[2:]) for p in self.parts if p.startswith("-l")]
+        return max([self.created] + leases) if self.created is not None else None
+
+    @property
+    def drained(self):
+        return "-d" in self.parts
+
+    def objects(self):
+        return [self.name + p for p in sorted(self.parts)]
 
     def ours(self):
         return self.name.startswith(PREFIX)
 
+    def age(self, now):
+        return None if self.renewed is None else now - self.renewed
+
     def describe(self, now=None):
-        now = time.time() if now is None else now
         if self.created is None:
             return "%s (%s)" % (self.name, self.detail or "undated")
         extra = ", " + self.detail if self.detail else ""
-        return "%s (controller %s, pid %d, %ds old%s)" % (self.name, self.controller, self.pid, now - self.created, extra)
+        held = "machine %s, " % self.machine if self.machine else ""
+        age = ", %ds since its last renewal by the device's clock" % self.age(now) if now is not None else ""
+        drained = ", drain record: the switch was drained by it" if self.drained else ""
+        return "%s (controller %s, %spid %d%s%s%s)" % (self.name, self.controller, held, self.pid, age, drained, extra)
 
-    def dead(self):
-        """True when the run that made it cannot be running: same controller and its process is gone,
-        or this very process with the run finished."""
-        if self.controller is None or self.controller != controller_id():
+    def ended(self):
+        """True when the run that made it cannot be running: its marker object is gone (only its leftovers
+        are listed), or this machine and PID namespace made it and the process is gone (or, in this very
+        process, the run finished). Never judged by pid for another machine or namespace."""
+        if "" not in self.parts:
+            return True
+        if self.machine is None or self.machine != machine_key():
             return False
         if self.pid == os.getpid() % 10000000:
             return self.name not in ACTIVE
         return not _pid_alive(self.pid)
 
-    def stale(self, ttl, now=None):
-        now = time.time() if now is None else now
-        return self.created is None or now - self.created > ttl
+    def stale(self, ttl, now):
+        """Not renewed within ``ttl`` seconds of the device's clock ``now``. An undated object is never
+        stale: it is someone's hold (removed by hand), not a run of ours."""
+        return self.renewed is not None and now - self.renewed > ttl
+
+
+def group(names):
+    """{object name: detail} -> [Marker], one per run (its marker, leases, drain record, work sessions)."""
+    runs = {}
+    for name, detail in sorted(names.items()):
+        m = PART_RE.match(name)
+        run, part = (m.group(1), m.group(2) or "") if m else (name, "")
+        if not (NAME_RE.match(run) or OLD_NAME_RE.match(run) or LEGACY_RE.match(run)):
+            run, part = name, ""   # an aif-* object of another shape: one hold of its own
+        entry = runs.setdefault(run, [set(), []])
+        entry[0].add(part)
+        if detail:
+            entry[1].append(detail)
+    return [Marker(run, "; ".join(dict.fromkeys(details)), parts) for run, (parts, details) in sorted(runs.items())]
 
 
 def _pid_alive(pid):
@@ -95,41 +224,127 @@ class LockHeldError(Exception):
     """Another run holds the device lock past the wait: nothing was sent."""
 
 
-def acquire(txn, ttl=1800, timeout=300, notes=None, sleep=time.sleep, clock=time.time):
-    """Take the device lock through ``txn`` (``mark()``, ``markers()``, ``unmark(name)``,
-    ``recover(marker)``). Returns the list of recovered markers' descriptions. Raises LockHeldError
-    naming the holder when a live marker of another run stays past ``timeout`` seconds."""
+class LockLostError(Exception):
+    """This run's lock was taken by another run (it was not renewed within the TTL): stop, touch nothing."""
+
+
+def batch(txn):
+    """One device round trip for the lock's steps where the NOS needs a hop for them (klish -> Linux shell)."""
+    hop = getattr(txn, "shell_session", None)
+    return hop() if hop else contextlib.nullcontext()
+
+
+def markers(store):
+    """(device clock, [Marker]) read in one round trip."""
+    now, names = store.listing()
+    return now, group(names)
+
+
+def acquire(txn, ttl=1800, timeout=300, notes=None, sleep=time.sleep, monotonic=time.monotonic):
+    """Take the device lock through ``txn`` (a MarkerStore with ``tag`` and ``recover(marker)``). The tag
+    is re-dated by the device's clock first. Returns the notes (recovered or unremovable markers).
+    Raises LockHeldError naming the holder when a live marker of another run stays past ``timeout``."""
+    with batch(txn):
+        return _acquire(txn, ttl, timeout, notes, sleep, monotonic)
+
+
+def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
     notes = notes if notes is not None else []
-    end = clock() + timeout
+    txn.drain_records = []
+    end = monotonic() + timeout
+    now, _names = txn.listing()
+    if NAME_RE.match(txn.tag):
+        txn.tag = redate(txn.tag, now)
     ACTIVE.add(txn.tag)
+    skipped = set()
     while True:
-        txn.mark()
-        others = [m for m in txn.markers() if m.name != txn.tag]
-        gone = [m for m in others if m.dead() or m.stale(ttl, clock())]
+        txn.make(txn.tag)
+        now, seen = markers(txn)
+        others = [m for m in seen if m.name != txn.tag and m.name not in skipped]
+        gone = [m for m in others if m.ended() or m.stale(ttl, now)]
         live = [m for m in others if m not in gone]
         if not live:
             for m in gone:
-                why = "its run ended" if m.dead() else "older than the %ds lock TTL" % ttl
-                notes.append("recovered %s left by an earlier run (%s): %s" % (m.describe(clock()), why, txn.recover(m)))
+                why = "its run ended" if m.ended() else "not renewed within the %ds lock TTL" % ttl
+                try:
+                    done = txn.recover(m)
+                except Exception as exc:  # noqa: BLE001 - e.g. another login user's file in a sticky /tmp
+                    skipped.add(m.name)
+                    notes.append("could not remove %s left by an earlier run (%s): %s; skipped it - remove it as "
+                                 "the user that created it" % (m.describe(now), why, _first(exc)))
+                    continue
+                notes.append("recovered %s left by an earlier run (%s): %s" % (m.describe(now), why, done))
+                if m.drained:
+                    txn.drain_records.append(m)
             return notes
-        txn.unmark(txn.tag)
-        if clock() >= end:
+        txn.drop(txn.tag)
+        if monotonic() >= end:
             ACTIVE.discard(txn.tag)
-            raise LockHeldError("another run holds the device lock: %s; it expires %ds after it was taken "
-                                "(lock_ttl), or remove it once that run is known dead"
-                                % ("; ".join(m.describe(clock()) for m in live), ttl))
+            raise LockHeldError("another run holds the device lock: %s; it expires when not renewed for %ds by the "
+                                "device's clock (lock_ttl), or remove it once that run is known dead"
+                                % ("; ".join(m.describe(now) for m in live), ttl))
         sleep(random.uniform(0.1, 0.8))
 
 
-def release(txn, notes=None):
-    """Remove this run's marker; returns False when it could not (reported in ``notes`` as a leftover
-    the next run recovers), never raises."""
+def renew(txn, ttl, step="lock"):
+    """Re-check that this run still holds the device lock and renew its lease when a third of the TTL has
+    passed (by the device's clock). Raises LockLostError when the marker is gone (another run took it)."""
+    with batch(txn):
+        return _renew(txn, ttl, step)
+
+
+def _renew(txn, ttl, step):
+    now, seen = markers(txn)
+    mine = [m for m in seen if m.name == txn.tag and "" in m.parts]
+    if not mine:
+        raise LockLostError("this run's device lock %s is gone at step %s: another run took it (its lease was not "
+                            "renewed within the %ds lock TTL, e.g. the controller was suspended); this run stops "
+                            "and touches nothing more" % (txn.tag, step, ttl))
+    if mine[0].age(now) * 3 >= ttl:
+        lease = "%s-l%d" % (txn.tag, now)
+        txn.make(lease)
+        for part in mine[0].parts:
+            if part.startswith("-l") and txn.tag + part != lease:
+                txn.drop(txn.tag + part)
+    return now
+
+
+def record_drain(txn):
+    """Write this run's drain record (``<tag>-d``) before the drain line is sent: a run killed from here
+    on leaves the record, and the next run knows the drain is ours to take back."""
+    txn.make(txn.tag + "-d")
+
+
+def clear_drain(txn, tag=None):
+    txn.drop((tag or txn.tag) + "-d")
+
+
+def release(txn, notes=None, keep_drain=False):
+    """Remove this run's objects (leases, then the marker last; the drain record too unless ``keep_drain``);
+    returns False when one could not be removed (reported in ``notes`` as a leftover the next run
+    recovers), never raises."""
     try:
-        txn.unmark(txn.tag)
+        with batch(txn):
+            _drop_mine(txn, keep_drain)
         return True
     except Exception as exc:  # noqa: BLE001 - the config is not affected; the next run recovers it
         if notes is not None:
-            notes.append("lock marker %s could not be removed (%s); the next run recovers it" % (txn.tag, exc))
+            notes.append("lock marker %s could not be removed (%s); the next run recovers it" % (txn.tag, _first(exc)))
         return False
     finally:
         ACTIVE.discard(txn.tag)
+
+
+def _drop_mine(txn, keep_drain):
+    _now, seen = markers(txn)
+    mine = [m for m in seen if m.name == txn.tag]
+    parts = sorted(mine[0].parts, key=lambda p: p == "") if mine else [""]   # the marker itself last
+    for part in parts:
+        if part == "-d" and keep_drain:
+            continue
+        txn.drop(txn.tag + part)
+
+
+def _first(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

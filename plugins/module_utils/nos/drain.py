@@ -81,6 +81,21 @@ def drain_paths(driver, outside):
     return [p for p in outside if p.endswith(" > " + line) and BGP_HEADER.match(p.split(" > ")[0])]
 
 
+# Drains by another mechanism than our line, reported by the audit (this collection never sends them):
+# EOS maintenance mode puts the whole box in maintenance with `maintenance` / ` unit System` / `  quiesce`
+# (Arista EOS User Manual, Maintenance Mode; no captured running config seen: unverified).
+OTHER = {
+    "eos": re.compile(r"^maintenance > unit System > quiesce$"),
+}
+
+
+def drained_by_anyone(driver, outside):
+    """Every drain the running config shows (ours or an engineer's): our drain line, or the NOS's own
+    maintenance mode where we know its shape."""
+    rx = OTHER.get(driver.name)
+    return drain_paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
+
+
 def commands(driver, managed, on):
     """Config commands that add (``on``) or take back the drain line, for the NOS's plain push
     (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours."""

@@ -22,6 +22,7 @@ naming the step, the command and the device's own answer.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -91,20 +92,34 @@ class Transaction(object):
         self.confirmed = False    # nothing left that the NOS could still undo by itself
         self.notes = []
 
-    # ---- the device lock's marker (nos/devicelock.py); each NOS names its own kind of object
-    def mark(self):
+    # ---- the device lock's marker store (nos/devicelock.py MarkerStore); each NOS names its own kind of object
+    def listing(self):
+        """(device clock, {name: detail}) of the aif-* lock objects, in one round trip where the NOS allows."""
         raise NotImplementedError
 
-    def markers(self):
-        """Every lock marker of this collection on the device (devicelock.Marker), ours included."""
+    def make(self, name):
         raise NotImplementedError
+
+    def drop(self, name):
+        raise NotImplementedError
+
+    def mark(self):
+        self.make(self.tag)
 
     def unmark(self, name):
-        raise NotImplementedError
+        self.drop(name)
+
+    def markers(self):
+        """Every run's lock objects on the device (devicelock.Marker), ours included."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import markers
+        return markers(self)[1]
 
     def recover(self, marker):
-        """Clean what a dead or stale run left (its marker and its transaction objects); returns what was done."""
-        self.unmark(marker.name)
+        """Clean what an ended or stale run left (its marker and its transaction objects); its drain record
+        (``-d``) stays for the caller, which takes the drain back first. Returns what was done."""
+        for name in marker.objects():
+            if not name.endswith("-d"):
+                self.drop(name)
         return "marker removed"
 
     def preflight(self):
@@ -183,31 +198,36 @@ def _safe(name):
 
 
 class ShellMarkers(LinuxShell):
+    """Lock objects as files ``aifabric-lock.<name>``; the device's clock is ``date +%s`` in the same shell
+    line as the listing."""
+
     def holder(self):
         import getpass
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import controller_id
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import controller_id, machine_key
         try:
             user = re.sub(r"[^A-Za-z0-9_.-]", "", getpass.getuser())[:32]
         except Exception:  # noqa: BLE001 - no user name in the environment (containers)
             user = "unknown"
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        return "controller=%s user=%s since=%s" % (controller_id(), user or "unknown", since)
+        return "controller=%s machine=%s user=%s" % (controller_id(), machine_key(), user or "unknown")
 
-    def mark(self):
-        self._ok("lock", "( set -C; printf '%%s\\n' '%s' > %s/aifabric-lock.%s )" % (self.holder(), MARKER_DIR, _safe(self.tag)),
+    def make(self, name):
+        self._ok("lock", "( set -C; printf '%%s\\n' '%s' > %s/aifabric-lock.%s )" % (self.holder(), MARKER_DIR, _safe(name)),
                  note="could not create the lock marker")
 
-    def markers(self):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker
-        status, out = self._shell("lock", "grep -H '' %s/aifabric-lock.aif-* 2>/dev/null" % MARKER_DIR)
+    def listing(self):
+        status, out = self._shell("lock", "echo AIF-NOW=$(date +%%s); grep -H '' %s/aifabric-lock.aif-* 2>/dev/null"
+                                  % MARKER_DIR)
         if status not in (0, 1, 2):
             raise StepError("lock", "grep", out, "cannot list the lock markers (exit status %d)" % status)
+        now = re.search(r"^AIF-NOW=(\d+)\s*$", out, re.M)
+        if not now:
+            raise StepError("lock", "date +%s", out, "the device did not tell its clock")
         found = {}
         for name, detail in re.findall(r"aifabric-lock\.(aif-[A-Za-z0-9_-]+):(.*)$", out, re.M):
-            found[name] = Marker(name, detail.strip())
-        return list(found.values())
+            found[name] = detail.strip()
+        return int(now.group(1)), found
 
-    def unmark(self, name):
+    def drop(self, name):
         self._ok("unlock", "rm -f %s/aifabric-lock.%s" % (MARKER_DIR, _safe(name)), note="could not remove the lock marker")
 
 
@@ -229,25 +249,16 @@ class EosSessionTxn(Transaction):
         # the timer must outlast the verification read(s) with margin; a shorter request is raised
         return max(self.commit_timer, self.verify_budget)
 
-    def mark(self):
-        self.io.configure("lock", [], enter="configure session %s" % self.tag, leave=True)
+    def make(self, name):
+        self.io.configure("lock", [], enter="configure session %s" % _safe(name), leave=True)
 
-    def markers(self):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker, NAME_RE
+    def listing(self):
+        now = device_clock(self.io.run("lock", "show clock"))
         out = self.io.run("lock", "show configuration sessions")
-        # one marker per run: its own session, or any session it left (`<run>-c`, `<run>-rb`) once the
-        # marker itself is gone; plus the `aif-<pid>-<ms>` sessions of earlier versions
-        runs = {}
-        for name, state in _eos_sessions(out):
-            if state != "pending":
-                continue
-            m = re.match(r"^(aif-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*?)(?:-c|-rb)?$", name)
-            run = m.group(1) if m else None
-            if run and (NAME_RE.match(run) or re.match(r"^aif-\d+-\d+$", run)):
-                runs.setdefault(run, []).append(name)
-        return [Marker(run, "session(s) %s" % ", ".join(names)) for run, names in runs.items()]
+        return now, dict((name, "session") for name, state in _eos_sessions(out)
+                         if state == "pending" and name.startswith("aif-"))
 
-    def unmark(self, name):
+    def drop(self, name):
         self.io.run("unlock", "no configure session %s" % _safe(name), tolerate=r"not found|does not exist")
 
     def recover(self, marker):
@@ -258,9 +269,9 @@ class EosSessionTxn(Transaction):
             raise RefusedError("session %s of run %s still has a commit timer running: EOS restores the config it "
                                "replaced when the timer ends; re-run after that" % (timers[0], marker.name))
         for name, state in mine:
-            if state == "pending":
-                self.unmark(name)
-        return "removed its uncommitted configuration session(s) %s" % ", ".join(n for n, _s in mine)
+            if state == "pending" and not name.endswith("-d"):
+                self.drop(name)
+        return "removed its uncommitted configuration session(s) %s" % ", ".join(n for n, _s in mine if not n.endswith("-d"))
 
     def preflight(self):
         out = self.io.run("preflight", "show configuration sessions")
@@ -338,7 +349,30 @@ class EosSessionTxn(Transaction):
     def leftovers(self):
         out = self.io.run("leftovers", "show configuration sessions")
         return ["pending configuration session %s" % n for n, s in _eos_sessions(out)
-                if s == "pending" and n.startswith(self.tag + "-")]
+                if s == "pending" and n.startswith(self.tag + "-") and not re.search(r"-(l\d+|d)$", n)]
+
+
+MONTHS = dict((m, i) for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                                            "Dec"), 1))
+CLOCK = (
+    # EOS `show clock`: "Mon Jan 14 18:42:49 2013" (ntc-templates arista_eos_show_clock)
+    re.compile(r"^\s*\w{3}\s+(?P<mon>\w{3})\s+(?P<day>\d+)\s+(?P<hms>\d+:\d+:\d+)\s+(?P<year>\d{4})\s*$", re.M),
+    # NX-OS `show clock`: "18:57:38.347 UTC Mon Oct 19 2015", "*" or "." first when not synchronised
+    re.compile(r"^\s*[*.]?(?P<hms>\d+:\d+:\d+)(?:\.\d+)?\s+\S+\s+\w{3}\s+(?P<mon>\w{3})\s+(?P<day>\d+)\s+(?P<year>\d{4})\s*$",
+               re.M),
+)
+
+
+def device_clock(text):
+    """The device's wall clock from `show clock` as epoch seconds, read as if it were UTC: the lock only
+    ever subtracts two readings of this same clock, so the zone cancels out (tests/fixtures/switches/clock)."""
+    import calendar
+    for rx in CLOCK:
+        m = rx.search(text or "")
+        if m and m.group("mon") in MONTHS:
+            h, mi, se = (int(x) for x in m.group("hms").split(":"))
+            return calendar.timegm((int(m.group("year")), MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
+    raise StepError("lock", "show clock", text, "cannot read the device's clock")
 
 
 def _eos_sessions(text, raw=False):
@@ -359,21 +393,21 @@ class NxosCheckpointTxn(Transaction):
     mechanism = "NX-OS checkpoint + rollback running-config checkpoint"
     native_undo = True
 
-    def mark(self):
-        self.io.run("lock", "checkpoint %s" % self.tag, ok=r"Done|[Cc]heckpoint .*created|^\s*$")
+    def make(self, name):
+        self.io.run("lock", "checkpoint %s" % _safe(name), ok=r"Done|[Cc]heckpoint .*created|^\s*$")
 
-    def markers(self):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import Marker
+    def listing(self):
+        now = device_clock(self.io.run("lock", "show clock"))
         out = self.io.run("lock", "show checkpoint summary")
         names = re.findall(r"^\s*(?:\d+\)\s*)?(aif-[A-Za-z0-9_-]+):?\s*$", out, re.M)
-        return [Marker(n, "checkpoint") for n in dict.fromkeys(names)]
+        return now, dict((n, "checkpoint") for n in names)
 
-    def unmark(self, name):
+    def drop(self, name):
         self.io.run("unlock", "no checkpoint %s" % _safe(name), fresh_on_error=True)
 
     def recover(self, marker):
-        self.unmark(marker.name)
-        return "deleted its checkpoint (the running config was not rolled back)"
+        Transaction.recover(self, marker)
+        return "deleted its checkpoint(s) (the running config was not rolled back)"
 
     def stage(self, cmds):
         self.committed = True   # NX-OS applies each line as it is typed
@@ -392,7 +426,8 @@ class NxosCheckpointTxn(Transaction):
     def leftovers(self):
         # the run's own checkpoint is its lock marker, removed when the lock is released (apply.py)
         out = self.io.run("leftovers", "show checkpoint summary")
-        return ["checkpoint %s" % n for n in re.findall(r"^\s*(?:\d+\)\s*)?(%s-\S+?):?\s*$" % re.escape(self.tag), out, re.M)]
+        return ["checkpoint %s" % n for n in re.findall(r"^\s*(?:\d+\)\s*)?(%s-\S+?):?\s*$" % re.escape(self.tag), out, re.M)
+                if not re.search(r"-(l\d+|d)$", n)]   # its lease and drain records go with the lock
 
 
 class NvueRevisionTxn(ShellMarkers, Transaction):
@@ -421,7 +456,7 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         if pending and all(self._managed_line(line) for line in pending):
             self.io.run("lock", "nv config detach")
             done = "detached its pending revision (%d change(s), all on managed paths)" % len(pending)
-        self.unmark(marker.name)
+        Transaction.recover(self, marker)
         return done
 
     def _managed_line(self, line):
@@ -467,23 +502,51 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         return ["pending NVUE revision with %d change(s)" % n] if n else []
 
 
+@contextlib.contextmanager
+def klish_shell(conn):
+    """The one klish -> Linux shell hop (netmiko's dell_sonic ``_return_shell``): ``exit`` to the ``$`` prompt,
+    then back with ``sonic-cli`` and paging off; used by the lock's steps and by switch_facts' counters."""
+    conn.send_command("exit", expect_string=r"\$\s*$", cmd_verify=False)
+    try:
+        yield conn
+    finally:
+        conn.send_command("sonic-cli", expect_string=r"#\s*$", cmd_verify=False)
+        conn.disable_paging()
+
+
 class KlishReverseTxn(ShellMarkers, Transaction):
     mechanism = "klish: reverse of the managed lines only, verified by reading the whole running config back"
 
+    in_shell = False
+
     def _shell(self, step, command, verify_echo=True):
         """klish has no shell commands: leave the CLI for the Linux shell (netmiko's dell_sonic
-        ``_return_shell``: ``exit`` to the ``$`` prompt), run, come back (``sonic-cli``, paging off)."""
-        conn = self.io.session(step, command)
+        ``_return_shell``: ``exit`` to the ``$`` prompt), run, come back (``sonic-cli``, paging off). Inside
+        ``shell_session()`` the commands share one hop."""
+        if self.in_shell:
+            return LinuxShell._shell(self, step, command, verify_echo)
+        with self.shell_session(step):
+            return LinuxShell._shell(self, step, command, verify_echo)
+
+    @contextlib.contextmanager
+    def shell_session(self, step="lock"):
+        """One klish -> Linux shell hop for several shell commands (the device lock's steps: listing, marker,
+        recovery, release), instead of a hop per command; nested sessions share the outer hop."""
+        if self.in_shell:
+            yield self
+            return
+        conn = self.io.session(step, "exit")
         try:
-            conn.send_command("exit", expect_string=r"\$\s*$", cmd_verify=False)
-            result = LinuxShell._shell(self, step, command, verify_echo)
-        finally:
-            try:
-                conn.send_command("sonic-cli", expect_string=r"#\s*$", cmd_verify=False)
-                conn.disable_paging()
-            except Exception as exc:  # noqa: BLE001 - never reuse a session in an unknown mode
-                raise self.io._fail(step, "sonic-cli", exc)
-        return result
+            with klish_shell(conn):
+                self.in_shell = True
+                try:
+                    yield self
+                finally:
+                    self.in_shell = False
+        except StepError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never reuse a session in an unknown mode (closed by _fail)
+            raise self.io._fail(step, "exit / sonic-cli", exc)
 
     def stage(self, cmds):
         self.committed = True   # klish applies each line as it is typed

@@ -176,21 +176,26 @@ def plant_marker(switch_lab, name, tag):
 @pytest.mark.parametrize("name", sorted(NOS), ids=IDS)
 def test_another_controllers_lock_blocks_until_its_ttl(switch_lab, name):
     reset(switch_lab, name)
-    tag = "aif-%s-otherctl-4242-abc" % time.strftime("%y%m%d%H%M%S", time.gmtime())
+    # another machine's live marker, dated now by the device's clock (the simulator's)
+    tag = "aif-%s-otherctl-0badc0-4242-abc" % time.strftime("%y%m%d%H%M%S", time.gmtime())
     plant_marker(switch_lab, name, tag)
     seen = full_state(name, switch_lab["root"])
-    run = applier(switch_lab, name, read_timeout=8, lock_timeout=2)
+    run = applier(switch_lab, name, read_timeout=8, lock_timeout=2, lock_ttl=60)
     planned = run.plan()
     with pytest.raises(ApplyError) as exc:
         run.apply(*planned)
     run.close()
     assert exc.value.rolled_back is None and tag in str(exc.value) and "otherctl" in str(exc.value), str(exc.value)
     assert full_state(name, switch_lab["root"])["running"] == seen["running"]
-    # the same marker past the TTL: recovered with a message naming it, then the run converges
-    time.sleep(1.1)
-    run = applier(switch_lab, name, read_timeout=8, lock_timeout=2, lock_ttl=1)
-    run.apply(*run.plan())
-    run.close()
+    # the device's clock moves 2 minutes on (the controller's does not): the marker is now past its 60 s lease,
+    # recovered with a message naming it, and the run converges
+    lab.set_faults(name, {"clock_offset": 120}, switch_lab["root"])
+    try:
+        run = applier(switch_lab, name, read_timeout=8, lock_timeout=2, lock_ttl=60)
+        run.apply(*run.plan())
+        run.close()
+    finally:
+        lab.set_faults(name, {}, switch_lab["root"])
     assert any(tag in n and "TTL" in n for n in run.notes), run.notes
     assert aif_objects(name, switch_lab["root"]) == []
 
@@ -200,3 +205,4 @@ def test_marker_names_are_dated_and_attributable():
     marker = devicelock.Marker(tag)
     assert tag.startswith("aif-700101000000-") and tag.endswith("-abc")
     assert marker.created == 0 and marker.controller == devicelock.controller_id() and marker.pid == os.getpid() % 10000000
+    assert marker.machine == devicelock.machine_key()

@@ -137,7 +137,7 @@ class Device(object):
                 f = json.load(fh)
         except (IOError, ValueError):
             return {}
-        keep = ("reject", "reject_skip", "delay", "timer_secs")
+        keep = ("reject", "reject_skip", "delay", "timer_secs", "clock_offset")
         if any(k not in keep for k in f):  # one shot: consumed by the session that reads it
             with open(path, "w") as fh:
                 json.dump({k: v for k, v in f.items() if k in keep}, fh)
@@ -149,6 +149,17 @@ class Device(object):
                 return time.time() < float(fh.read())
         except (IOError, ValueError):
             return False
+
+    def clock_offset(self):
+        """Seconds this device's clock is ahead of the machine's (fault ``clock_offset``)."""
+        return float(self.faults().get("clock_offset", 0))
+
+    def show_clock(self):
+        """`show clock` as EOS and NX-OS print it (ntc-templates arista_eos/cisco_nxos show_clock raw fixtures)."""
+        now = time.gmtime(time.time() + self.clock_offset())
+        if self.nos == "eos":
+            return time.strftime("%a %b %d %H:%M:%S %Y", now) + "\ntimezone is UTC\n"
+        return time.strftime("%H:%M:%S", now) + ".000 UTC " + time.strftime("%a %b %d %Y", now) + "\n"
 
     def go_down(self, secs):
         with open(os.path.join(self.state_dir, "down_until"), "w") as fh:
@@ -163,7 +174,9 @@ def shell_command(dev, line):
     m = re.match(r"^(.*) 2>&1; echo AIF-RC=\$\?$", line)
     if not m:
         return None
-    cmd = m.group(1)
+    cmd, now = m.group(1), ""
+    if cmd.startswith("echo AIF-NOW=$(date +%s); "):   # the device's clock: this simulator's
+        cmd, now = cmd[len("echo AIF-NOW=$(date +%s); "):], "AIF-NOW=%d\n" % int(time.time() + dev.clock_offset())
     lock = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
     if lock:
         path = lock.group(2).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp")
@@ -176,10 +189,14 @@ def shell_command(dev, line):
     if grep:
         prefix = grep.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp").rstrip("*")
         hits = ["%s:%s" % (f, t.rstrip("\n")) for f, t in sorted(dev.files.items()) if f.startswith(prefix)]
-        return "\n".join(hits + ["AIF-RC=%d" % (0 if hits else 2)])
+        return now + "\n".join(hits + ["AIF-RC=%d" % (0 if hits else 2)])
     rm = re.match(r"^rm -f (\S+)$", cmd)
     if rm:
-        dev.files.pop(rm.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp"), None)
+        path = rm.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp")
+        if path in dev.files and "owner=" in dev.files[path] and "owner=admin" not in dev.files[path]:
+            # another login user's file in the sticky /tmp (coreutils' text)
+            return "rm: cannot remove '%s': Operation not permitted\nAIF-RC=1" % path
+        dev.files.pop(path, None)
         dev.persist()
         return "AIF-RC=0"
     return None
@@ -467,6 +484,8 @@ class EosSession(CliSession):
             self.dev.sessions.pop(m.group(1))
             self.dev.persist()
             return ""
+        if line == "show clock":
+            return self.dev.show_clock()
         if line == "show configuration sessions":
             return self.show_sessions()
         if line in ("copy running-config startup-config", "write memory", "write"):
@@ -687,6 +706,8 @@ class NxosSession(CliSession):
             self.dev.checkpoints[m.group(1)] = copy.deepcopy(self.dev.running)
             self.dev.persist()
             return "Done"
+        if line == "show clock":
+            return self.dev.show_clock()
         if line == "show checkpoint summary":
             out = ["User Checkpoint Summary", "-" * 80]
             for i, name in enumerate(sorted(self.dev.checkpoints), 1):

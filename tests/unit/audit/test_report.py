@@ -207,3 +207,24 @@ def test_synthetic_tree_is_disclosed():
     assert "/opt/aifabric-hw/root" in note and "host_preflight" in note and "host_rdma_qos" in note and "gpu01" in note
     assert "synthetic tree /opt/aifabric-hw/root" in render_html(report)
     assert build_report([e for e in _fleet() if e["device"] == "gpu03"], "lab")["notes"] == []
+
+
+def test_a_drained_switch_is_reported_whoever_drained_it():
+    """Issue 26 item 3: any drain is in the report (a spine left drained halves its plane); one a killed run of
+    ours left is an item the next apply takes back, an engineer's is a warning, neither is "clean"."""
+    ours = {"changed": True, "drift": [], "drain_state": {"drained": True, "lines": ["router bgp 65001 > graceful-shutdown activate"],
+                                                          "records": ["aif-x-d"], "undrain": True,
+                                                          "by": "this collection: run aif-x drained it and ended"}}
+    theirs = {"changed": False, "drift": [], "drain_state": {"drained": True, "lines": ["router bgp graceful-shutdown on"],
+                                                             "records": [], "undrain": False,
+                                                             "by": "not this collection (no drain record of ours)"}}
+    entries = [entry_from_result("spine0", "switch", "switch", ours), entry_from_result("spine1", "switch", "switch", theirs),
+               entry_from_result("spine2", "switch", "switch", {"changed": False, "drift": [], "drain_state": None})]
+    assert entries[0]["status"] == "drift" and entries[0]["items"][0]["item"] == "drain"
+    assert entries[1]["status"] == "warn" and "not this collection" in entries[1]["message"]
+    report = build_report(entries, fabric="lab")
+    assert report["summary"]["devices_drained"] == ["spine0", "spine1"] and report["summary"]["devices_ok"] == ["spine2"]
+    assert "2 DRAINED" in report["verdict"]
+    md, page = render_markdown(report), render_html(report)
+    for text in (md, page):
+        assert "Drained switches" in text and "spine1" in text and "graceful-shutdown" in text

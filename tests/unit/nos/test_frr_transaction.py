@@ -125,7 +125,9 @@ class FakeSession(object):
             r.log.append((self.name, command, start, time.monotonic()))
             return out
         cmd = command[:-len(" 2>&1; echo AIF-RC=$?")]
-        rc, out = 0, ""
+        rc, out, now = 0, "", ""
+        if cmd.startswith("echo AIF-NOW=$(date +%s); "):   # the device's clock, in the listing's round trip
+            cmd, now = cmd[len("echo AIF-NOW=$(date +%s); "):], "AIF-NOW=%d\n" % int(time.time())
         m = re.match(r"^printf '%s' '(\S+)' >> (\S+)$", cmd)
         lock = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
         if lock:   # the device lock's marker file: bash's noclobber refuses an existing one
@@ -158,7 +160,7 @@ class FakeSession(object):
         else:
             raise AssertionError("unexpected command %r" % cmd)
         r.log.append((self.name, cmd, start, time.monotonic()))
-        return "%sAIF-RC=%d\n" % (out, rc)
+        return "%s%sAIF-RC=%d\n" % (now, out, rc)
 
     def disconnect(self):
         pass

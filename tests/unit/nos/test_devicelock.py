@@ -1,0 +1,200 @@
+"""The device lock as a lease (issue 26 item 2): identities unique per machine and run, ages by the device's
+clock, renewal, ended vs stale, unremovable markers, bounds; against an in-memory marker store whose clock
+is the device's, and the show-clock readers against captured output."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import StepError, device_clock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLOCK = os.path.join(HERE, "..", "..", "fixtures", "switches", "clock")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+
+class Store(object):
+    """A device's lock objects and its clock (``now``), as a NOS's marker store gives them."""
+
+    def __init__(self, now=1_800_000_000, objects=None):
+        self.now, self.objects, self.locked = now, dict(objects or {}), set()
+
+    def listing(self):
+        return self.now, dict(self.objects)
+
+
+class Txn(object):
+    def __init__(self, store, tag=None):
+        self.store, self.tag = store, tag or devicelock.new_tag()
+
+    def listing(self):
+        return self.store.listing()
+
+    def make(self, name):
+        if name in self.store.objects:
+            raise StepError("lock", name, "exists")
+        self.store.objects[name] = "file"
+
+    def drop(self, name):
+        if name in self.store.locked:
+            raise StepError("unlock", "rm -f " + name, "rm: cannot remove '%s': Operation not permitted" % name)
+        self.store.objects.pop(name, None)
+
+    def recover(self, marker):
+        for name in marker.objects():
+            if not name.endswith("-d"):
+                self.drop(name)
+        return "marker removed"
+
+
+def dated(store, host, machine, pid, age):
+    """Another run's tag, dated ``age`` seconds ago by the device's clock."""
+    return "aif-%s-%s-%s-%d-abc" % (time.strftime("%y%m%d%H%M%S", time.gmtime(store.now - age)), host, machine, pid)
+
+
+def test_identity_is_unique_per_pid_namespace_and_never_a_host_name_prefix():
+    """Two AWX job pods share 10 characters of host name and may share a pid; their machine parts differ
+    (boot id + PID namespace), so neither is judged by the other's pid."""
+    here = devicelock.machine_key()
+    code = "from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock as d; print(d.machine_key())"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, ".collections"))
+    same = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert same == here   # same machine and namespace: a pid there can be judged
+    other = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c",
+                            "hostname automation-job-101-abcde && exec %s -c '%s'" % (sys.executable, code)],
+                           env=env, capture_output=True, text=True, check=False)
+    assert other.returncode == 0, other.stderr
+    assert len(other.stdout.strip()) == 6 and other.stdout.strip() != here
+
+
+def test_a_live_marker_of_another_machine_is_never_judged_by_pid():
+    store = Store()
+    # pid 1 is alive here, and a pid that does not exist here: neither means anything on another machine
+    for pid in (1, 4999999):
+        store.objects = {dated(store, devicelock.controller_id(), "0badc0", pid, 10): "file"}
+        txn = Txn(store)
+        with pytest.raises(devicelock.LockHeldError) as exc:
+            devicelock.acquire(txn, ttl=600, timeout=0, sleep=lambda s: None)
+        assert "0badc0" in str(exc.value) and "10s since its last renewal by the device's clock" in str(exc.value)
+        assert list(store.objects) == [n for n in store.objects if "0badc0" in n]   # ours taken back, theirs kept
+
+
+def test_a_marker_of_this_machine_whose_process_is_gone_is_recovered_at_once():
+    store = Store()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    old = dated(store, devicelock.controller_id(), devicelock.machine_key(), gone.pid, 5)
+    store.objects = {old: "file"}
+    txn = Txn(store)
+    notes = devicelock.acquire(txn, ttl=600, timeout=0)
+    assert old in notes[0] and "its run ended" in notes[0] and list(store.objects) == [txn.tag]
+
+
+@pytest.mark.parametrize("skew", [-31 * 60, 3600, 0], ids=["controller-31min-behind", "controller-1h-ahead", "in-time"])
+def test_controller_clock_skew_neither_steals_nor_blocks(monkeypatch, skew):
+    """The controller's clock is never read for an age: a live marker 10 s old by the device's clock blocks,
+    one 2 h old is recovered, whatever the controller's clock says."""
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    store = Store()
+    live = dated(store, "ctrla", "0badc0", 77, 10)
+    store.objects = {live: "file"}
+    with pytest.raises(devicelock.LockHeldError):
+        devicelock.acquire(Txn(store), ttl=1800, timeout=0)
+    old = dated(store, "ctrla", "0badc0", 77, 7200)
+    store.objects = {old: "file"}
+    txn = Txn(store)
+    notes = devicelock.acquire(txn, ttl=1800, timeout=0)
+    assert "not renewed within the 1800s lock TTL" in notes[0]
+    # our own tag is dated by the device's clock, not the controller's
+    assert devicelock.Marker(txn.tag).created == store.now
+
+
+def test_a_renewed_lease_is_not_stale_and_a_lost_one_stops_the_run():
+    store = Store()
+    txn = Txn(store)
+    devicelock.acquire(txn, ttl=60, timeout=0)
+    store.now += 25   # past a third of the TTL: a renewal object dated by the device
+    devicelock.renew(txn, 60)
+    assert "%s-l%d" % (txn.tag, store.now) in store.objects
+    store.now += 50   # 75 s since the marker, 50 s since the renewal: still live for another controller
+    other = Txn(store, dated(store, "ctrlb", "0b0b0b", 12, 0))
+    with pytest.raises(devicelock.LockHeldError):
+        devicelock.acquire(other, ttl=60, timeout=0)
+    store.now += 61   # not renewed (a suspended controller): stale, taken
+    devicelock.acquire(other, ttl=60, timeout=0)
+    with pytest.raises(devicelock.LockLostError) as exc:
+        devicelock.renew(txn, 60, "begin")
+    assert txn.tag in str(exc.value) and "stops" in str(exc.value)
+    devicelock.release(other)
+    assert store.objects == {}
+
+
+def test_a_marker_this_login_cannot_remove_is_named_and_skipped():
+    store = Store()
+    stuck = dated(store, "ctrla", "0badc0", 77, 7200)
+    store.objects, store.locked = {stuck: "file"}, {stuck}
+    txn = Txn(store)
+    notes = devicelock.acquire(txn, ttl=1800, timeout=0)
+    assert stuck in notes[0] and "could not remove" in notes[0] and "Operation not permitted" in notes[0]
+    assert txn.tag in store.objects   # the run holds the lock: a stale marker it cannot remove no longer blocks it
+
+
+def test_an_undated_hold_is_never_stale():
+    store = Store(objects={"aif-manual-hold": "file"})
+    with pytest.raises(devicelock.LockHeldError) as exc:
+        devicelock.acquire(Txn(store), ttl=60, timeout=0)
+    assert "aif-manual-hold" in str(exc.value)
+
+
+def test_a_drain_record_outlives_its_run_and_is_handed_to_the_next():
+    store = Store()
+    first = Txn(store)
+    devicelock.acquire(first, ttl=600, timeout=0)
+    devicelock.record_drain(first)
+    devicelock.release(first, keep_drain=True)   # a failed undrain: the record stays, the marker goes
+    assert list(store.objects) == [first.tag + "-d"]
+    nxt = Txn(store)
+    notes = devicelock.acquire(nxt, ttl=600, timeout=0)
+    assert [m.name for m in nxt.drain_records] == [first.tag] and "its run ended" in notes[0]
+    assert first.tag + "-d" in store.objects   # kept until the drain is taken back
+    devicelock.clear_drain(nxt, first.tag)
+    devicelock.release(nxt)
+    assert store.objects == {}
+
+
+@pytest.mark.parametrize("ttl,wait,key", [(1800, -5, "drain_wait"), (1800, 864000, "drain_wait"), (0, 5, "lock_ttl"),
+                                          (-1, 5, "lock_ttl"), (True, 5, "lock_ttl"), (1, 5, "lock_ttl"),
+                                          (1800, True, "drain_wait"), ("1800", 5, "lock_ttl")])
+def test_bounds_refuse_hostile_values_naming_the_key(ttl, wait, key):
+    problems = devicelock.check_bounds(ttl, wait)
+    assert len(problems) == 1 and problems[0].startswith(key), problems
+
+
+def test_bounds_accept_the_documented_range():
+    assert devicelock.check_bounds(60, 0) == [] and devicelock.check_bounds(86400, 600) == []
+
+
+def test_device_clock_reads_captured_show_clock():
+    with open(os.path.join(CLOCK, "cisco_nxos_show_clock.raw")) as fh:
+        assert device_clock(fh.read()) == 1445281058   # 2015-10-19 18:57:38, read as UTC
+    with open(os.path.join(CLOCK, "arista_eos_show_clock.raw")) as fh:
+        assert device_clock(fh.read()) == 1358188969   # 2013-01-14 18:42:49
+    assert device_clock("Time source is NTP\n*01:02:03.456 UTC Thu Nov 26 2026\n") == 1795654923
+    with pytest.raises(StepError):
+        device_clock("% Invalid input")
+
+
+def test_the_applier_refuses_bad_bounds_before_connecting():
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+    def connect():
+        raise AssertionError("nothing may be sent")
+    for kw, key in ((dict(drain_wait=-5), "drain_wait"), (dict(lock_ttl=0), "lock_ttl"), (dict(lock_ttl=True), "lock_ttl")):
+        with pytest.raises(ValueError) as exc:
+            Applier(get_driver("nvue"), connect, {}, {}, ("mtu",), **kw)
+        assert str(exc.value).startswith(key), str(exc.value)
