@@ -86,8 +86,8 @@ def awx_race(switch_lab, name, index):
     winners = [k for k, r in res.items() if r["result"] == "success"]
     losers = [r for r in res.values() if r["result"] != "success"]
     if len(winners) != 1 or len(losers) != 1 or losers[0].get("rolled_back") is not None:
-        bad.append("not one success and one refusal with nothing sent: %s" % {k: (r["result"], r.get("message", "")[:300])
-                                                                            for k, r in res.items()})
+        said = dict((k, (r["result"], r.get("message", "")[:300])) for k, r in res.items())
+        bad.append("not one success and one refusal with nothing sent: %s" % said)
     for key in winners:
         if not whole(switch_lab, name, *changes[key]):
             bad.append("lost update or mixed config: run %s succeeded but its change is not whole" % key)
@@ -146,7 +146,7 @@ def test_a_slow_controller_past_its_ttl_keeps_its_lease(switch_lab, name):
 @pytest.mark.parametrize("name", sorted(DRAIN), ids=["nvue", "nxos"])
 def test_a_controller_killed_between_drain_and_undrain_is_undrained_by_the_next_run(switch_lab, name):
     converged(switch_lab, name)
-    a = controller(switch_lab, name, None, SECTIONS, "killa", 0, dict(drain="always", drain_wait=30), mtu=9100)
+    a = controller(switch_lab, name, None, SECTIONS, "killa", 0, dict(drain="always", drain_wait=20), mtu=9100)
     try:
         deadline = time.time() + 150
         # the change verified, the switch still drained: the second wait, before the undrain
@@ -154,7 +154,7 @@ def test_a_controller_killed_between_drain_and_undrain_is_undrained_by_the_next_
                 and time.time() < deadline:
             time.sleep(0.5)
         assert drain_lines(switch_lab, name) == 1 and a.poll() is None, "A never drained: %s" % (
-            a.communicate(timeout=60) if a.poll() is not None else "still running")
+            (a.communicate(timeout=60),) if a.poll() is not None else "still running")
         os.kill(a.pid, signal.SIGKILL)
         a.communicate(timeout=30)
     finally:
