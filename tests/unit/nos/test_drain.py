@@ -83,3 +83,18 @@ def test_reasons_name_the_disturbing_change():
     assert drain.reasons(driver, no_qos, intent, qos, SECTIONS) == ["first QoS/lossless buffer init"]
     no_bgp = driver.render(intent, qos, ("qos", "mtu", "pbr"))
     assert drain.reasons(driver, no_bgp, intent, qos, SECTIONS) == ["underlay changes"]
+
+
+def test_any_drain_is_seen_ours_or_eos_maintenance():
+    """drained_by_anyone (what switch_facts, switch_config's drain_state and the audit read): our GRACEFUL_SHUTDOWN
+    line on NX-OS, EOS maintenance mode `quiesce` (unverified shape, Arista EOS User Manual), nothing on a clean switch."""
+    eos = get_driver("eos")
+    run = "hostname leaf1\n!\nmaintenance\n   unit System\n      quiesce\n!\nrouter bgp 65001\n   router-id 1.1.1.1\n!\n"
+    assert drain.drained_by_anyone(eos, image(eos, run, {"name": "leaf1", "ports": []}, ("qos",)).outside) == [
+        "maintenance > unit System > quiesce"]
+    assert drain.drained_by_anyone(eos, image(eos, run.replace("      quiesce\n", ""), {"name": "leaf1", "ports": []},
+                                              ("qos",)).outside) == []
+    nxos = get_driver("nxos")
+    run = "hostname leaf3\nrouter bgp 65003\n  router-id 1.1.1.3\n  graceful-shutdown activate\n"
+    assert drain.drained_by_anyone(nxos, image(nxos, run, {"name": "leaf3", "ports": []}, ("qos",)).outside) == [
+        "router bgp 65003 > graceful-shutdown activate"]
