@@ -11,7 +11,12 @@ collection: setup
 
 # NAME is read by the shell from the environment (make exports command-line variables), never pasted
 # into the recipe by make: quotes, ; and $( ) in it stay data. Checked before anything runs, so it can
-# name neither a path (../x, /x) nor a command.
+# name neither a path (../x, /x) nor a command. make would expand a command-line NAME when it exports
+# it (NAME='y$(shell cmd)' ran cmd before any check): it is re-set to its own unexpanded text first.
+ifeq ($(origin NAME),command line)
+override NAME := $(value NAME)
+export NAME
+endif
 NEW_FABRIC_NAME_RE := ^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$$
 new-fabric: setup
 	@[[ "$${NAME-}" =~ $(NEW_FABRIC_NAME_RE) ]] || { printf 'make new-fabric: NAME=%q is not a fabric name: give a letter or digit, then letters, digits, _ or - (at most 63, no / . or spaces), e.g. make new-fabric NAME=fab1\n' "$${NAME-}" >&2; exit 2; }

@@ -21,7 +21,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import HANDLE_FILE, intent_digest, write_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import EMPTY_DEST, HANDLE_FILE, intent_digest, write_plan
 
 ARGUMENT_SPEC = dict(
     fabric=dict(type="dict", required=True),
@@ -70,6 +70,8 @@ class ActionModule(ActionBase):
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         fabric = _plain(args["fabric"])
+        if not str(args["dest"] or "").strip():
+            raise AnsibleActionFail(EMPTY_DEST)
         dest = os.path.abspath(os.path.expanduser(args["dest"]))
         digest = intent_digest(fabric)
         reused = _already_planned(task_vars or {}, dest, digest)

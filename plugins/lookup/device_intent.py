@@ -69,6 +69,9 @@ class LookupModule(LookupBase):
         self.set_options(var_options=variables, direct=kwargs)
         plan_dir = self.get_option("plan_dir")
         expect = expect_slices = None  # with plan_dir: checked against the plan-handle.json written beside the slices
+        if plan_dir is not None and not str(plan_dir).strip():
+            raise AnsibleLookupError("plan_dir is empty, which would mean the current directory: pass the plan's "
+                                     "directory or leave plan_dir out (the run's plan, set by role aifabric.roce.plan)")
         if not plan_dir:
             handle = self._plan_handle(variables or {})
             if not handle.get("dir"):

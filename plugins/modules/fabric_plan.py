@@ -139,6 +139,8 @@ def main():
                            as_fact=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
+    if not (module.params["dest"] or "").strip():
+        module.fail_json(msg=EMPTY_DEST)
     plan = plan_or_fail(module)
     handle, batches, written, removed = write_plan(plan, module.params["dest"], input_digest=intent_digest(module.params["fabric"]))
     result = dict(changed=bool(written or removed), written=written, removed=removed, reused=False)

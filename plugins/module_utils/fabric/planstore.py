@@ -325,12 +325,51 @@ def _read_fd(fd, size):
     return b"".join(chunks)
 
 
+EMPTY_DEST = ("dest (role variable plan_dir) is empty, which would mean the current directory: set plan_dir to the "
+              "plan's own directory (the default is lookup('aifabric.roce.build_dir', <fabric name>))")
+SHA256_HEX = frozenset("0123456789abcdef")
+
+
+def read_regular(path):
+    """The bytes of the regular file ``path``, or None when it is missing or unreadable. Anything else there
+    (a FIFO, whose read would block forever, a device, a directory) is refused with ValueError; the open does
+    not block (O_NONBLOCK) and does not follow a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("%s is not a regular file (mode %o: a FIFO, device or directory): the plan writes only "
+                             "regular files; remove it and run role aifabric.roce.plan again" % (path, info.st_mode))
+        return _read_fd(fd, info.st_size)
+    finally:
+        os.close(fd)
+
+
+def _check_handle_values(plan_dir, expect_digest, expect_slices):
+    """The plan directory and the handle's digests as the plan role sets them, each refused by name otherwise."""
+    if not isinstance(plan_dir, str) or not plan_dir.strip():
+        raise ValueError("plan_dir is empty (%r), which would mean the current directory: pass the plan's directory "
+                         "or leave plan_dir out (hostvars['localhost'].aifabric_plan.dir)" % (plan_dir,))
+    for key, value in (("digest", expect_digest), ("slices_digest", expect_slices)):
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str) or len(value) != 64 or not set(value) <= SHA256_HEX:
+            raise ValueError("the plan handle's %s must be a sha256 (64 lowercase hex digits), not %s %r: use the handle "
+                             "role aifabric.roce.plan sets (hostvars['localhost'].aifabric_plan)"
+                             % (key, type(value).__name__, value))
+
+
 def write_plan(plan, plan_dir, input_digest="", check_mode=False):
     """Write the plan and its device slices; return the handle (small dict) roles are given.
 
     The handle names the files and carries what is small and fabric-wide (sizing, QoS profile,
     digests, device counts); ``written``/``removed`` list what changed on disk.
     """
+    if not isinstance(plan_dir, str) or not plan_dir.strip():
+        raise ValueError(EMPTY_DEST)
     for name in (PLAN_FILE, HANDLE_FILE, SLICES_FILE, DEVICES_DIR):  # refused before anything is written
         not_a_symlink(os.path.join(plan_dir, name))
     # The plan and its encodings are acyclic and large: the cyclic GC would only rescan them (as in build_plan).
@@ -437,7 +476,7 @@ def load_plan(path):
     """The plan dict from a plan.json path (or the directory holding it)."""
     if os.path.isdir(path):
         path = os.path.join(path, PLAN_FILE)
-    data = read_bytes(path)
+    data = read_regular(path)
     if data is None:
         raise IOError("no plan at %s: run role aifabric.roce.plan (or playbooks/plan.yml) first" % path)
     return json.loads(data)
@@ -445,7 +484,7 @@ def load_plan(path):
 
 def _disk_handle(plan_dir):
     """The handle the plan wrote beside its slices (the reference when no run's handle is given)."""
-    data = read_bytes(os.path.join(plan_dir, HANDLE_FILE))
+    data = read_regular(os.path.join(plan_dir, HANDLE_FILE))
     try:
         handle = json.loads(data) if data else {}
     except ValueError:
@@ -473,7 +512,7 @@ def _checked_manifest(plan_dir, expect_slices):
     cached = _SUMS.get((path, expect_slices))
     if identity and cached and cached[0] == identity:
         return cached
-    data = read_bytes(path)
+    data = read_regular(path)
     if not expect_slices or data is None:
         raise ValueError("%s has no digest of its slices (%s or the handle's slices_digest is missing: written by an "
                          "older version or removed): run role aifabric.roce.plan again" % (plan_dir, path))
@@ -526,8 +565,9 @@ def load_slice(plan_dir, name, expect_digest=None, expect_slices=None):
     """One device's slice, checked by the sha256 of its bytes against the plan's devices.sha256 (itself checked
     against ``expect_slices``, this run's handle, or else the plan-handle.json written beside it, e.g. with
     ``plan_dir``). IOError names what is missing, ValueError a slice from another plan or changed on disk."""
+    _check_handle_values(plan_dir, expect_digest, expect_slices)
     path = device_path(plan_dir, name)
-    data = read_bytes(path)
+    data = read_regular(path)
     if data is None:
         raise IOError("%s is not a device of the plan in %s (no %s): add it to the fabric intent "
                       "(servers, leafs, spines) or remove it from this inventory group" % (name, plan_dir, path))

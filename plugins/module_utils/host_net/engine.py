@@ -253,6 +253,11 @@ def run(host, intent, check_mode=False, persistence="auto", manage_sysctls=True,
     mgmt_targets = targets
     snapshot = mgmt_snapshot(host, list(mgmt_targets), route_json)
     problems = safety_checks(intent, desired, scope, before, snapshot)
+    present = set(before["_present"])
+    for name in sorted(set(mgmt_interfaces or ()) - present):
+        # a misspelt declaration (eht0) would protect nothing, silently
+        problems.append("host_mgmt_interface names %s, which does not exist on this host (present: %s): fix "
+                        "host_mgmt_interface" % (name, ", ".join(sorted(present))))
     if not allow_mgmt_change:
         problems += management_problems(mgmt, set(scope["devs"]))
     if problems:

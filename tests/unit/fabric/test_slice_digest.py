@@ -92,3 +92,42 @@ def test_a_plan_dir_without_digests_is_refused_with_the_fix(planned, tmp_path):
     (tmp_path / "devices.sha256").unlink()
     with pytest.raises(ValueError, match=r"no digest of its slices .*run role aifabric.roce.plan again"):
         load_slice(handle["dir"], "gpu01")
+
+
+def test_a_fifo_in_place_of_a_slice_is_refused_without_blocking(planned):
+    """Issue 26 item 5: a FIFO at devices/<switch>.json used to hang the lookup (the read blocks for a writer)."""
+    import os
+    import threading
+    handle, path = planned
+    path.unlink()
+    os.mkfifo(str(path))
+    outcome = {}
+
+    def look():
+        try:
+            device_intent().run(["gpu01"], variables={"hostvars": {"localhost": {"aifabric_plan": handle}}})
+        except AnsibleError as exc:
+            outcome["error"] = str(exc)
+    reader = threading.Thread(target=look, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "the lookup hangs on the FIFO"
+    assert "gpu01.json is not a regular file" in outcome["error"] and "run role aifabric.roce.plan" in outcome["error"]
+
+
+@pytest.mark.parametrize("bad", [12345, ["x"], "not-a-digest"])
+def test_a_mistyped_slices_digest_is_named_not_a_traceback(planned, bad):
+    handle, _path = planned
+    with pytest.raises(AnsibleError, match=r"slices_digest must be a sha256 \(64 lowercase hex digits\)"):
+        device_intent().run(["gpu01"], variables={"hostvars": {"localhost": {"aifabric_plan": dict(handle, slices_digest=bad)}}})
+
+
+def test_an_empty_plan_dir_is_refused_not_the_current_directory(planned, tmp_path, monkeypatch):
+    handle, _path = planned
+    monkeypatch.chdir(handle["dir"])   # a plan right here must not be picked up through ""
+    with pytest.raises(AnsibleError, match=r"plan_dir is empty, which would mean the current directory"):
+        device_intent().run(["gpu01"], variables={}, plan_dir="")
+    with pytest.raises(ValueError, match=r"plan_dir is empty"):
+        load_slice("", "gpu01")
+    with pytest.raises(ValueError, match=r"dest \(role variable plan_dir\) is empty"):
+        write_plan(build_plan(lab()), "")

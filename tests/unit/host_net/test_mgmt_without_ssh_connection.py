@@ -80,3 +80,12 @@ def test_the_module_hands_the_ancestor_ssh_connection_and_the_inventory_hints_to
     assert result["rc"] == 0
     assert seen["ssh_connection"] == SSH
     assert seen["mgmt_interfaces"] == ["eth0"] and seen["mgmt_address"] == "192.168.250.14"
+
+
+def test_a_misspelt_host_mgmt_interface_is_refused_before_anything_is_sent():
+    """Issue 26 item 5: `host_mgmt_interface: eht0` (not on the host) used to protect nothing, silently."""
+    host = FakeHost(no_default_route_state())
+    with pytest.raises(HostNetError, match=r"host_mgmt_interface names eht0, which does not exist on this host "
+                                           r"\(present: .*eth0.*\): fix host_mgmt_interface"):
+        engine.run(host, lab_intent("gpu04"), check_mode=True, persistence="systemd", mgmt_interfaces=["eht0"])
+    assert host.batches == [] and host.writes == []

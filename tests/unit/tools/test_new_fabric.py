@@ -36,7 +36,8 @@ def make_new_fabric(tmp_path):
 @pytest.mark.parametrize("name", [
     "../../x", "/tmp/x", "x/y", ".hidden", "", "-x", "x y",
     "x; touch {pwned} #", "x`touch {pwned}`", "x\"; touch {pwned}; echo \"", "x'; touch {pwned}; echo '",
-    "x$$(touch {pwned})",  # make turns $$ into $: the shell gets x$(touch ...)
+    "x$$(touch {pwned})",  # make would turn $$ into $: the shell must not run x$(touch ...)
+    "y$(shell touch {pwned})",  # make's own function: expanded by make when it exports NAME, unless kept as text
 ])
 def test_a_name_that_is_a_path_or_a_command_is_refused_before_anything_runs(make_new_fabric, tmp_path, name):
     pwned = tmp_path / "pwned"
