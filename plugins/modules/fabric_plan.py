@@ -128,7 +128,7 @@ problems:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import intent_digest, write_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import EMPTY_DEST, intent_digest, write_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
 
 

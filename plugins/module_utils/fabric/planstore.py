@@ -18,7 +18,7 @@ import os
 import stat
 from json.encoder import encode_basestring_ascii
 
-from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, replace_with, write_if_changed
+from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, replace_with, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.rollout import switch_batches
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.slices import device_slices
 
