@@ -18,8 +18,11 @@ lab-down-hosts: setup
 lab-status: setup
 	$(PY) tests/lab/hosts/lab.py status
 
+# Molecule adds its own inventory, so the lab inventory's lab_id (computed from inventory_dir) would name
+# another lab: hand the checkout's id over instead (tests/lab/labid.py; AIFABRIC_LAB_ID set by the caller wins).
 test-host-network: setup
-	cd $(CURDIR) && $(BIN)/molecule test -s host_network
+	cd $(CURDIR) && AIFABRIC_LAB_ID=$$($(PY) -c 'import sys; sys.path.insert(0, "tests/lab"); import labid; print(labid.lab_id())') \
+		$(BIN)/molecule test -s host_network
 
 bench-host-network: setup lab-up-hosts
 	$(PY) tools/bench_host_network.py

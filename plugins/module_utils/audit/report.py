@@ -730,7 +730,7 @@ def entry_from_findings(device, kind, check, findings):
         elif record["result"] == "not_run":
             items.append(_item(record["subject"], record["expected"] or "run", "not run: %s" % record["why"]))
     messages = [f.get("message", "") for f in readiness if f.get("message")] + [
-        r["why"] for r in results if r["result"] == "failed" and r["why"]]
+        r["why"] for r in results if r["result"] in ("failed", "not_run") and r["why"]]
     entry = {"device": device, "kind": kind, "check": check, "status": status, "items": items,
              "message": "; ".join(messages), "results": results}
     synthetic = [f for f in readiness if f.get("id") == "synthetic_root"]
