@@ -26,6 +26,8 @@ import contextlib
 import re
 import time
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError
+
 
 class StepError(Exception):
     """A step of the transaction failed: which step, which command, what the device said."""
@@ -543,7 +545,7 @@ class KlishReverseTxn(ShellMarkers, Transaction):
                     yield self
                 finally:
                     self.in_shell = False
-        except StepError:
+        except (StepError, LockHeldError):   # a held lock is the lock's answer, not a broken hop: keep its holder's name
             raise
         except Exception as exc:  # noqa: BLE001 - never reuse a session in an unknown mode (closed by _fail)
             raise self.io._fail(step, "exit / sonic-cli", exc)
