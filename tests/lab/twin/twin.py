@@ -275,8 +275,6 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     start_sshd(plan, record, state)
-    if not args.host_config:
-        start_lldpd(plan, record, state, hosts)
     write_inventory(plan, record, state, getattr(args, "intent", None))
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
@@ -353,16 +351,14 @@ def hosts_up(plan, hosts, record, state, first_port):
     for index, name in enumerate(hosts):
         ns = ns_of(name)
         base = os.path.join(hosts_dir, name)
-        for sub in ("etc", "opt", "run", "work/etc", "work/opt", "work/run"):
+        for sub in ("etc", "opt", "work/etc", "work/opt"):
             os.makedirs(os.path.join(base, sub))
         nsfile = os.path.join(mnt, ns)
         open(nsfile, "w").close()
         script = " && ".join([
             "umount -l /sys", "mount -t sysfs sysfs /sys",     # as `ip netns exec` does: /sys of this netns
             overlay("/etc", "/etc", os.path.join(base, "etc"), os.path.join(base, "work", "etc")),
-            overlay("/opt", "%s:/opt" % hw, os.path.join(base, "opt"), os.path.join(base, "work", "opt")),
-            # /run of its own: the host's lldpd answers lldpctl on /run/lldpd.socket (never the machine's lldpd)
-            overlay("/run", "/run", os.path.join(base, "run"), os.path.join(base, "work", "run"))])
+            overlay("/opt", "%s:/opt" % hw, os.path.join(base, "opt"), os.path.join(base, "work", "opt"))])
         run("unshare", "--mount=%s" % nsfile, "--propagation", "slave",
             "nsenter", "--net=/run/netns/%s" % ns, "sh", "-ec", script)
         record["host_endpoints"][name] = {"namespace": ns, "mount_ns": nsfile, "port": first_port + index, "root": base}
@@ -387,46 +383,6 @@ def start_sshd(plan, record, state):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("twin sshd did not start; see %s" % log.name)
         time.sleep(0.1)
-
-
-LLDP_TX_INTERVAL = 2   # seconds: neighbours are known a few seconds after a link comes up
-
-
-def start_lldpd(plan, record, state, hosts):
-    """lldpd on every leaf (system name = the leaf's plan name, port id = interface name, as validate.yml's LLDP
-    probe expects from the cabling plan) and on every GPU host reached by Ansible (in its own /run, so the probe's
-    plain ``lldpctl`` asks it). Foreground daemons in their own sessions; pids kept for ``down``."""
-    if shutil.which("lldpd") is None:
-        print("lldpd not installed (tools/setup-system.sh): validate.yml reports LLDP not run", file=sys.stderr)
-        return
-    conf_dir = os.path.join(state, "lldp")
-    os.makedirs(conf_dir, exist_ok=True)
-    record["lldpd_pids"] = []
-
-    def start(name, enter, options=()):
-        conf = os.path.join(conf_dir, "%s.conf" % name)
-        with open(conf, "w") as handle:
-            handle.write("configure system hostname %s\nconfigure lldp portidsubtype ifname\n"
-                         "configure lldp tx-interval %d\n" % (name, LLDP_TX_INTERVAL))
-        log = open(os.path.join(conf_dir, "%s.log" % name), "a")
-        proc = subprocess.Popen(enter + ["lldpd", "-d", "-O", conf] + list(options), stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        record["lldpd_pids"].append(proc.pid)
-
-    for name in sorted(plan["leafs"]):   # the routers share the machine's /run: a control socket each
-        start(name, ["ip", "netns", "exec", ns_of(name)], ["-u", os.path.join(conf_dir, "%s.socket" % name)])
-    for name in hosts:
-        info = record.get("host_endpoints", {}).get(name)
-        if info:
-            start(name, ["nsenter", "--net=/run/netns/%s" % info["namespace"], "--mount=%s" % info["mount_ns"]])
-
-
-def stop_lldpd(record):
-    for pid in record.get("lldpd_pids", []):
-        try:
-            os.killpg(pid, 15)
-        except OSError:
-            pass
 
 
 def write_inventory(plan, record, state, intent=None):
@@ -567,7 +523,6 @@ def down(args):
             os.kill(record["sshd_pid"], 15)
         except OSError:
             pass
-    stop_lldpd(record)
     unmount_host_namespaces(state)
     for ns in record.get("namespaces", []):
         remove_namespace(ns)
