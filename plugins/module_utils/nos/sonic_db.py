@@ -297,6 +297,16 @@ def _owned_keys(table, key, intent, sections, port):
     return None
 
 
+def _ownership(table, key, row, intent, sections, port, planned):
+    """Which fields of one CONFIG_DB row are ours (see _owned_keys); a QUEUE row of a planned port is ours only
+    in the fields that name our AIF- objects. ``planned``: the plan's port names, computed once per read."""
+    own = _owned_keys(table, key, intent, sections, port)
+    if table == "QUEUE" and own is None and isinstance(row, dict) and "qos" in sections \
+            and key.split("|")[0] in planned:
+        own = _queue_fields(row)
+    return own
+
+
 def _queue_fields(fields):
     """A plan port's queue: its scheduler / wred_profile fields are ours when they name our objects (the switch's
     own scheduler.N on the other queues stays the switch's). Known limit: a queue we configure that held the
@@ -308,15 +318,13 @@ def _queue_fields(fields):
 def owned_tables(config, intent, sections, port=lambda p: p):
     """A whole CONFIG_DB (``show runningconfiguration all``) -> the owned tables, same shape as render."""
     out = {}
+    planned = set(port(p) for p in ports_of(intent))
     for table in sorted(config):
         rows = config[table]
         if not isinstance(rows, dict):
             continue
         for key in sorted(rows):
-            own = _owned_keys(table, key, intent, sections, port)
-            if table == "QUEUE" and own is None and isinstance(rows[key], dict) and "qos" in sections \
-                    and key.split("|")[0] in set(port(p) for p in ports_of(intent)):
-                own = _queue_fields(rows[key])
+            own = _ownership(table, key, rows[key], intent, sections, port, planned)
             if own is None or not isinstance(rows[key], dict):
                 continue
             fields = dict(rows[key]) if own == "*" else dict((f, v) for f, v in rows[key].items() if f in own)
@@ -329,16 +337,14 @@ def outside(config, intent, sections, port=lambda p: p):
     """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths (a key
     whose fields are all ours still shows as ``TABLE|key``: a port is never ours to remove)."""
     out = []
+    planned = set(port(p) for p in ports_of(intent))
     for table in sorted(config):
         rows = config[table]
         if not isinstance(rows, dict):
             out.append("%s %s" % (table, json.dumps(rows, sort_keys=True)))
             continue
         for key in sorted(rows):
-            own = _owned_keys(table, key, intent, sections, port)
-            if table == "QUEUE" and own is None and isinstance(rows[key], dict) and "qos" in sections \
-                    and key.split("|")[0] in set(port(p) for p in ports_of(intent)):
-                own = _queue_fields(rows[key])
+            own = _ownership(table, key, rows[key], intent, sections, port, planned)
             if own == "*":
                 continue
             if own is not None:

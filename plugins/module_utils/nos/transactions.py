@@ -26,7 +26,7 @@ import contextlib
 import re
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError, MarkerStore
 
 
 class StepError(Exception):
@@ -81,7 +81,7 @@ def managed_reverse(driver, current, target):
     return driver.safe_reverse(current, target)
 
 
-class Transaction(object):
+class Transaction(MarkerStore):
     mechanism = "none"
     # what the caller may rely on after abort(): the NOS restores by itself (True) or we push a reverse
     native_undo = False
@@ -94,17 +94,7 @@ class Transaction(object):
         self.confirmed = False    # nothing left that the NOS could still undo by itself
         self.notes = []
 
-    # ---- the device lock's marker store (nos/devicelock.py MarkerStore); each NOS names its own kind of object
-    def listing(self):
-        """(device clock, {name: detail}) of the aif-* lock objects, in one round trip where the NOS allows."""
-        raise NotImplementedError
-
-    def make(self, name):
-        raise NotImplementedError
-
-    def drop(self, name):
-        raise NotImplementedError
-
+    # ---- the device lock's marker store: listing/make/drop come from devicelock.MarkerStore, each NOS names its objects
     def mark(self):
         self.make(self.tag)
 
