@@ -145,21 +145,29 @@ def _ratio(text):
     return value
 
 
+def _count(number, word, plural=None):
+    """'1 spine', '2 spines': the summary is read by people."""
+    return "%d %s" % (number, word if number == 1 else (plural or word + "s"))
+
+
 def summarise(sizing):
     """The few lines a user reads."""
     if sizing["design"] == "fat_tree":
-        lines = ["fat_tree, %d GPUs on %d NIC ports, %d tiers of %d-port switches: %d switches (%s, bottom tier first), "
-                 "%d optics, at most %d switch hops"
-                 % (sizing["gpus"], sizing["nic_ports"], sizing["tiers"], sizing["radix"], sizing["switches"],
-                    " + ".join(str(n) for n in sizing["switches_per_tier"]), sizing["optics"],
-                    sizing["max_switch_hops"])]
+        lines = ["fat_tree, %s on %s, %s of %d-port switches: %s (%s, bottom tier first), "
+                 "%s, at most %s"
+                 % (_count(sizing["gpus"], "GPU"), _count(sizing["nic_ports"], "NIC port"),
+                    _count(sizing["tiers"], "tier"), sizing["radix"], _count(sizing["switches"], "switch", "switches"),
+                    " + ".join(str(n) for n in sizing["switches_per_tier"]), _count(sizing["optics"], "optic"),
+                    _count(sizing["max_switch_hops"], "switch hop"))]
     else:
-        lines = ["rail_optimized, %d GPUs (%d servers, %d rails): %d switches (%d leafs + %d spines), %d optics"
-                 % (sizing["gpus"], sizing["servers"], sizing["rails"], sizing["switches"], sizing["leafs"],
-                    sizing["spines"], sizing["optics"]),
-                 "%d server groups of %d servers, %d uplinks per leaf at %s, %d host links + %d fabric links"
-                 % (sizing["groups"], sizing["servers_per_group"], sizing["uplinks_per_leaf"],
-                    sizing["oversubscription"], sizing["host_links"], sizing["fabric_links"])]
+        lines = ["rail_optimized, %s (%s, %s): %s (%s + %s), %s"
+                 % (_count(sizing["gpus"], "GPU"), _count(sizing["servers"], "server"), _count(sizing["rails"], "rail"),
+                    _count(sizing["switches"], "switch", "switches"), _count(sizing["leafs"], "leaf"),
+                    _count(sizing["spines"], "spine"), _count(sizing["optics"], "optic")),
+                 "%s of %s, %s per leaf at %s, %s + %s"
+                 % (_count(sizing["groups"], "server group"), _count(sizing["servers_per_group"], "server"),
+                    _count(sizing["uplinks_per_leaf"], "uplink"), sizing["oversubscription"],
+                    _count(sizing["host_links"], "host link"), _count(sizing["fabric_links"], "fabric link"))]
     return lines + ["WARNING: %s" % warning for warning in sizing["warnings"]]
 
 

@@ -107,3 +107,12 @@ def test_sizing_playbook_answers_without_an_inventory():
     text = out.stdout.decode()
     assert out.returncode == 0, text
     assert "1280 switches (512 + 512 + 256, bottom tier first), 196608 optics" in text
+
+
+def test_summary_counts_one_of_a_kind_in_the_singular(capsys):
+    result = size(capsys, gpus=8, nics_per_server=1, nic_gbps=400, leaf_ports=64, leaf_port_gbps=400,
+                  spine_ports=64, spine_port_gbps=800)
+    sizing, summary = result["sizing"], result["summary"]
+    assert (sizing["servers"], sizing["rails"], sizing["leafs"], sizing["spines"]) == (1, 1, 1, 1)
+    assert summary[0].startswith("rail_optimized, 8 GPUs (1 server, 1 rail): 2 switches (1 leaf + 1 spine), ")
+    assert summary[1].startswith("1 server group of 32 servers, ") and summary[1].endswith(", 1 host link + 32 fabric links")
