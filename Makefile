@@ -16,6 +16,8 @@ TEST_TARGETS := test-unit test-sanity test-lint
 TEST_LAB_TARGETS :=
 # ansible-test sanity is the longest CPU-bound check: a lane of its own, beside unit and lint
 TEST_LANES := test-sanity
+# targets whose tests measure real time: tools/ci_run.py runs every other target under nice
+TEST_TIMED_TARGETS :=
 DEMO_TARGETS := plan
 
 .PHONY: setup demo test test-unit test-sanity test-lint plan sizing bench bench-plan docs changelog clean
@@ -46,7 +48,7 @@ test: setup
 CI_JOBS ?= 0
 .PHONY: test-parallel
 test-parallel: setup
-	$(PY) tools/ci_run.py --jobs $(CI_JOBS) --logs $(CURDIR)/$(BUILD)/ci --lane "$(TEST_LAB_TARGETS)" \
+	$(PY) tools/ci_run.py --jobs $(CI_JOBS) --logs $(CURDIR)/$(BUILD)/ci --timed "$(TEST_TIMED_TARGETS)" --lane "$(TEST_LAB_TARGETS)" \
 	  $(foreach lane,$(TEST_LANES),--lane "$(subst +, ,$(lane))") -- $(TEST_TARGETS)
 
 test-unit: setup

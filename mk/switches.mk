@@ -2,6 +2,8 @@
 TEST_TARGETS += test-switches
 # private simulators (own ports and state dir): a lane of its own beside the rest
 TEST_LANES += test-switches
+# its simulators' timers (drops, outages, lock TTLs) are real time: normal priority, the CPU-bound lanes niced
+TEST_TIMED_TARGETS += test-switches
 .PHONY: lab-up-switches lab-down-switches test-switches test-switches-unit bench-switch bench-races
 .PHONY: test-switches-part1 test-switches-part2 test-switches-part3
 lab-up: lab-up-switches

@@ -7,6 +7,8 @@
 TEST_TARGETS += test-twin
 # namespaces and ports of its own (AIFABRIC_TEST_PORT_OFFSET): a lane of its own beside the rest
 TEST_LANES += test-twin
+# its traffic probes measure real time: normal priority, the CPU-bound lanes niced
+TEST_TIMED_TARGETS += test-twin
 
 TWIN_STATE ?= $(CURDIR)/$(BUILD)/twin
 TWIN_INVENTORY ?= $(CURDIR)/inventories/lab

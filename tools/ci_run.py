@@ -12,6 +12,10 @@ the console gets one line when a target starts and one when it ends. At the end:
 target (wall, CPU user+sys of the target and its reaped children, CPU/wall, idle = wall - CPU),
 the machine's CPU use over the run (to tell a quiet machine from a shared one), the tail of every
 failed target's log, and exit status 1 when any target failed.
+
+Targets whose tests measure real time (--timed: the twin's traffic probes, the switch simulators' timers) run at
+normal priority; every other target runs under `nice -n <--nice>` (10 by default), so that the CPU-bound lanes beside
+them (unit, sanity, lint, the podman lab) cannot starve a probe into a false loss on a 2-core machine.
 """
 import argparse
 import os
@@ -38,9 +42,11 @@ def loadavg():
 
 
 class Runner:
-    def __init__(self, logs, make):
+    def __init__(self, logs, make, timed=(), nice=10):
         self.logs = logs
         self.make = make
+        self.timed = set(timed)
+        self.nice = nice
         self.results = {}
         self.lock = threading.Lock()
         self.start = time.monotonic()
@@ -53,8 +59,11 @@ class Runner:
         log = os.path.join(self.logs, target + ".log")
         self.say("start %s (log %s)" % (target, log))
         began = time.monotonic()
+        command = self.make + [target]
+        if self.nice and target not in self.timed:
+            command = ["nice", "-n", str(self.nice)] + command
         with open(log, "w", encoding="utf-8") as out:
-            proc = subprocess.Popen(self.make + [target], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
             # wait4: this target's own CPU plus that of every descendant it waited for
             _pid, status, usage = os.wait4(proc.pid, 0)
@@ -83,6 +92,9 @@ def main(argv=None):
     parser.add_argument("--lane", action="append", default=[], help="targets run one after another (space-separated)")
     parser.add_argument("--jobs", type=int, default=0, help="1: everything one after another (default: lanes in parallel)")
     parser.add_argument("--logs", default=os.path.join(ROOT, "build", "ci"))
+    parser.add_argument("--timed", action="append", default=[],
+                        help="targets that measure real time (space-separated): run at normal priority")
+    parser.add_argument("--nice", type=int, default=10, help="niceness of every other target (0: none)")
     parser.add_argument("targets", nargs="*", help="every target of the run, in order")
     args = parser.parse_args(argv)
 
@@ -98,10 +110,12 @@ def main(argv=None):
         lanes = [order]
 
     os.makedirs(args.logs, exist_ok=True)
-    runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"])
+    timed = [t for group in args.timed for t in group.split()]
+    runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"], timed, args.nice)
     skipped = ("; not in this run: " + " ".join(unknown)) if unknown else ""
     lanes_text = " | ".join(" ".join(lane) for lane in lanes)
-    runner.say("load %s on %d CPUs; lanes: %s%s" % (loadavg(), os.cpu_count() or 0, lanes_text, skipped))
+    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s, the rest at nice %d"
+               % (loadavg(), os.cpu_count() or 0, lanes_text, skipped, " ".join(timed) or "none", args.nice))
     busy0, total0 = machine_cpu()
     threads = [threading.Thread(target=runner.run_lane, args=(lane,), daemon=True) for lane in lanes]
     for thread in threads:

@@ -9,6 +9,7 @@ FAKE_MAKE = r'''#!/bin/sh
 # stand-in for make: the target is the last argument; it records start and end and sleeps
 t="$(eval echo \${$#})"
 echo "start $t $(date +%s.%N)" >> "$CI_TRACE"
+echo "nice $t $(nice)" >> "$CI_TRACE"
 echo "output of $t"
 case "$t" in
   slow-*) sleep 1 ;;
@@ -57,3 +58,12 @@ def test_jobs_1_runs_everything_one_after_another(tmp_path):
     proc, ev = run(tmp_path, "--jobs", "1", "--lane", "slow-a", "--", "slow-a", "slow-b")
     assert proc.returncode == 0, proc.stdout
     assert ev[("start", "slow-b")] >= ev[("end", "slow-a")]
+
+
+def test_timed_targets_keep_normal_priority_and_the_rest_run_niced(tmp_path):
+    proc, ev = run(tmp_path, "--timed", "quick-twin", "--lane", "quick-twin", "--", "quick-unit", "quick-twin")
+    assert proc.returncode == 0, proc.stdout
+    base = os.nice(0)
+    assert ev[("nice", "quick-twin")] == base and ev[("nice", "quick-unit")] == min(base + 10, 19)
+    proc, ev = run(tmp_path, "--nice", "0", "--", "quick-unit")
+    assert ev[("nice", "quick-unit")] == base
