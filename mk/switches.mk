@@ -37,7 +37,7 @@ test-switches: setup
 
 test-switches-part1 test-switches-part2 test-switches-part3: setup
 	AIFABRIC_TEST_PORT_OFFSET=$$(( $${AIFABRIC_TEST_PORT_OFFSET:-300} + 30 * ($(@:test-switches-part%=%) - 1) )) \
-	  $(PY) -m pytest -q -p no:logging $(addprefix $(SWITCHES_TESTS)/,$(SWITCHES_PART_$(@:test-switches-part%=%)))
+	  $(PY) -m pytest -q -p no:logging --durations=12 $(addprefix $(SWITCHES_TESTS)/,$(SWITCHES_PART_$(@:test-switches-part%=%)))
 
 # no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16
 bench-switch: setup
