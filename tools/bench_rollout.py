@@ -114,10 +114,13 @@ def rollout(state, plan, fabric, timers, drain, interval, prefix=None):
     if os.path.exists(stop):
         os.unlink(stop)
     procs = []
+    # the instrument must not be what loses: a probe starved of CPU past its reply timeout counts a loss the
+    # fabric never had, so as root (CI, the twin) the probes run at a higher priority than the machine's other work
+    urgent = ["nice", "-n", "-10"] if os.geteuid() == 0 else []
     for kind, rail, host, src, dst in flows(plan):
-        cmd = ["ip", "netns", "exec", (prefix or PREFIX) + host, "python3", PROBE, "watch", "--src", src, "--dst", dst,
-               "--seconds", "900", "--interval", str(interval), "--until", stop, "--losses",
-               "--reply-timeout", "1.0"]
+        cmd = urgent + ["ip", "netns", "exec", (prefix or PREFIX) + host, "python3", PROBE, "watch", "--src", src,
+                        "--dst", dst, "--seconds", "900", "--interval", str(interval), "--until", stop, "--losses",
+                        "--reply-timeout", "1.0"]
         procs.append(((kind, rail, host, src, dst), subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)))
     time.sleep(3)   # probes steady (ARP resolved) before the change
     started = time.time()
