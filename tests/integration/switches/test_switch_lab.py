@@ -50,6 +50,27 @@ def test_manual_drift_shows_in_plan(switch_lab, name):
     assert got[0] == DRIFT[name][0] and got[-1] == mtu and set(got[1:-1]) <= {"no mtu 1500"}, got
 
 
+@pytest.mark.parametrize("name", ["leaf3", "leaf0"])
+def test_a_login_keeps_the_config_context_of_a_session_typing(switch_lab, name):
+    """Another SSH login (a second controller's read, a test's poll) in the middle of a session's config mode
+    must not move that session's `interface X` context off the running config: the NX-OS drain-kill flake was
+    the simulator re-reading its own state file at every login, so the next `mtu` line landed in a dropped node."""
+    reset(switch_lab, name)
+    port, = DRIFT[name][:1]
+    typing = applier(switch_lab, name)
+    conn = typing._conn()
+    conn.config_mode()
+    conn.send_config_set([port], enter_config_mode=False, exit_config_mode=False)
+    other = applier(switch_lab, name)
+    other.read()   # a login and a read while the first session stands in `interface X`
+    other.close()
+    conn.send_config_set(["mtu 1500"], enter_config_mode=False, exit_config_mode=False)
+    conn.exit_config_mode()
+    typing.close()
+    node = next(n for n in lab.read_state(name, switch_lab["root"])["running"] if n[0] == port)
+    assert ["mtu 1500", []] in node[1], node
+
+
 def test_nvue_drift_shows_in_plan(switch_lab):
     a = applier(switch_lab, "leaf2")
     before, after, cmds = a.plan()

@@ -88,6 +88,15 @@ def pfc_frames(intf):
     return (100 + num, 200 + num) if on else (0, 0)
 
 
+def _stamp(path_or_file):
+    """Identity of one written version of a file: (inode, size, mtime ns); None when it is missing."""
+    try:
+        st = os.fstat(path_or_file.fileno()) if hasattr(path_or_file, "fileno") else os.stat(path_or_file)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class Device(object):
     def __init__(self, name, nos, state_dir):
         self.name, self.nos, self.state_dir = name, nos, state_dir
@@ -97,10 +106,18 @@ class Device(object):
         self.reload()
 
     def reload(self):
-        """Re-read state.json (the lab tooling may reset a device between sessions)."""
+        """Re-read state.json when someone else wrote it (the lab tooling resets a device between sessions).
+
+        Only then: a login must not replace the config nodes a session typing in config mode holds (its
+        ``interface X`` context is a node of the running tree); re-reading the file this process wrote itself
+        would orphan that node, and the session's next line (``mtu 9100``) would land in a node no longer in
+        the running config (the NX-OS drain-kill flake: a verify read back the old MTU)."""
         path = os.path.join(self.state_dir, "state.json")
+        if getattr(self, "written", None) is not None and _stamp(path) == self.written:
+            return
         with open(path) as fh:
             st = json.load(fh)
+            self.written = _stamp(fh)
         # tree (CLI) or list of nv paths (nvue); updated in place: a session typing config meanwhile keeps
         # editing the device's one running config, not a copy that a new login replaced
         if isinstance(getattr(self, "running", None), list):
@@ -128,6 +145,8 @@ class Device(object):
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
+            fh.flush()
+            self.written = _stamp(fh)
         os.replace(tmp, os.path.join(self.state_dir, "state.json"))
 
     def faults(self):
