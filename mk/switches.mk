@@ -28,9 +28,9 @@ SWITCHES_TESTS := tests/integration/switches
 SWITCHES_PART_1 := test_playbook.py test_audit_goes_on.py test_switch_facts.py test_roce_health.py test_drain.py
 SWITCHES_PART_2 := test_fault_matrix.py
 SWITCHES_PART_3 := $(filter-out $(SWITCHES_PART_1) $(SWITCHES_PART_2),$(sort $(notdir $(wildcard $(SWITCHES_TESTS)/test_*.py))))
-# CI runs the parts one after another (SWITCHES_JOBS=1): side by side on the 2-core machine, a drain test's
-# timing failed once (test_lock_field kill test on NX-OS, 2026-11-26; cause not found). SWITCHES_JOBS=3 runs them
-# side by side.
+# CI runs the parts one after another (SWITCHES_JOBS=1): side by side on the 2-core machine, a drain test failed
+# once (test_lock_field kill test on NX-OS, 2026-11-26; cause: the simulator re-read its state at every login, fixed
+# the same day, docs/benchmarks.md). SWITCHES_JOBS=3 runs them side by side.
 SWITCHES_JOBS ?= 1
 test-switches: setup
 	$(MAKE) --no-print-directory -j$(SWITCHES_JOBS) --output-sync=target test-switches-part1 test-switches-part2 test-switches-part3

@@ -25,6 +25,11 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions imp
     RefusedError, StepError, check_safe, managed_reverse)
 
 
+# seconds of line-by-line sending between two reads of the whole running config (StagingGuard): the window in
+# which an operator's edit of a key this run sets later could still be overwritten (docs/switches.md)
+RECHECK_EVERY = 1.0
+
+
 class ConnectError(StepError):
     """The device could not be reached or logged into (TCP, SSH, authentication): nothing was sent."""
 
@@ -56,6 +61,34 @@ class ForeignChange(StepError):
 
 class LockLost(StepError):
     """This run's device lock was taken by another run (not renewed within the TTL): touch nothing more."""
+
+
+class StagingGuard(object):
+    """Between the blocks of a push that the NOS applies line by line (NX-OS, klish), and before FRR's ``vtysh -f``:
+    renew the device lock's lease at the house's cadence (a third of the TTL) and re-read the running config,
+    stopping before the next line when someone else changed the switch since this run's read (an operator's
+    value on a key this run is about to set would be overwritten otherwise). Due every ``every`` seconds."""
+
+    def __init__(self, applier, base, want, every):
+        self.applier, self.base, self.want, self.every = applier, base, want, float(every)
+        self.checked = self.renewed = applier._clock()
+
+    def due(self):
+        now = self.applier._clock()
+        return now - self.checked >= self.every or now - self.renewed >= self.applier.lock_ttl / 3.0
+
+    def __call__(self, step):
+        run = self.applier
+        if run._clock() - self.renewed >= run.lock_ttl / 3.0:
+            run._renew(step)   # still ours, the lease renewed by the device's clock (LockLost otherwise)
+            self.renewed = run._clock()
+        got = run.read_image(step)
+        self.checked = run._clock()
+        ch = Changes(self.base, self.want, got, sent=run.attempted)
+        if ch.foreign:
+            raise ForeignChange(step, None, "", "someone else changed the switch while this run was sending its "
+                                "change; this run stopped before its next line, which could overwrite it: %s"
+                                % ch.describe())
 
 
 class DeviceLock(object):
@@ -262,7 +295,7 @@ def _log_tail(conn, chars=400):
 class Applier(object):
     def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None,
                  read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300, lock_ttl=1800,
-                 device_lock=True, drain="never", drain_wait=5):
+                 device_lock=True, drain="never", drain_wait=5, recheck_every=RECHECK_EVERY):
         self.driver, self.intent, self.qos = driver, intent, qos
         self.sections = tuple(sections)
         self.commit_timer = int(commit_timer or 0)
@@ -279,6 +312,9 @@ class Applier(object):
         self.drain, self.drain_wait = drain, float(drain_wait)
         self.drained = None   # what the drain did on the last apply (reported by switch_config)
         self.drain_state = None   # any drain on the switch, read by plan() (reported by switch_config)
+        # line-by-line NOSes: a read proving nobody else changed the switch at least this often while sending
+        self.recheck_every = float(recheck_every)
+        self._clock = time.monotonic   # the controller's clock for cadences (tests drive it)
         self._held = None        # the transaction holding the device lock (its marker store), while held
         self._drain_open = False  # our drain record is on the device and our drain line may be
         self.before_image = None
@@ -618,6 +654,7 @@ class Applier(object):
                 raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
                                     "else; committing would overwrite it: %s" % Changes(base, want, got).describe())
 
+        txn.guard = StagingGuard(self, base, want, self.recheck_every)
         saving = False
         try:
             self._renew("begin")   # before the change: still ours (a run suspended past its TTL stops here)

@@ -81,10 +81,23 @@ def managed_reverse(driver, current, target):
     return driver.safe_reverse(current, target)
 
 
+def blocks(cmds):
+    """A command list -> its top-level blocks (a line without indent and the indented lines under it)."""
+    out = []
+    for cmd in cmds:
+        if not out or not cmd[:1].isspace():
+            out.append([])
+        out[-1].append(cmd)
+    return out
+
+
 class Transaction(MarkerStore):
     mechanism = "none"
     # what the caller may rely on after abort(): the NOS restores by itself (True) or we push a reverse
     native_undo = False
+    # set by the caller for a NOS that applies line by line: ``guard.due()`` says when, between two top-level
+    # blocks, ``guard(step)`` must run (renew the lease, re-read the switch and stop on someone else's change)
+    guard = None
 
     def __init__(self, driver, io, tag, commit_timer=0, verify_budget=60):
         self.driver, self.io, self.tag = driver, io, tag
@@ -141,6 +154,27 @@ class Transaction(MarkerStore):
     def leftovers(self):
         """Transaction objects still on the device after abort/cleanup (pending revision, checkpoint, session)."""
         return []
+
+    def push_guarded(self, step, cmds):
+        """Type ``cmds`` (line by line live) a top-level block at a time; when the guard is due between two
+        blocks, config mode is left and the guard runs first, so no block goes out more than the guard's
+        interval after the last read that proved nobody else changed the switch."""
+        if self.guard is None:
+            self.committed = True   # from the first line on the running config may hold part of the change
+            self.io.configure(step, list(cmds))
+            return
+        in_config = False
+        for block in blocks(cmds):
+            if self.guard.due():
+                if in_config:
+                    self.io.configure(step, [], enter=False, leave=True)   # leave config mode for the read
+                    in_config = False
+                self.guard(step)
+            self.committed = True
+            self.io.configure(step, block, enter=False if in_config else None, leave=False)
+            in_config = True
+        if in_config:
+            self.io.configure(step, [], enter=False, leave=True)
 
     def _reverse(self, read_managed, before_managed, push):
         now = read_managed()
@@ -280,9 +314,21 @@ class EosSessionTxn(Transaction):
         if secs != self.commit_timer and self.commit_timer:
             self.notes.append("commit timer raised from %ds to %ds (longer than verification)" % (self.commit_timer, secs))
         if precheck is not None:
+            # the session's diff against the running config, now and again right before the commit: the
+            # session holds still, so the same diff means the same running config (Arista: `show
+            # session-config diffs` compares system:/running-config with the session's config)
+            seen = _session_diff(self.io.run("precheck", "show session-config diffs"))
             self.io.run("precheck", "end", in_config=True)   # leave the session pending; read in exec mode
             precheck("precheck")
             self.io.configure("stage", [], enter="configure session %s" % self.work, leave=False)
+            last = _session_diff(self.io.run("precheck", "show session-config diffs"))
+            if last != seen:
+                self.io.run("precheck", "end", in_config=True)
+                precheck("precheck")   # names what someone else changed (a ForeignChange)
+                moved = sorted(set(last) ^ set(seen))
+                raise StepError("precheck", "show session-config diffs", "", "the running config changed just before "
+                                "the commit, by someone else; committing would overwrite it: the session's diff "
+                                "moved by %s" % "; ".join(x.strip() for x in moved[:8]))
         cmd = "commit timer %s" % _hms(secs)
         self.committed = True   # from here on the device may hold the change (a lost answer proves nothing)
         self.io.run("commit", cmd, in_config=True)
@@ -367,6 +413,13 @@ def device_clock(text):
     raise StepError("lock", "show clock", text, "cannot read the device's clock")
 
 
+def _session_diff(text):
+    """`show session-config diffs` -> its changed lines (the ``---``/``+++`` file names and hunk positions
+    dropped: an unchanged running config gives the same list)."""
+    return [line.rstrip() for line in (text or "").splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++ ", "--- "))]
+
+
 def _eos_sessions(text, raw=False):
     """`show configuration sessions` rows -> [(name, state)] (rows: name, state, user, terminal); states
     pending and pendingCommitTimer read as "pending" unless ``raw``."""
@@ -402,8 +455,7 @@ class NxosCheckpointTxn(Transaction):
         return "deleted its checkpoint(s) (the running config was not rolled back)"
 
     def stage(self, cmds):
-        self.committed = True   # NX-OS applies each line as it is typed
-        self.io.configure("stage", list(cmds))
+        self.push_guarded("stage", cmds)   # NX-OS applies each line as it is typed
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")
@@ -541,8 +593,7 @@ class KlishReverseTxn(ShellMarkers, Transaction):
             raise self.io._fail(step, "exit / sonic-cli", exc)
 
     def stage(self, cmds):
-        self.committed = True   # klish applies each line as it is typed
-        self.io.configure("stage", list(cmds))
+        self.push_guarded("stage", cmds)   # klish applies each line as it is typed
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")
@@ -585,6 +636,8 @@ class FrrVtyshTxn(ShellMarkers, Transaction):
     def _apply_file(self, step, cmds):
         path = self._put(step, cmds)
         self._ok(step, "vtysh -C -f %s" % path, note="vtysh refused the change in its dry run (nothing was applied)")
+        if self.guard is not None and step == "stage":
+            self.guard(step)   # the last read before vtysh -f applies the file (line by line, in one go)
         self.committed = True   # vtysh -f applies line by line: from here the router may hold part of it
         self.io.attempted.extend(cmds)
         self._ok(step, "vtysh -f %s" % path, note="vtysh refused a line (it applies the lines around a refused one)")

@@ -17,11 +17,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import lab
 import pytest
 from helpers import applier, full_state, reset
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 from test_drain import DRAIN, SECTIONS, converged, drain_lines
 from test_fault_matrix import aif_objects
 
@@ -184,3 +187,48 @@ def test_a_controller_killed_between_drain_and_undrain_is_undrained_by_the_next_
     check.plan()
     check.close()
     assert check.drain_state is None
+
+
+def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
+    """NX-OS applies line by line: a push held up on a slow switch renews its lease between blocks (apply.StagingGuard,
+    a third of the TTL by the controller's clock, driven here). The device's clock jumps 70 s past A's 60 s lease
+    while A sends; A renews at its next block; B, another machine, then tries while A waits on its last MTU line
+    and is refused naming A; A succeeds."""
+    name, root = "leaf3", switch_lab["root"]
+    reset(switch_lab, name)
+    probe = applier(switch_lab, name)
+    mtu_lines = sum(1 for c in probe.plan()[2] if c.strip().startswith("mtu "))
+    probe.close()
+    lab.set_faults(name, {"slow": [{"re": r"^mtu ", "skip": 0, "secs": 1},
+                                   {"re": r"^mtu ", "skip": mtu_lines - 1, "secs": 12}]}, root)
+    run = applier(switch_lab, name, lock_ttl=60, read_timeout=20, lock_dir=os.path.join(root, "ctl-pusha"))
+    jumped = threading.Event()
+    real = time.monotonic
+    run._clock = lambda: real() + (100 if jumped.is_set() else 0)
+    planned = run.plan()
+    outcome_a = {}
+
+    def apply():
+        try:
+            run.apply(*planned)
+            outcome_a["claim"] = "success"
+        except ApplyError as exc:
+            outcome_a["claim"] = exc
+    t = threading.Thread(target=apply)
+    t.start()
+    try:
+        lab.wait_slowed(name, 0, root, timeout=60)
+        lab.set_faults(name, {"clock_offset": 70}, root)   # the device's clock: A's lease is now 70 s old
+        jumped.set()                                        # the controller's: a third of the TTL has passed
+        lab.wait_slowed(name, 1, root, timeout=60)
+        b = controller(switch_lab, name, None, ("mtu",), "pushb", 0, dict(lock_ttl=60, lock_timeout=2), mtu=9100)
+        rb = outcome(b)
+    finally:
+        t.join()
+        run.close()
+        lab.set_faults(name, {}, root)
+    assert outcome_a["claim"] == "success", str(outcome_a["claim"])
+    assert rb["result"] == "failed" and rb["rolled_back"] is None and run.tag in rb["message"], rb
+    assert "since its last renewal by the device's clock" in rb["message"], rb["message"]
+    assert whole(switch_lab, name, ("qos", "mtu", "pbr"))
+    assert aif_objects(name, root) == []

@@ -11,6 +11,7 @@ the inventory points netmiko at (host key checking stays on). The lab's ports ar
 tests pass their own ports and state dir.
 """
 
+import glob
 import json
 import os
 import signal
@@ -106,8 +107,21 @@ def reset(name, platform, intent, root=None):
 
 
 def set_faults(name, faults, root=None):
-    with open(os.path.join(root or state_root(), name, "faults.json"), "w") as fh:
+    d = os.path.join(root or state_root(), name)
+    for old in glob.glob(os.path.join(d, "slowed-*")):   # the moments of the previous faults' sleeps
+        os.remove(old)
+    with open(os.path.join(d, "faults.json"), "w") as fh:
         json.dump(faults, fh)
+
+
+def wait_slowed(name, index=0, root=None, timeout=120):
+    """Wait until the simulator has started the sleep of ``slow`` spec ``index`` (simulator.py writes the file)."""
+    path = os.path.join(root or state_root(), name, "slowed-%d" % index)
+    end = time.time() + timeout
+    while not os.path.exists(path):
+        if time.time() > end:
+            raise AssertionError("the simulator of %s never reached slow spec %d" % (name, index))
+        time.sleep(0.05)
 
 
 def read_state(name, root=None):

@@ -16,7 +16,8 @@ Fault injection, read at each new SSH session from <state-dir>/faults.json:
                            close the session when a matching line arrives, before or after executing it
     {"down_for": 5}        after any drop, refuse new SSH sessions for that many seconds (no reconnect)
     {"slow": {"re": "^show running", "secs": 12, "skip": 1}}
-                           sleep before answering the (skip+1)-th matching line (once)
+                           sleep before answering the (skip+1)-th matching line (once); a list of such
+                           specs sleeps at each; the state dir gets `slowed-<index>` when a sleep starts
     {"prompt_on": "regex"} answer a matching line with an unexpected `Proceed? [y/N]` and take the next
                            line as the answer (the command is not executed)
     {"timer_secs": 1}      EOS: a commit timer fires after this many seconds whatever was asked
@@ -257,11 +258,19 @@ class Session(object):
         return self.rejects_seen > int(self.f.get("reject_skip", 0))
 
     def slow_down(self, line):
+        """Fault ``slow``: one spec or a list; each sleeps once, before its (skip+1)-th matching line, and first
+        writes ``slowed-<index>`` in the state dir so a test acts at that moment instead of guessing a sleep."""
         slow = self.f.get("slow")
-        if slow and re.search(slow["re"], line):
-            self.slow_seen += 1
-            if self.slow_seen == int(slow.get("skip", 0)) + 1:
-                time.sleep(float(slow["secs"]))
+        specs = slow if isinstance(slow, list) else [slow] if slow else []
+        if not isinstance(self.slow_seen, dict):
+            self.slow_seen = {}
+        for i, spec in enumerate(specs):
+            if re.search(spec["re"], line):
+                self.slow_seen[i] = self.slow_seen.get(i, 0) + 1
+                if self.slow_seen[i] == int(spec.get("skip", 0)) + 1:
+                    with open(os.path.join(self.dev.state_dir, "slowed-%d" % i), "w") as fh:
+                        fh.write(line)
+                    time.sleep(float(spec["secs"]))
 
     def dispatch(self, line):
         """Faults that act on whole lines, then the NOS's own handler."""

@@ -273,3 +273,26 @@ def test_two_concurrent_runs_on_one_router_serialize(tmp_path):
     run_b.close()
     run_b.apply(*run_b.plan())
     assert applier(router, tmp_path).plan()[2] == []       # both changes, nothing interleaved or lost
+
+
+def test_an_engineers_edit_after_the_dry_run_is_named_and_vtysh_f_never_runs(tmp_path):
+    """The last read before `vtysh -f` (apply.StagingGuard): an engineer sets a key this run is about to set (same
+    block, same setting, their value) while the change is uploaded and dry-run; the run stops before applying,
+    names their line, and their value stays."""
+    router = router_for()
+    tx = applier(router, tmp_path)
+    before, after, cmds = tx.plan()
+    head = next(i for i, c in enumerate(cmds) if c.startswith("interface ") and cmds[i + 1].startswith("ip address "))
+    ours = cmds[head + 1].strip()
+    theirs = "ip address 192.0.2.99/31"   # the engineer's address on the port this run is about to address
+    dry_run = router.dry_run
+
+    def engineer_meanwhile(text):
+        router.blocks.setdefault(router.key(cmds[head]), []).append(theirs)
+        return dry_run(text)
+    router.dry_run = engineer_meanwhile
+    with pytest.raises(ApplyError) as err:
+        tx.apply(before, after, cmds)
+    assert err.value.step == "stage" and theirs in str(err.value) and err.value.rolled_back is not True, str(err.value)
+    assert not any(c.startswith("vtysh -f") for _n, c, _s, _e in router.log)
+    assert theirs in router.blocks[router.key(cmds[head])] and ours not in router.blocks[router.key(cmds[head])]

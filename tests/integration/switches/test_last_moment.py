@@ -1,0 +1,113 @@
+"""Compare-and-swap at the last moment (issue 26 item 4), on every NOS driver the lab simulates: an engineer sets a
+key this run manages (a port's MTU) to their own value while the run is under way, at the latest moment each
+NOS's mechanism lets us look; the run stops, names the key and their value, and their value stays.
+
+* EOS: after the pre-commit read, while the run re-enters its configuration session (a commit copies the session's
+  snapshot over the running config): caught by `show session-config diffs` taken again right before `commit timer`;
+* NX-OS, AsterNOS, Dell SONiC (klish apply each line as typed): while the run is sending, before its line for that
+  port: caught by the re-read between blocks (apply.StagingGuard);
+* NVUE: while the run stages its revision: caught by the read just before `nv config apply`.
+A clean run re-checking before every block is never refused (no false foreign change). FRR: unit-tested
+(tests/unit/nos/test_frr_transaction.py), no simulator.
+"""
+import threading
+
+import lab
+import pytest
+from helpers import applier, reset
+from test_fault_matrix import aif_objects
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+
+# where the run is held (the simulator sleeps before that line) while the engineer types
+HOLD = {
+    "leaf1": {"re": r"^configure session aif-\S+-c$", "skip": 1},   # EOS: re-entering the session, after the read
+    "leaf3": {"re": r"^mtu ", "skip": 0},                            # NX-OS: its first MTU line
+    "leaf0": {"re": r"^mtu ", "skip": 0},                            # AsterNOS
+    "sonic0": {"re": r"^mtu ", "skip": 0},                           # Dell SONiC
+    "leaf2": {"re": r"link mtu ", "skip": 0},                        # NVUE: staging its revision
+}
+NOS = {"leaf1": "eos", "leaf3": "nxos", "leaf0": "asternos", "sonic0": "dell_sonic", "leaf2": "nvue"}
+
+
+def last_mtu_port(cmds):
+    """The port whose MTU line this run sends last (its edit lands before our line for it)."""
+    port, found = None, None
+    for cmd in cmds:
+        if cmd.startswith("nv set interface ") and " link mtu " in cmd:
+            found = cmd.split()[3]
+        elif not cmd[:1].isspace():
+            port = cmd[len("interface "):] if cmd.startswith("interface ") else None
+        elif port and cmd.strip().startswith("mtu "):
+            found = port
+    return found
+
+
+def engineer_sets_mtu(switch_lab, name, port):
+    op = applier(switch_lab, name)
+    conn = op._conn()
+    if NOS[name] == "nvue":
+        conn.send_command("nv set interface %s link mtu 1500" % port)
+        conn.send_command("nv config apply -y")
+    else:
+        conn.send_config_set(["interface %s" % port, "mtu 1500"])
+    op.close()
+
+
+def device_mtu(switch_lab, name, port):
+    running = lab.read_state(name, switch_lab["root"])["running"]
+    if NOS[name] == "nvue":
+        return [p.split()[-1] for p in running if p.startswith("interface %s link mtu " % port)]
+    node = next((n for n in running if n[0] == "interface %s" % port), ["", []])
+    return [c[0].split()[-1] for c in node[1] if c[0].startswith("mtu ")]
+
+
+@pytest.mark.parametrize("name", sorted(HOLD), ids=[NOS[n] for n in sorted(HOLD)])
+def test_an_engineers_value_on_a_key_we_set_is_named_never_overwritten(switch_lab, name):
+    reset(switch_lab, name)
+    lab.set_faults(name, {"slow": dict(HOLD[name], secs=2)}, switch_lab["root"])
+    run = applier(switch_lab, name, read_timeout=10)
+    planned = run.plan()
+    port = last_mtu_port(planned[2])
+    assert port, planned[2]
+    outcome = {}
+
+    def apply():
+        try:
+            run.apply(*planned)
+            outcome["claim"] = "success"
+        except ApplyError as exc:
+            outcome["claim"] = exc
+    t = threading.Thread(target=apply)
+    t.start()
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        engineer_sets_mtu(switch_lab, name, port)
+    finally:
+        t.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    claim = outcome["claim"]
+    print("LAST-MOMENT %s: %s" % (NOS[name], str(claim)[-600:]))
+    assert device_mtu(switch_lab, name, port) == ["1500"], "the engineer's MTU was overwritten: %s" % claim
+    assert claim != "success", "success claimed over the engineer's MTU"
+    assert claim.rolled_back is not True, str(claim)
+    assert "mtu 1500" in str(claim) and port in str(claim), "the failure does not name their key and value: %s" % claim
+    assert aif_objects(name, switch_lab["root"]) == []
+
+
+@pytest.mark.parametrize("name", ["leaf3", "sonic0"], ids=["nxos", "dell_sonic"])
+def test_a_clean_run_rechecking_while_it_sends_is_not_refused(switch_lab, name):
+    """Our own lines, half sent, are never taken for someone else's (both line-by-line transactions: NX-OS, klish)."""
+    reset(switch_lab, name)
+    run = applier(switch_lab, name, recheck_every=0.2)
+    planned = run.plan()
+    reads = []
+    real = run.read_image
+    run.read_image = lambda step="read": reads.append(step) or real(step)
+    run.apply(*planned)
+    run.close()
+    assert reads.count("stage") >= 3, reads   # the guard read between blocks
+    check = applier(switch_lab, name)
+    assert check.plan()[2] == []
+    check.close()
