@@ -1,8 +1,10 @@
+import contextlib
 import json
 import os
+import threading
 
 import lab
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
@@ -42,3 +44,43 @@ def full_state(name, root):
     return {"running": json.dumps(canon(st["running"])), "startup": json.dumps(canon(st["startup"])),
             "checkpoints": sorted(st.get("checkpoints") or {}), "pending": st.get("pending"),
             "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}
+
+
+class Background(threading.Thread):
+    """``run.apply(*planned)`` in a thread; after ``join()``, ``claim`` is "success" or the ApplyError."""
+
+    def __init__(self, run, planned):
+        threading.Thread.__init__(self, daemon=True)
+        self.run_, self.planned, self.claim = run, planned, None
+        self.start()
+
+    def run(self):
+        try:
+            self.run_.apply(*self.planned)
+            self.claim = "success"
+        except ApplyError as exc:
+            self.claim = exc
+
+
+@contextlib.contextmanager
+def cli_session(switch_lab, name):
+    """A second SSH session on the switch, as an engineer at its CLI (netmiko connection)."""
+    op = applier(switch_lab, name)
+    try:
+        yield op._conn()
+    finally:
+        op.close()
+
+
+def nothing_left(switch_lab, name, sections, **intent):
+    """No command left for this change (the intent with ``intent`` over it): it is whole on the device."""
+    dev = switch_lab["devices"][name]
+    saved = dev["intent"]
+    dev["intent"] = dict(saved, **intent)
+    try:
+        run = applier(switch_lab, name, sections=sections)
+        left = run.plan()[2]
+        run.close()
+    finally:
+        dev["intent"] = saved
+    return not left

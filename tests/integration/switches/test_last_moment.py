@@ -10,14 +10,10 @@ NOS's mechanism lets us look; the run stops, names the key and their value, and 
 A clean run re-checking before every block is never refused (no false foreign change). FRR: unit-tested
 (tests/unit/nos/test_frr_transaction.py), no simulator.
 """
-import threading
-
 import lab
 import pytest
-from helpers import applier, reset
+from helpers import Background, applier, cli_session, nothing_left, reset
 from test_fault_matrix import aif_objects
-
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 
 # where the run is held (the simulator sleeps before that line) while the engineer types
 HOLD = {
@@ -44,14 +40,12 @@ def last_mtu_port(cmds):
 
 
 def engineer_sets_mtu(switch_lab, name, port):
-    op = applier(switch_lab, name)
-    conn = op._conn()
-    if NOS[name] == "nvue":
-        conn.send_command("nv set interface %s link mtu 1500" % port)
-        conn.send_command("nv config apply -y")
-    else:
-        conn.send_config_set(["interface %s" % port, "mtu 1500"])
-    op.close()
+    with cli_session(switch_lab, name) as conn:
+        if NOS[name] == "nvue":
+            conn.send_command("nv set interface %s link mtu 1500" % port)
+            conn.send_command("nv config apply -y")
+        else:
+            conn.send_config_set(["interface %s" % port, "mtu 1500"])
 
 
 def device_mtu(switch_lab, name, port):
@@ -70,24 +64,15 @@ def test_an_engineers_value_on_a_key_we_set_is_named_never_overwritten(switch_la
     planned = run.plan()
     port = last_mtu_port(planned[2])
     assert port, planned[2]
-    outcome = {}
-
-    def apply():
-        try:
-            run.apply(*planned)
-            outcome["claim"] = "success"
-        except ApplyError as exc:
-            outcome["claim"] = exc
-    t = threading.Thread(target=apply)
-    t.start()
+    a = Background(run, planned)
     try:
         lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
         engineer_sets_mtu(switch_lab, name, port)
     finally:
-        t.join()
+        a.join()
         run.close()
         lab.set_faults(name, {}, switch_lab["root"])
-    claim = outcome["claim"]
+    claim = a.claim
     print("LAST-MOMENT %s: %s" % (NOS[name], str(claim)[-600:]))
     assert device_mtu(switch_lab, name, port) == ["1500"], "the engineer's MTU was overwritten: %s" % claim
     assert claim != "success", "success claimed over the engineer's MTU"
@@ -108,6 +93,4 @@ def test_a_clean_run_rechecking_while_it_sends_is_not_refused(switch_lab, name):
     run.apply(*planned)
     run.close()
     assert reads.count("stage") >= 3, reads   # the guard read between blocks
-    check = applier(switch_lab, name)
-    assert check.plan()[2] == []
-    check.close()
+    assert nothing_left(switch_lab, name, ("qos", "mtu", "pbr"))

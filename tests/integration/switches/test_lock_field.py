@@ -22,9 +22,7 @@ import time
 
 import lab
 import pytest
-from helpers import applier, full_state, reset
-
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+from helpers import Background, applier, full_state, nothing_left, reset
 from test_drain import DRAIN, SECTIONS, converged, drain_lines
 from test_fault_matrix import aif_objects
 
@@ -56,18 +54,7 @@ def outcome(proc, timeout=240):
 
 
 def whole(switch_lab, name, sections, mtu=None):
-    """No command left for this change: it is whole on the device."""
-    dev = switch_lab["devices"][name]
-    saved = dev["intent"]
-    if mtu:
-        dev["intent"] = dict(saved, mtu=mtu)
-    try:
-        run = applier(switch_lab, name, sections=sections)
-        left = run.plan()[2]
-        run.close()
-    finally:
-        dev["intent"] = saved
-    return not left
+    return nothing_left(switch_lab, name, sections, **({"mtu": mtu} if mtu else {}))
 
 
 def awx_race(switch_lab, name, index):
@@ -205,17 +192,7 @@ def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
     jumped = threading.Event()
     real = time.monotonic
     run._clock = lambda: real() + (100 if jumped.is_set() else 0)
-    planned = run.plan()
-    outcome_a = {}
-
-    def apply():
-        try:
-            run.apply(*planned)
-            outcome_a["claim"] = "success"
-        except ApplyError as exc:
-            outcome_a["claim"] = exc
-    t = threading.Thread(target=apply)
-    t.start()
+    a = Background(run, run.plan())
     try:
         lab.wait_slowed(name, 0, root, timeout=60)
         lab.set_faults(name, {"clock_offset": 70}, root)   # the device's clock: A's lease is now 70 s old
@@ -224,10 +201,10 @@ def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
         b = controller(switch_lab, name, None, ("mtu",), "pushb", 0, dict(lock_ttl=60, lock_timeout=2), mtu=9100)
         rb = outcome(b)
     finally:
-        t.join()
+        a.join()
         run.close()
         lab.set_faults(name, {}, root)
-    assert outcome_a["claim"] == "success", str(outcome_a["claim"])
+    assert a.claim == "success", str(a.claim)
     assert rb["result"] == "failed" and rb["rolled_back"] is None and run.tag in rb["message"], rb
     assert "since its last renewal by the device's clock" in rb["message"], rb["message"]
     assert whole(switch_lab, name, ("qos", "mtu", "pbr"))

@@ -16,7 +16,7 @@ import time
 
 import lab
 import pytest
-from helpers import applier, full_state, reset
+from helpers import Background, applier, cli_session, full_state, nothing_left, reset
 from test_fault_matrix import aif_objects
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
@@ -56,11 +56,8 @@ def race(switch_lab, name, tmp_path, index, device_lock=True):
     if len(winners) != 1 or len(losers) != 1 or losers[0].rolled_back is not None:
         bad.append("not one success and one refusal: %s" % {k: str(v)[:300] for k, v in results.items()})
     for key in winners:   # the winner's change is whole on the device: a fresh plan has nothing to do
-        check = applier(switch_lab, name, sections=runs[key].sections)
-        left = check.plan()[2]
-        check.close()
-        if left:
-            bad.append("lost update: run %s succeeded but %d of its lines are gone (%s)" % (key, len(left), left[:3]))
+        if not nothing_left(switch_lab, name, runs[key].sections):
+            bad.append("lost update: run %s succeeded but some of its lines are gone" % key)
     st = full_state(name, switch_lab["root"])
     if st["running"] != st["startup"]:
         bad.append("running config not saved")
@@ -100,14 +97,12 @@ OPERATOR_LINE = "hostname operator-was-here"
 
 def operator_edit(switch_lab, name):
     """A second SSH session, as an engineer at the CLI: change the hostname and make it live."""
-    op = applier(switch_lab, name)
-    conn = op._conn()
-    if NOS[name] == "nvue":
-        conn.send_command("nv set system hostname operator-was-here")
-        conn.send_command("nv config apply -y")
-    else:
-        conn.send_config_set([OPERATOR_LINE])
-    op.close()
+    with cli_session(switch_lab, name) as conn:
+        if NOS[name] == "nvue":
+            conn.send_command("nv set system hostname operator-was-here")
+            conn.send_command("nv config apply -y")
+        else:
+            conn.send_config_set([OPERATOR_LINE])
 
 
 def operator_kept(switch_lab, name):
@@ -134,23 +129,15 @@ def cli_edit_outcome(switch_lab, name):
     reset(switch_lab, name)
     lab.set_faults(name, {"slow": {"re": r"^mtu |link mtu ", "secs": 3, "skip": 0}}, switch_lab["root"])
     run = applier(switch_lab, name, read_timeout=10)
-    planned = run.plan()
-    outcome = {}
-
-    def apply():
-        try:
-            run.apply(*planned)
-            outcome["claim"] = "success"
-        except ApplyError as exc:
-            outcome["claim"] = exc
-    t = threading.Thread(target=apply)
-    t.start()
-    time.sleep(1.5)
-    operator_edit(switch_lab, name)
-    t.join()
-    run.close()
-    lab.set_faults(name, {}, switch_lab["root"])
-    return operator_kept(switch_lab, name), outcome["claim"]
+    a = Background(run, run.plan())
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)   # the run waits on its first MTU line
+        operator_edit(switch_lab, name)
+    finally:
+        a.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    return operator_kept(switch_lab, name), a.claim
 
 
 def test_mutation_without_the_foreign_change_check_a_cli_edit_is_lost(switch_lab, monkeypatch):
