@@ -159,8 +159,10 @@ class Transaction(MarkerStore):
         """Type ``cmds`` (line by line live) a top-level block at a time; when the guard is due between two
         blocks, config mode is left and the guard runs first, so no block goes out more than the guard's
         interval after the last read that proved nobody else changed the switch."""
+        # from here the running config may hold part of the change: an undo then looks for someone else's lines
+        # first (never a checkpoint rollback over them), even when the guard stops it before the first line
+        self.committed = True
         if self.guard is None:
-            self.committed = True   # from the first line on the running config may hold part of the change
             self.io.configure(step, list(cmds))
             return
         in_config = False
@@ -170,7 +172,6 @@ class Transaction(MarkerStore):
                     self.io.configure(step, [], enter=False, leave=True)   # leave config mode for the read
                     in_config = False
                 self.guard(step)
-            self.committed = True
             self.io.configure(step, block, enter=False if in_config else None, leave=False)
             in_config = True
         if in_config:

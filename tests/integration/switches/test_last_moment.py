@@ -15,6 +15,8 @@ import pytest
 from helpers import Background, applier, cli_session, nothing_left, reset
 from test_fault_matrix import aif_objects
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+
 # where the run is held (the simulator sleeps before that line) while the engineer types
 HOLD = {
     "leaf1": {"re": r"^configure session aif-\S+-c$", "skip": 1},   # EOS: re-entering the session, after the read
@@ -94,3 +96,31 @@ def test_a_clean_run_rechecking_while_it_sends_is_not_refused(switch_lab, name):
     run.close()
     assert reads.count("stage") >= 3, reads   # the guard read between blocks
     assert nothing_left(switch_lab, name, ("qos", "mtu", "pbr"))
+
+
+@pytest.mark.parametrize("name", ["leaf3", "leaf0"], ids=["nxos", "asternos"])
+def test_an_edit_before_the_first_line_is_never_rolled_back(switch_lab, name):
+    """The engineer types between the run's compare-and-swap read and its first line (here: right after the lease
+    re-check at `begin`), and the guard's first re-read stops the run before anything is sent: the undo must not
+    treat the switch as holding nothing of anyone (an NX-OS checkpoint rollback or a klish reverse to the
+    before-image would take their value away)."""
+    reset(switch_lab, name)
+    run = applier(switch_lab, name)
+    planned = run.plan()
+    port = last_mtu_port(planned[2])
+    renew, late = run._renew, []
+
+    def renew_then_engineer(step):
+        renew(step)
+        if step == "begin" and not late:
+            engineer_sets_mtu(switch_lab, name, port)
+            late.append(60.0)   # and the controller's clock moves on: the guard's re-read is due at once
+    run._renew = renew_then_engineer
+    clock = run._clock
+    run._clock = lambda: clock() + sum(late)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*planned)
+    run.close()
+    assert device_mtu(switch_lab, name, port) == ["1500"], str(err.value)
+    assert err.value.rolled_back is not True and "mtu 1500" in str(err.value), str(err.value)
+    assert aif_objects(name, switch_lab["root"]) == []
