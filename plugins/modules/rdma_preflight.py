@@ -13,7 +13,7 @@ description:
   - Pure check of facts from M(aifabric.roce.rdma_facts) against the host intent of the fabric plan.
     Returns findings C({id, severity, host, subject, expected, actual, message}); changes nothing.
   - "Checks: C(rdma_module), C(nic_present), C(link_up), C(link_speed), C(mtu), C(roce_gid), C(fw_host_mixed),
-    C(fw_baseline), C(gdr_ready), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode), C(pcie_link),
+    C(fw_baseline), C(gdr_ready), C(gdr_unsupported), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode), C(pcie_link),
     C(pcie_gpu_speed), C(ats)."
   - Fleet-wide firmware consistency is checked by M(aifabric.roce.rdma_preflight_report).
 version_added: 0.1.0

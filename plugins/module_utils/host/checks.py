@@ -29,6 +29,7 @@ CHECKS = {
     "gdr_ready": "error",         # no file NCCL probes for peer memory, and the dma-buf prerequisites are missing
     "gdr_dmabuf_untested": "warning",  # GPUDirect RDMA only through dma-buf: prerequisites met, registration untested
     "gdr_dmabuf_env": "error",    # RCCL: dma-buf is the only path and NCCL_DMABUF_ENABLE=1 is not set (default 0)
+    "gdr_unsupported": "error",   # the GPU has no GPUDirect RDMA at all (GB10): NCCL disables it, nothing on the host helps
     "gpu_present": "error",       # planned GPU index not found
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
     "acs_p2p": "error",           # ACS redirect enabled on a bridge between a GPU and its rail NIC
@@ -338,6 +339,14 @@ def _gdr_check(facts, exp, host, out):
                             "NCCL_DMABUF_ENABLE=1 (default 0, ROCm/rccl rocmwrap.cc); the other prerequisites are met: "
                             "set it in /etc/rccl.conf (host_nccl_extra: {NCCL_DMABUF_ENABLE: '1'}; RCCL reads /etc/rccl.conf, "
                             "not /etc/nccl.conf)" % library))
+        return
+    if gdr.get("unsupported"):
+        gone = gdr["unsupported"]
+        out.append(_finding(exp, "gdr_unsupported", host, "gpudirect_rdma", "a GPU with GPUDirect RDMA",
+                            dict(actual, gpus=gone["gpus"]),
+                            "GPUDirect RDMA not ready, and it cannot be: %s (%s) does not support it - %s. "
+                            "Collectives run without GDR (host-memory staging); to accept that for these hosts set "
+                            "host_preflight_require_gdr: false" % (gone["platform"], ", ".join(gone["gpus"]), gone["source"])))
         return
     if gdr["ready"] is False:
         files = ("an RDMA device and a file %s probes for peer memory (%s), or the dma-buf prerequisites"

@@ -318,7 +318,8 @@ def read_netdev(sysroot, runner, name):
 
 # PCI device id -> product, only for ids a real capture ties to a name (nvidia-smi and sysfs of the
 # same machine): h100-vm-2026-11-22 (0x2330), h200-vm-2026-11-26 (0x2335, nvidia-smi "NVIDIA H200").
-GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3", "0x2335": "NVIDIA H200"}
+GPU_MODELS = {"0x2330": "NVIDIA H100 80GB HBM3", "0x2335": "NVIDIA H200",
+              "0x2e12": "NVIDIA GB10"}  # lspci -nn "GB20B [GB10] [10de:2e12]" (capture gb10-dgx-spark)
 NVSMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,pci.bus_id,driver_version,vbios_version", "--format=csv"]
 
 
@@ -534,12 +535,14 @@ def amd_dmabuf_path(sysroot, kernel, modules):
     return not reasons, detail, reasons
 
 
-def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidia"):
+def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidia", gpus=None):
     """GPUDirect RDMA readiness as the stack's collective library decides it (NCCL for NVIDIA, RCCL for AMD):
     ``ready`` is true when an RDMA device exists and one of the files the library probes for peer memory exists
     (``peer_registration`` names it). The dma-buf path cannot be proven from files (the library tests a
     registration at init): ``dmabuf`` reads ``prerequisites met`` (then ``ready`` is None, unknown, and ``mode``
-    ``dmabuf``) or ``prerequisites missing``; ``reasons`` says what each path lacks."""
+    ``dmabuf``) or ``prerequisites missing``; ``reasons`` says what each path lacks. An NVIDIA GPU without
+    GPUDirect RDMA at all (stacks.NVIDIA_NO_GDR: DGX Spark's GB10) makes ``ready`` False and ``unsupported``
+    names it: NCCL disables GDR there whatever the files say."""
     modules = modules or {}
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     _major, driver, open_module = nvidia_driver(sysroot)
@@ -556,11 +559,25 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidi
         peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
         dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
         extra = {"dmabuf_env": None, "dmabuf_env_needed": False}
+    unsupported = []
+    if gpu_vendor != "amd":
+        nvidia_gpus = [g for g in gpus or [] if g.get("vendor") == "nvidia"]
+        unsupported = [g for g in nvidia_gpus if stacks.nvidia_gdr_unsupported(g)]
+        if nvidia_gpus and len(unsupported) < len(nvidia_gpus):
+            unsupported = []  # a mixed host: judged per GPU by the library, not here
+    if unsupported:
+        entry = stacks.nvidia_gdr_unsupported(unsupported[0])
+        peer_ok = dmabuf_ok = False
+        peer_why = dmabuf_why = []
+        extra["unsupported"] = {"gpus": ["%s %s" % (g.get("pci"), g.get("name") or g.get("device_id")) for g in unsupported],
+                                "platform": entry["name"], "source": entry["source"]}
     mode = "peermem" if peer_ok else ("dmabuf" if dmabuf_ok else None)
     reasons = []
     if not has_rdma:
         reasons.append("no RDMA device (/sys/class/infiniband is empty)")
-    if not peer_ok:
+    if unsupported:
+        reasons.append("%s does not support GPUDirect RDMA: %s" % (extra["unsupported"]["platform"], extra["unsupported"]["source"]))
+    elif not peer_ok:
         reasons += ["peermem path: %s" % w for w in peer_why] + ["dma-buf path: %s" % w for w in dmabuf_why]
     if not has_rdma or mode is None:
         ready = False
@@ -573,6 +590,7 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidi
            "dmabuf_capable": dmabuf_ok, "rdma_core": dmabuf_detail["rdma_core"], "libibverbs": dmabuf_detail["libibverbs"],
            "driver_version": driver, "open_kernel_module": open_module, "kernel": kernel,
            "rdma_devices": len(rdma_devices or {}), "reasons": reasons}
+    out.setdefault("unsupported", None)
     out.update(extra)
     return out
 
@@ -687,6 +705,6 @@ def gather(root="/", capture_dir=None, netdevs=()):
     return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology, "stack": stack,
             "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules,
-            "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia"),
+            "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia", gpus),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

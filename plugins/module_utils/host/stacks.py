@@ -72,6 +72,41 @@ RCCL_VARIABLES = frozenset("RCCL_" + name for name in (
 # accepted by ncclTopoCheckGdr (netGdrLevel P2C). nvidia-smi topo -m has no C2C/P2C legend: such pairs print SYS.
 NCCL_GDR_C2C_SINCE = (2, 27, 3)
 
+# NVIDIA GPUs without GPUDirect RDMA, by NVIDIA's word, and what NCCL then does. DGX Spark's GB10 iGPU (unified
+# memory): "the GPUDirect RDMA technology is not supported, and the mechanisms for direct I/O based on that technology,
+# for example nvidia-peermem (for DOCA-Host), dma-buf or GDRCopy, do not work"; CUDA reports
+# CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED and CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED as 0
+# (https://forums.developer.nvidia.com/t/dgx-spark-gpudirect-rdma/348787/6). PCI device ids: NVIDIA/NV-Kernels#396
+# (the DGX Spark iGPU quirk covers 0x2E00-0x2E3F); real lspci 10de:2e12 "GB20B [GB10]" (capture gb10-dgx-spark).
+# NCCL's rule (NVIDIA/nccl 5067397c): src/init.cc dmaBufSupported fails when CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+# is 0, so src/graph/topo.cc sets a NIC's gdr = (ptrSupport & NCCL_PTR_CUDA) || (dmaBufSupport && NCCL_PTR_DMABUF)
+# = 0 without a peer-memory file (src/transport/net_ib/gdr.cc; nvidia_peermem does not load there) and logs
+# "NET/IB : GPU Direct RDMA Disabled for HCA"; the GPU's own gdr is cudaDevAttrGPUDirectRDMASupported
+# (src/plugin/net.cc ncclGpuGdrSupport), and ncclTopoCheckGdr (src/graph/paths.cc) needs both.
+NVIDIA_NO_GDR = (
+    {"name": "NVIDIA GB10 (DGX Spark iGPU)", "device_ids": (0x2E00, 0x2E3F), "nvsmi_names": ("NVIDIA GB10",),
+     "source": "NVIDIA: GPUDirect RDMA is not supported on DGX Spark (nvidia-peermem and dma-buf do not work; "
+               "forums.developer.nvidia.com/t/dgx-spark-gpudirect-rdma/348787); NCCL then marks every HCA "
+               "'GPU Direct RDMA Disabled' (src/init.cc dmaBufSupported, src/graph/topo.cc, src/plugin/net.cc "
+               "ncclGpuGdrSupport) and stages through host memory"},
+)
+
+
+def nvidia_gdr_unsupported(gpu):
+    """The NVIDIA_NO_GDR entry of an NVIDIA GPU (facts.read_gpus item: device_id, name), or None."""
+    if (gpu or {}).get("vendor") not in (None, "nvidia"):
+        return None
+    try:
+        device = int(gpu.get("device_id") or "", 16)
+    except ValueError:
+        device = None
+    for entry in NVIDIA_NO_GDR:
+        low, high = entry["device_ids"]
+        if (device is not None and low <= device <= high) or gpu.get("name") in entry["nvsmi_names"]:
+            return entry
+    return None
+
+
 # --- RoCE NIC drivers ----------------------------------------------------------------------------
 # modules: the netdev driver and its RDMA (ib_*) driver, both must be present (kernel drivers/infiniband/hw/*).
 # rdma_prefix: the name the driver gives its ib_device before rdma-core's udev rename (rdma_rename).

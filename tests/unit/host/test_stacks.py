@@ -304,3 +304,66 @@ def test_gb200_topology_reads_and_c2c_pairs_are_p2c():
     facts["gpus"].append({"index": 3, "pci": "0019:01:00.0", "numa_node": None, "c2c": None})
     found = [f for f in checks.host_findings(facts, exp, "gb200") if f["id"] == "gpu_nic_affinity"]
     assert [f["actual"] for f in found] == ["SYS"]  # GPU3 (Grace 1) to a NIC on Grace 0 stays SYS
+
+
+# --- GB10 / DGX Spark (captures/gb10-dgx-spark): NCCL disables GPUDirect RDMA, the readers say so -----
+
+def _gb10_tree(tmp_path):
+    """A tree of what the captures state: the PCI functions of the real lspci -nn (vendor, device, class), the
+    kernel release, open driver 580.95.05 and the two HCAs of the NCCL log; rdma-core 50 is Ubuntu 24.04's
+    (the log's OS); no nvidia_peermem (modprobe failed)."""
+    import re
+    lspci = capture("gb10-dgx-spark", "lspci_-nn.txt")
+    for line in lspci.splitlines():
+        match = re.match(r"^(\S+) .*\[([0-9a-f]{2})([0-9a-f]{2})\]: .*\[([0-9a-f]{4}):([0-9a-f]{4})\]", line)
+        bdf, klass, sub, vendor, device = match.groups()
+        rel = "sys/devices/pci%s:00/%s" % (bdf[:4], bdf)
+        write(tmp_path, rel + "/vendor", "0x" + vendor)
+        write(tmp_path, rel + "/device", "0x" + device)
+        write(tmp_path, rel + "/class", "0x%s%s00" % (klass, sub))
+        os.makedirs(str(tmp_path / "sys/bus/pci/devices"), exist_ok=True)
+        os.symlink(str(tmp_path / rel), str(tmp_path / "sys/bus/pci/devices" / bdf))
+    log = capture("gb10-dgx-spark", "nccl_and_peermem.txt")
+    kernel = re.search(r"/lib/modules/(\S+?)/", log).group(1)
+    driver = re.search(r"version:(\S+)", log).group(1)
+    write(tmp_path, "proc/sys/kernel/osrelease", kernel)
+    write(tmp_path, "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  %s  Release Build\n" % driver)
+    write(tmp_path, "usr/lib/aarch64-linux-gnu/libibverbs.so.1.14.50.0")
+    hcas = re.findall(r"Disabled for HCA \d+ .(\w+).", log)
+    return SysRoot(str(tmp_path)), kernel, hcas
+
+
+def test_gb10_gdr_is_not_ready_by_nccls_rule(tmp_path):
+    root, kernel, hcas = _gb10_tree(tmp_path)
+    assert (kernel, hcas) == ("6.14.0-1013-nvidia", ["rocep1s0f0", "rocep1s0f1"])
+    assert "could not insert" in capture("gb10-dgx-spark", "nccl_and_peermem.txt")  # no peer-memory client
+    gpus = hf.read_gpus(root)
+    assert [(g["pci"], g["device_id"], g["name"]) for g in gpus] == [("000f:01:00.0", "0x2e12", "NVIDIA GB10")]
+    # the GB10 PCI bridges (10de:22ce/22d0/22d1) are bridges, not GPUs
+    assert "NVIDIA GB10" in capture("gb10-dgx-spark", "nvidia-smi.txt")  # nvidia-smi names it the same
+    mods = {"ib_uverbs": "loaded", "ib_core": "loaded", "mlx5_ib": "loaded"}
+    rdma = dict((h, {}) for h in hcas)
+    # without the rule, the files alone say "dma-buf prerequisites met, untested" (the warning issue 29 reported)
+    plain = hf.read_gdr(root, set(), rdma, mods, "nvidia")
+    assert (plain["ready"], plain["mode"], plain["dmabuf"]) == (None, "dmabuf", hf.DMABUF_PREREQUISITES_MET)
+    # with the GPUs: NCCL logs "GPU Direct RDMA Disabled for HCA" there, and the readers say not ready, not supported
+    gdr = hf.read_gdr(root, set(), rdma, mods, "nvidia", gpus)
+    assert (gdr["ready"], gdr["mode"], gdr["dmabuf"]) == (False, None, hf.DMABUF_PREREQUISITES_MISSING)
+    assert gdr["unsupported"]["gpus"] == ["000f:01:00.0 NVIDIA GB10"]
+    assert "348787" in gdr["unsupported"]["source"] and "ncclGpuGdrSupport" in gdr["unsupported"]["source"]
+    facts = dict(_bnxt_facts(), gdr=gdr)
+    found = dict((f["id"], f) for f in checks.host_findings(facts, checks.expectations([{"netdev": "x", "rdma": None}]), "spark"))
+    assert found["gdr_unsupported"]["severity"] == "error" and "gdr_dmabuf_untested" not in found and "gdr_ready" not in found
+    assert "host_preflight_require_gdr: false" in found["gdr_unsupported"]["message"]
+    accepted = checks.host_findings(facts, checks.expectations([{"netdev": "x", "rdma": None}], require_gdr=False), "spark")
+    assert [f for f in accepted if f["id"].startswith("gdr")] == []
+
+
+def test_gdr_unsupported_only_when_every_nvidia_gpu_lacks_it():
+    spark = {"vendor": "nvidia", "device_id": "0x2e12", "name": None}
+    assert stacks.nvidia_gdr_unsupported(spark)["name"].startswith("NVIDIA GB10")
+    assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2e3f"}) is not None  # NV-Kernels#396 range
+    assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2e40"}) is None
+    assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2335", "name": "NVIDIA GB10"}) is not None
+    assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2335", "name": "NVIDIA H200"}) is None
+    assert stacks.nvidia_gdr_unsupported({"vendor": "amd", "device_id": "0x2e12"}) is None
