@@ -20,7 +20,13 @@ description:
     trust and PFC are read back and reported (RV(interfaces) C(dcbx_report)), never set - Broadcom's driver refuses
     host PFC then (bnxt_dcb.c) and a host setting would take DCB away from the switch's DCBX; a read-back that
     differs from the profile is a C(dcbx) gap.
-  - Without the ECN sysfs, the gap names the NIC driver's congestion-control situation (docs/host-rdma.md, "Host stacks").
+  - Congestion control on Broadcom (C(bnxt_re)) and Intel (C(irdma)) NICs goes through their drivers' configfs
+    interfaces, read back and set where they differ - C(/sys/kernel/config/bnxt_re/<dev>/ports/1/cc) (C(ecn_enable),
+    C(roce_dscp), C(cnp_dscp) in hex, then C(apply); Broadcom's bnxt_re README) and
+    C(/sys/kernel/config/irdma/<dev>/roce_dcqcn_enable) (Intel's irdma README). The device group is created with
+    C(mkdir) when missing (not in check mode, which then reports it not run); while it exists the driver cannot be
+    unloaded (both READMEs). Where the driver has no such interface (the upstream C(bnxt_re) and C(irdma), C(ionic))
+    the C(ecn) gap says so and why (RV(interfaces) C(congestion)); docs/host-rdma.md, "Host stacks".
   - With O(persist), writes a boot-time replay script and systemd unit (the role enables it). Every word in
     the script is shell-quoted.
   - Refuses netdev or RDMA names that are not plain device names (letters, digits, C(.), C(_), C(-); netdevs
@@ -84,7 +90,8 @@ RETURN = r"""
 interfaces:
   description:
     - Per netdev - C(tool), C(tool_state), C(commands), C(sysfs) (path, before, after, status); C(dcbx) and C(dcbx_report)
-      when the firmware runs DCBX.
+      when the firmware runs DCBX; C(congestion) on non-ConnectX NICs (driver, status ok/set/would change/not_run, why,
+      interface, before, after, source).
   returned: always
   type: dict
 commands:
@@ -134,6 +141,78 @@ def input_problems(interfaces, profile):
 def driver_of(sysroot, netdev):
     """NIC driver key (stacks.NIC_DRIVERS) of a netdev from its sysfs driver link, or None."""
     return stacks.nic_driver_of(netdev_driver=sysroot.link_name("/sys/class/net/%s/device/driver" % netdev))
+
+
+def ibdev_of(sysroot, netdev):
+    """The RDMA device the kernel bound to the netdev's PCI function (/sys/class/net/<if>/device/infiniband/<dev>);
+    the driver's configfs group is named after it, whatever the plan calls the NIC."""
+    found = sysroot.listdir("/sys/class/net/%s/device/infiniband" % netdev)
+    return sorted(found)[0] if found else None
+
+
+def congestion(module, sysroot, netdev, rdma, driver, interface, profile):
+    """Read back, and set where they differ, the congestion-control attributes of a non-mlx5 NIC through its driver's
+    configfs interface (stacks.NIC_DRIVERS[driver]["cc"], each cited there). Returns (report, diff items, replay
+    pairs); report status: ok, set, would change, or not_run with why."""
+    report = {"driver": driver, "status": "not_run", "why": None, "interface": None, "before": {}, "after": {},
+              "source": interface.get("source")}
+    if not interface.get("base") or not sysroot.isdir(interface["base"]):
+        report["why"] = interface["missing"]
+        return report, [], []
+    ibdev = ibdev_of(sysroot, netdev) or rdma
+    if not ibdev:
+        report["why"] = "no RDMA device bound to %s (/sys/class/net/%s/device/infiniband)" % (netdev, netdev)
+        return report, [], []
+    want = qos.cc_want(interface, profile)
+    device_dir, attr_dir = qos.cc_paths(interface, ibdev)
+    report["interface"] = attr_dir
+    replay = qos.cc_replay(interface, ibdev, want)
+    if not sysroot.isdir(device_dir):
+        if module.check_mode:
+            report["why"] = ("reading %s needs mkdir %s (the driver creates the group on mkdir); check mode creates "
+                             "nothing" % (attr_dir, device_dir))
+            return report, [], replay
+        try:
+            os.mkdir(sysroot.path(device_dir))
+        except OSError as exc:
+            report["why"] = "mkdir %s failed: %s" % (device_dir, exc)
+            return report, [], replay
+        report["created"] = device_dir
+    fmt = interface["format"]
+    before = dict((attr, qos.cc_parse(sysroot.read("%s/%s" % (attr_dir, attr)), fmt)) for attr in want)
+    report["before"] = before
+    unreadable = sorted(attr for attr, value in before.items() if value is None)
+    if unreadable:
+        report["why"] = "%s: %s missing or unreadable" % (attr_dir, ", ".join(unreadable))
+        return report, [], replay
+    wrong = dict((attr, value) for attr, value in want.items() if before[attr] != value)
+    diff = [{"before_header": "%s/%s" % (attr_dir, attr), "after_header": "%s/%s" % (attr_dir, attr),
+             "before": "%s\n" % qos.cc_format(before[attr], fmt), "after": "%s\n" % qos.cc_format(value, fmt)}
+            for attr, value in sorted(wrong.items())]
+    if not wrong:
+        report.update(status="ok", after=before)
+        return report, [], replay
+    if module.check_mode:
+        report.update(status="would change", after=dict(before, **wrong))
+        return report, diff, replay
+    writes = [("%s/%s" % (attr_dir, attr), qos.cc_format(value, fmt)) for attr, value in sorted(wrong.items())]
+    if interface.get("apply"):
+        writes.append(("%s/%s" % (attr_dir, interface["apply"][0]), qos.cc_format(interface["apply"][1], fmt)))
+    done = []
+    for path, value in writes:
+        try:
+            sysroot.write(path, value)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="%s: writing %s to %s failed: %s (written before it: %s; the driver keeps values not "
+                                 "yet applied until the next apply)" % (netdev, value, path, exc, done or "nothing"),
+                             congestion=report)
+        done.append("%s=%s" % (path, value))
+    after = dict((attr, qos.cc_parse(sysroot.read("%s/%s" % (attr_dir, attr)), fmt)) for attr in want)
+    report["after"] = after
+    if after != dict(before, **wrong):
+        module.fail_json(msg="%s: congestion control read back %s after writing %s" % (netdev, after, done), congestion=report)
+    report["status"] = "set"
+    return report, diff, replay
 
 
 def main():
@@ -205,6 +284,18 @@ def main():
                         module.fail_json(msg="%s failed (rc=%d): %s" % (" ".join(argv), rc, err.strip()), commands=run)
                     changed = True
         targets = qos.sysfs_targets(netdev, rdma, p["profile"])
+        driver = driver_of(sysroot, netdev)
+        interface = qos.cc_interface(driver) if driver and driver != "mlx5" else None
+        cc_replay = []
+        if interface is not None:
+            # not a ConnectX: the MLNX_OFED ECN sysfs is not there; the driver's own interface is used instead
+            targets = [(path, value) for path, value in targets if not path.startswith("/sys/class/net/")]
+            item["congestion"], cc_diff, cc_replay = congestion(module, sysroot, netdev, rdma, driver, interface, p["profile"])
+            diff += cc_diff
+            if item["congestion"]["status"] in ("set", "would change"):
+                changed = True
+            elif item["congestion"]["status"] == "not_run":
+                gaps.append("%s: %s congestion control not run - %s (ecn)" % (netdev, driver, item["congestion"]["why"]))
         for path, value in targets:
             if path.startswith(qos.CONFIGFS) and not sysroot.exists(path):
                 dev_dir = "/".join(path.split("/")[:6])
@@ -219,7 +310,6 @@ def main():
             if res["status"] == "missing":
                 knob = "roce_tos" if path.startswith(qos.CONFIGFS) else "ecn"
                 why = ""
-                driver = driver_of(sysroot, netdev)
                 if knob == "ecn" and driver and driver != "mlx5":
                     why = ": %s congestion control - %s" % (driver, stacks.NIC_DRIVERS[driver]["congestion"])
                 gaps.append("%s: %s missing%s (%s)" % (netdev, path, why, knob))
@@ -230,7 +320,7 @@ def main():
                 diff.append({"before_header": path, "after_header": path, "before": "%s\n" % res["before"], "after": "%s\n" % value})
         per_if[netdev] = item
         replay.append({"tool_commands": qos.full_commands(tool, netdev, want) if tool and not item.get("dcbx") else [],
-                       "sysfs": [(path, value) for path, value in targets if sysroot.exists(path)]})
+                       "sysfs": [(path, value) for path, value in targets if sysroot.exists(path)] + cc_replay})
     required_gaps = [g for g in gaps if any(("(%s)" % k) in g or (k == "tool" and "trust/PFC" in g) for k in p["require"])]
     files = []
     if p["persist"]:

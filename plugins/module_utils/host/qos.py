@@ -11,6 +11,7 @@ Knobs and their documented interfaces:
   with the inbox driver, which enables DCQCN by default).
 - default RoCE ToS for rdma_cm connections: configfs /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_tos
   (Documentation/ABI/testing/configfs-rdma_cm).
+- congestion control on Broadcom and Intel NICs: the configfs interfaces of their drivers (stacks.NIC_DRIVERS[...]["cc"]).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -169,7 +170,7 @@ def replay_script(settings):
         for argv in item["tool_commands"]:
             lines.append("%s || echo %s >&2" % (_sh(argv), shlex.quote("aifabric: %s failed" % argv[0])))
         for path, value in item["sysfs"]:
-            if path.startswith(CONFIGFS):
+            if path.startswith(CONFIGFS_ROOT):  # rdma_cm, bnxt_re, irdma: the device group exists after mkdir
                 dev_dir = shlex.quote("/".join(path.split("/")[:6]))
                 lines.append("[ -d %s ] || mkdir %s 2>/dev/null" % (dev_dir, dev_dir))
             lines.append("[ -e %s ] && echo %s > %s" % (shlex.quote(path), shlex.quote(str(value)), shlex.quote(path)))
@@ -203,3 +204,60 @@ def full_commands(tool, netdev, want):
     if tool == "dcb":
         return dcb_commands(netdev, empty, want)
     return []
+
+
+# ---- congestion control (DCQCN) on NICs whose driver is not mlx5 ------------------------------------
+# Each driver's interface is data in stacks.NIC_DRIVERS[<driver>]["cc"] with its source: a configfs group the
+# driver creates when its device directory is made (mkdir /sys/kernel/config/<driver>/<ibdev>), attributes read
+# back with cat. Drivers without one (the upstream bnxt_re and irdma, ionic) are reported not run, with why.
+CONFIGFS_ROOT = "/sys/kernel/config/"
+_TRUE_WORDS = {"1": 1, "y": 1, "yes": 1, "on": 1, "true": 1, "enabled": 1,
+               "0": 0, "n": 0, "no": 0, "off": 0, "false": 0, "disabled": 0}
+
+
+def cc_interface(driver):
+    """The driver's congestion-control interface (stacks.NIC_DRIVERS[...]["cc"]) or None (mlx5: ECN sysfs)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import stacks
+    return (stacks.NIC_DRIVERS.get(driver) or {}).get("cc")
+
+
+def cc_want(interface, profile):
+    """{attribute: int} the profile asks of the interface: ecn on (profile ``ecn``, default true), RoCE/CNP DSCP."""
+    values = {"ecn": 1 if profile.get("ecn", True) else 0, "roce_dscp": profile.get("roce_dscp"),
+              "cnp_dscp": profile.get("cnp_dscp")}
+    if values["roce_dscp"] is None and profile.get("roce_tos") is not None:
+        values["roce_dscp"] = int(profile["roce_tos"]) >> 2
+    return dict((attr, int(values[key])) for attr, key in interface["attrs"] if values.get(key) is not None)
+
+
+def cc_paths(interface, ibdev):
+    """(device dir, attribute dir) of ``ibdev`` under the interface's configfs base."""
+    device_dir = "%s/%s" % (interface["base"], ibdev)
+    return device_dir, ("%s/%s" % (device_dir, interface["dir"]) if interface.get("dir") else device_dir)
+
+
+def cc_parse(text, fmt):
+    """An attribute as the driver shows it -> int (bnxt_re "%#x": 0x1a, 0; irdma "%d": 1), None when unreadable."""
+    word = (text or "").strip().lower()
+    if not word:
+        return None
+    if word in _TRUE_WORDS and fmt != "hex":
+        return _TRUE_WORDS[word]
+    try:
+        return int(word, 16) if fmt == "hex" else int(word, 0)
+    except ValueError:
+        return None
+
+
+def cc_format(value, fmt):
+    """An int as the driver parses it (bnxt_re sscanf "%x" -> 0x1a; irdma kstrtobool/kstrtou32 -> 1)."""
+    return "0x%x" % int(value) if fmt == "hex" else str(int(value))
+
+
+def cc_replay(interface, ibdev, want):
+    """[(path, value)] the boot script writes, in order (the apply attribute last)."""
+    _device_dir, attr_dir = cc_paths(interface, ibdev)
+    out = [("%s/%s" % (attr_dir, attr), cc_format(value, interface["format"])) for attr, value in sorted(want.items())]
+    if interface.get("apply"):
+        out.append(("%s/%s" % (attr_dir, interface["apply"][0]), cc_format(interface["apply"][1], interface["format"])))
+    return out

@@ -129,9 +129,21 @@ NIC_DRIVERS = {
         # DCB_CAP_DCBX_HOST (the firmware LLDP/DCBX agent owns DCB otherwise); the same in FreeBSD's bnxt_dcb.c
         "qos_tool": "iproute2 dcb (host DCBX only); with the firmware DCBX agent the driver refuses host PFC/app "
                     "(bnxt_dcb.c -EINVAL): read it with dcb, set it with niccli or the switch's DCBX",
-        "congestion": "CC (DCQCN-style) is firmware state; Broadcom's out-of-tree bnxt_re exposes it in configfs, "
-                      "the upstream driver does not: not configured here (unverified)",
-        "congestion_configurable": False,
+        "congestion": "DCQCN through Broadcom's out-of-tree bnxt_re configfs /sys/kernel/config/bnxt_re/<dev>/ports/1/cc "
+                      "(ecn_enable, roce_dscp, cnp_dscp in hex, then apply); the upstream driver has no such interface "
+                      "and turns CC on with ECN at probe (main.c bnxt_re_setup_cc)",
+        "congestion_configurable": True,
+        # Broadcom bnxt_re README.TXT "Congestion Control" + configfs.c (out-of-tree driver; copy in lykeioner/driver
+        # be704352): mkdir /sys/kernel/config/bnxt_re/<ibdev> creates ports/1/cc; attributes are read and written as
+        # hex (sscanf "%x", show "%#x"); nothing reaches the NIC until "echo -n 0x01 > apply"; while the directory
+        # exists `rmmod bnxt_re` fails (README: rmdir it first).
+        "cc": {"base": "/sys/kernel/config/bnxt_re", "dir": "ports/1/cc", "format": "hex", "apply": ("apply", 1),
+               "attrs": (("ecn_enable", "ecn"), ("roce_dscp", "roce_dscp"), ("cnp_dscp", "cnp_dscp")),
+               "source": "Broadcom bnxt_re README.TXT 'Congestion Control' and configfs.c (out-of-tree driver)",
+               "missing": "no /sys/kernel/config/bnxt_re: the upstream bnxt_re has no congestion-control interface "
+                          "(Broadcom's out-of-tree driver adds it); upstream turns CC on with ECN marking at probe "
+                          "(drivers/infiniband/hw/bnxt_re/main.c bnxt_re_setup_cc, commit bfb27ae 'Use the default "
+                          "mode of congestion control') and nothing reads it back from the host (unverified)"},
     },
     "irdma": {
         "vendor": "Intel (E810 ice)", "pci_vendor": "0x8086", "netdev_driver": "ice", "rdma_driver": "irdma",
@@ -142,17 +154,29 @@ NIC_DRIVERS = {
         # fw-lldp-agent private flag on, the firmware runs DCBX (willing) and owns DCB
         "qos_tool": "iproute2 dcb or lldptool after `ethtool --set-priv-flags <if> fw-lldp-agent off`; with the "
                     "flag on the firmware's DCBX owns DCB (ice.rst)",
-        "congestion": "irdma DCQCN is a driver setting not exposed in sysfs by the upstream driver: not configured "
-                      "here (unverified)",
-        "congestion_configurable": False,
+        "congestion": "DCQCN through Intel's out-of-tree irdma configfs /sys/kernel/config/irdma/<dev>/roce_dcqcn_enable "
+                      "(default off); the upstream driver has no such interface",
+        "congestion_configurable": True,
+        # Intel irdma README (out-of-tree driver for E800/X722, "ECN Configuration"): mkdir /sys/kernel/config/irdma/<ibdev>,
+        # then roce_dcqcn_enable 0/1 (default off, read back with cat); the driver does not unload while the directory
+        # exists. DSCP comes from default_roce_tos (rdma_cm configfs), which the QoS role sets for every driver.
+        "cc": {"base": "/sys/kernel/config/irdma", "dir": "", "format": "dec", "apply": None,
+               "attrs": (("roce_dcqcn_enable", "ecn"),),
+               "source": "Intel irdma README 'ECN Configuration' (out-of-tree driver)",
+               "missing": "no /sys/kernel/config/irdma: the upstream irdma has no congestion-control interface (Intel's "
+                          "out-of-tree driver adds configfs roce_dcqcn_enable); nothing reads it back from the host "
+                          "(unverified)"},
     },
     "ionic": {
         "vendor": "AMD Pensando", "pci_vendor": "0x1dd8", "netdev_driver": "ionic", "rdma_driver": "ionic_rdma",
         "modules": ("ionic", "ionic_rdma"), "rdma_prefix": "ionic_",
         "firmware": "ethtool -i firmware-version, devlink dev info (ionic devlink info fw); sysfs fw_ver",
         "qos_tool": "iproute2 dcb where the driver implements dcbnl (unverified for ionic)",
-        "congestion": "not documented in a source found: not configured here (unverified)",
+        "congestion": "not configurable from the host through a kernel interface: AMD configures Pollara congestion "
+                      "control with its nicctl tool (AMD Pensando UG1716, behind the customer portal); not run (unverified)",
         "congestion_configurable": False,
+        "cc": {"base": None, "missing": "ionic_rdma (drivers/infiniband/hw/ionic) exposes no congestion-control "
+                                        "interface; AMD's nicctl (UG1716, not public) configures it: not run (unverified)"},
     },
 }
 
