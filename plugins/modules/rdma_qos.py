@@ -25,8 +25,10 @@ description:
     C(roce_dscp), C(cnp_dscp) in hex, then C(apply); Broadcom's bnxt_re README) and
     C(/sys/kernel/config/irdma/<dev>/roce_dcqcn_enable) (Intel's irdma README). The device group is created with
     C(mkdir) when missing (not in check mode, which then reports it not run); while it exists the driver cannot be
-    unloaded (both READMEs). Where the driver has no such interface (the upstream C(bnxt_re) and C(irdma), C(ionic))
-    the C(ecn) gap says so and why (RV(interfaces) C(congestion)); docs/host-rdma.md, "Host stacks".
+    unloaded (both READMEs). The upstream C(bnxt_re) shows its firmware's values read-only in debugfs
+    (C(/sys/kernel/debug/bnxt_re/<pci>/cc_config)) - read back and compared, a difference is an C(ecn) gap. Where the
+    driver has no interface at all (the upstream C(irdma), C(ionic)) the C(ecn) gap says so and why
+    (RV(interfaces) C(congestion)); docs/host-rdma.md, "Host stacks".
   - With O(persist), writes a boot-time replay script and systemd unit (the role enables it). Every word in
     the script is shell-quoted.
   - Refuses netdev or RDMA names that are not plain device names (letters, digits, C(.), C(_), C(-); netdevs
@@ -90,8 +92,8 @@ RETURN = r"""
 interfaces:
   description:
     - Per netdev - C(tool), C(tool_state), C(commands), C(sysfs) (path, before, after, status); C(dcbx) and C(dcbx_report)
-      when the firmware runs DCBX; C(congestion) on non-ConnectX NICs (driver, status ok/set/would change/not_run, why,
-      interface, before, after, source).
+      when the firmware runs DCBX; C(congestion) on non-ConnectX NICs (driver, status ok/set/would change/differs/not_run,
+      why, interface, before, after, source, read_only).
   returned: always
   type: dict
 commands:
@@ -150,6 +152,27 @@ def ibdev_of(sysroot, netdev):
     return sorted(found)[0] if found else None
 
 
+def congestion_readback(sysroot, netdev, driver, readback, profile):
+    """Compare a driver's read-only congestion-control view (upstream bnxt_re debugfs cc_config, per PCI function)
+    with the profile: status ok, or differs (a gap naming each value); nothing is written."""
+    pci = sysroot.link_name("/sys/class/net/%s/device" % netdev)
+    attr_dir = "%s/%s/%s" % (readback["base"], pci, readback["dir"])
+    want = qos.cc_want(readback, profile)
+    before = dict((attr, qos.cc_parse(sysroot.read("%s/%s" % (attr_dir, attr)), readback["format"])) for attr in want)
+    report = {"driver": driver, "interface": attr_dir, "before": before, "after": before, "source": readback["source"],
+              "read_only": True, "status": "ok", "why": None}
+    unreadable = sorted(attr for attr, value in before.items() if value is None)
+    if not pci or unreadable:
+        report.update(status="not_run", why="%s: %s missing or unreadable (debugfs mounted? root?)"
+                      % (attr_dir, ", ".join(unreadable) or "no PCI function"))
+        return report
+    wrong = ["%s %s (profile %s)" % (attr, before[attr], value) for attr, value in sorted(want.items()) if before[attr] != value]
+    if wrong:
+        report.update(status="differs", why="read back %s: %s; the upstream driver offers no way to set it from the "
+                                           "host (debugfs files are read-only)" % (attr_dir, ", ".join(wrong)))
+    return report
+
+
 def congestion(module, sysroot, netdev, rdma, driver, interface, profile):
     """Read back, and set where they differ, the congestion-control attributes of a non-mlx5 NIC through its driver's
     configfs interface (stacks.NIC_DRIVERS[driver]["cc"], each cited there). Returns (report, diff items, replay
@@ -157,6 +180,9 @@ def congestion(module, sysroot, netdev, rdma, driver, interface, profile):
     report = {"driver": driver, "status": "not_run", "why": None, "interface": None, "before": {}, "after": {},
               "source": interface.get("source")}
     if not interface.get("base") or not sysroot.isdir(interface["base"]):
+        readback = interface.get("readback")
+        if readback and sysroot.isdir(readback["base"]):
+            return congestion_readback(sysroot, netdev, driver, readback, profile), [], []
         report["why"] = interface["missing"]
         return report, [], []
     ibdev = ibdev_of(sysroot, netdev) or rdma
@@ -296,6 +322,8 @@ def main():
                 changed = True
             elif item["congestion"]["status"] == "not_run":
                 gaps.append("%s: %s congestion control not run - %s (ecn)" % (netdev, driver, item["congestion"]["why"]))
+            elif item["congestion"]["status"] == "differs":
+                gaps.append("%s: %s congestion control %s (ecn)" % (netdev, driver, item["congestion"]["why"]))
         for path, value in targets:
             if path.startswith(qos.CONFIGFS) and not sysroot.exists(path):
                 dev_dir = "/".join(path.split("/")[:6])

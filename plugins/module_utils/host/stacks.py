@@ -140,10 +140,17 @@ NIC_DRIVERS = {
         "cc": {"base": "/sys/kernel/config/bnxt_re", "dir": "ports/1/cc", "format": "hex", "apply": ("apply", 1),
                "attrs": (("ecn_enable", "ecn"), ("roce_dscp", "roce_dscp"), ("cnp_dscp", "cnp_dscp")),
                "source": "Broadcom bnxt_re README.TXT 'Congestion Control' and configfs.c (out-of-tree driver)",
-               "missing": "no /sys/kernel/config/bnxt_re: the upstream bnxt_re has no congestion-control interface "
-                          "(Broadcom's out-of-tree driver adds it); upstream turns CC on with ECN marking at probe "
-                          "(drivers/infiniband/hw/bnxt_re/main.c bnxt_re_setup_cc, commit bfb27ae 'Use the default "
-                          "mode of congestion control') and nothing reads it back from the host (unverified)"},
+               "missing": "no /sys/kernel/config/bnxt_re (Broadcom's out-of-tree driver) and no upstream debugfs "
+                          "/sys/kernel/debug/bnxt_re/<pci>/cc_config to read back: upstream turns CC on with ECN at "
+                          "probe (drivers/infiniband/hw/bnxt_re/main.c bnxt_re_setup_cc, commit bfb27ae 'Use the "
+                          "default mode of congestion control'); nothing to read or set from the host (unverified)",
+               # upstream bnxt_re (torvalds/linux drivers/infiniband/hw/bnxt_re/debugfs.c, at 0eaed89c): cc_config/<name>
+               # per PCI function, each read queries the firmware (bnxt_qplib_query_cc_param) and prints "%d"; the files
+               # are created 0400, so the upstream driver's values are read back and compared, never written here.
+               # alt_vlan_dscp is the CMDQ_MODIFY_ROCE_CC_MODIFY_MASK_ALT_TOS_DSCP field (the CNP DSCP of configfs).
+               "readback": {"base": "/sys/kernel/debug/bnxt_re", "by": "pci", "dir": "cc_config", "format": "dec",
+                            "attrs": (("enable_cc", "ecn"), ("tos_dscp", "roce_dscp"), ("alt_vlan_dscp", "cnp_dscp")),
+                            "source": "upstream bnxt_re debugfs.c cc_config (read-only, queried from the firmware)"}},
     },
     "irdma": {
         "vendor": "Intel (E810 ice)", "pci_vendor": "0x8086", "netdev_driver": "ice", "rdma_driver": "irdma",

@@ -136,3 +136,28 @@ def test_irdma_upstream_and_ionic_say_why_not(tmp_path, capsys):
     ionic = stacks.NIC_DRIVERS["ionic"]
     assert ionic["cc"]["base"] is None and "nicctl" in ionic["cc"]["missing"] and "unverified" in ionic["cc"]["missing"]
     assert json.dumps(stacks.NIC_DRIVERS)  # data stays plain
+
+
+def test_upstream_bnxt_re_debugfs_is_read_back_not_written(host_copy, capsys):
+    """Upstream bnxt_re (torvalds/linux debugfs.c): cc_config/<name> per PCI function, "%d", mode 0400."""
+    import shutil
+    base = host_copy("mi300x-bnxt")
+    root, tools = os.path.join(base, "root"), os.path.join(base, "tools")
+    shutil.rmtree(os.path.join(root, "sys/kernel/config/bnxt_re"))
+    pci = os.path.basename(os.path.realpath(os.path.join(root, "sys/class/net/rail0/device")))
+    dbg = os.path.join(root, "sys/kernel/debug/bnxt_re", pci, "cc_config")
+    os.makedirs(dbg)
+    for name, value in (("enable_cc", "1\n"), ("tos_dscp", "26\n"), ("alt_vlan_dscp", "48\n"), ("tos_ecn", "1\n")):
+        with open(os.path.join(dbg, name), "w") as handle:
+            handle.write(value)
+    done = run_module(rdma_qos, _qos(root, tools), capsys)
+    report = done["interfaces"]["rail0"]["congestion"]
+    assert (report["status"], report["read_only"], report["before"]) == (
+        "ok", True, {"enable_cc": 1, "tos_dscp": 26, "alt_vlan_dscp": 48})
+    with open(os.path.join(dbg, "alt_vlan_dscp"), "w") as handle:
+        handle.write("0\n")  # the firmware's CNP DSCP is not the profile's
+    done = run_module(rdma_qos, _qos(root, tools), capsys)
+    report = done["interfaces"]["rail0"]["congestion"]
+    assert report["status"] == "differs" and "alt_vlan_dscp 0 (profile 48)" in report["why"]
+    assert open(os.path.join(dbg, "alt_vlan_dscp")).read() == "0\n"  # never written
+    assert any("(ecn)" in g and "read-only" in g for g in done["gaps"])
