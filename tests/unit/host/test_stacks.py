@@ -367,3 +367,99 @@ def test_gdr_unsupported_only_when_every_nvidia_gpu_lacks_it():
     assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2335", "name": "NVIDIA GB10"}) is not None
     assert stacks.nvidia_gdr_unsupported({"vendor": "nvidia", "device_id": "0x2335", "name": "NVIDIA H200"}) is None
     assert stacks.nvidia_gdr_unsupported({"vendor": "amd", "device_id": "0x2e12"}) is None
+
+
+# --- SR-IOV VF of a ConnectX-7 (captures/kvm-2025-cx7-sriov-vf-lspci) --------------------------------
+
+def test_real_vf_has_no_link_of_its_own_and_is_judged_by_its_pf(tmp_path):
+    vf_text = capture("kvm-2025-cx7-sriov-vf-lspci", "lspci_-vvv_-s_b1_00.2.txt")
+    pf_text = capture("kvm-2025-cx7-sriov-vf-lspci", "lspci_-vvv_-s_b1_00.1.txt")  # same device, same link as b1:00.0
+    assert "Virtual Function" in vf_text.splitlines()[0] and "Width x0 (downgraded)" in vf_text
+    pf, vf = "0000:b1:00.0", "0000:b1:00.2"
+    runner = Runner({("lspci", "-vvv", "-s", vf): vf_text, ("lspci", "-vvv", "-s", pf): pf_text})
+    # read alone (no sysfs physfn): "Speed unknown (downgraded), Width x0 (downgraded)" is no link, not a degraded one
+    alone = pcitopo.read_link(SysRoot(str(tmp_path / "empty")), vf, runner)
+    assert (alone["source"], alone.get("no_own_link"), alone["degraded"]) == ("lspci", True, [])
+    # with its PF (sysfs-bus-pci physfn): the card's own link, Gen4 x8 of Gen5 x16, is what the VF's traffic crosses
+    base = "sys/devices/pci0000:b0/0000:b0:04.0/"
+    for bdf in (pf, vf):
+        os.makedirs(str(tmp_path / base / bdf))
+        os.makedirs(str(tmp_path / "sys/bus/pci/devices"), exist_ok=True)
+        os.symlink("../../../devices/pci0000:b0/0000:b0:04.0/%s" % bdf, str(tmp_path / "sys/bus/pci/devices" / bdf))
+    os.symlink("../" + pf, str(tmp_path / base / vf / "physfn"))
+    link = pcitopo.read_link(SysRoot(str(tmp_path)), vf, runner)
+    assert link["vf_of"] == pf and link["source"] == "lspci"
+    assert (link["speed_gts"], link["width"], link["max_speed_gts"], link["max_width"]) == (16.0, 8, 32.0, 16)
+    assert link["degraded"] == ["speed", "width"]
+
+
+# --- Broadcom bnxt_re ibv_devinfo (captures/rdma-core-2020-bnxt-re-ibv-devinfo) --------------------
+
+def test_real_bnxt_re_device_identity_firmware_and_gids(tmp_path):
+    import re
+    text = capture("rdma-core-2020-bnxt-re-ibv-devinfo", "ibv_devinfo_-v_-d_bnxt_re2.txt")
+    name = re.search(r"^hca_id: (\S+)", text, re.M).group(1)
+    fw = re.search(r"fw_ver:\s+(\S+)", text).group(1)
+    gids = [(int(i), g, t) for i, g, t in re.findall(r"GID\[\s*(\d+)\]:\s+([0-9a-f:.]+), (IB/RoCE v1|RoCE v2)", text)]
+    assert (name, fw, len(gids)) == ("bnxt_re2", "216.0.220.0", 4)
+    # sysfs keeps each GID in the full form (ibv_devinfo shortens some); the IPv4-mapped pair is the rail address
+    assert hf.ipv4_to_gid("192.170.1.101") == gids[2][1]
+    base = tmp_path / "sys/class/infiniband" / name
+    port = base / "ports/1"
+    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+        (port / sub).mkdir(parents=True)
+    (base / "fw_ver").write_text(fw + "\n")
+    (port / "state").write_text("4: ACTIVE\n")
+    (port / "link_layer").write_text("Ethernet\n")
+    full = {0: gids[0][1], 1: gids[0][1], 2: gids[2][1], 3: gids[2][1]}  # 1 and 3 are 0 and 2 shortened
+    for index, gid, gtype in gids:
+        (port / "gids" / str(index)).write_text(full[index] + "\n")
+        (port / "gid_attrs/types" / str(index)).write_text(gtype + "\n")
+    facts = hf.gather(str(tmp_path))
+    dev = facts["rdma_devices"][name]
+    assert dev["fw_ver"] == fw and dev["nic_driver"] == "bnxt_re" and facts["stack"]["nic_drivers"] == ["bnxt_re"]
+    assert [(g["index"], g["type"], g["ipv4"]) for g in dev["ports"]["1"]["gids"]] == [
+        (0, "IB/RoCE v1", None), (1, "RoCE v2", None), (2, "IB/RoCE v1", "192.170.1.101"), (3, "RoCE v2", "192.170.1.101")]
+    # Broadcom firmware has four parts: the last one counts against a baseline
+    assert checks.version_key(fw) < checks.version_key("216.0.220.1")
+    assert stacks.required_modules(facts["stack"]["nic_drivers"])[-2:] == ["bnxt_en", "bnxt_re"]
+
+
+# --- AMD Pensando AINIC through amd-smi (captures/amd-smi-ainic-ionic) --------------------------------
+
+def test_real_ainic_found_by_its_netdev_driver_not_its_rdma_name(tmp_path):
+    import re
+    text = capture("amd-smi-ainic-ionic", "amd-smi_ainic.txt")
+    driver = re.search(r"DRIVER:\s+NAME: (\S+)", text).group(1)
+    netdev = re.search(r"NETDEV: (\S+)", text).group(1)
+    rdma = re.search(r"RDMA_DEVICE_0:\s+NAME: (\S+)", text).group(1)
+    fw = re.search(r"FW_VER: (\S+)", text).group(1)
+    numa = re.search(r"NUMA:\s+NODE: (\d+)", text).group(1)
+    assert (driver, netdev, rdma, fw) == ("ionic", "enp229s0", "rocep229s0", "1.110.1-a-1")
+    # the udev-renamed RDMA name carries no driver prefix: the name alone says nothing
+    assert stacks.nic_driver_of(rdma_name=rdma) is None
+    bdf = "0000:e5:00.0"  # enp229s0: PCI bus 229 (0xe5), slot 0 (systemd predictable naming)
+    dev = "sys/devices/pci0000:e0/0000:e0:01.1/" + bdf
+    write(tmp_path, dev + "/numa_node", numa)
+    write(tmp_path, dev + "/vendor", "0x1dd8")
+    write(tmp_path, dev + "/net/%s/operstate" % netdev, "down")
+    write(tmp_path, dev + "/infiniband/%s/fw_ver" % rdma, fw)
+    write(tmp_path, dev + "/infiniband/%s/ports/1/state" % rdma, "1: DOWN")
+    write(tmp_path, "sys/bus/pci/drivers/%s/module" % driver)
+    os.symlink(str(tmp_path / "sys/bus/pci/drivers" / driver), str(tmp_path / dev / "driver"))
+    os.symlink("../../../" + bdf, str(tmp_path / dev / "net" / netdev / "device"))
+    os.symlink("../../../" + bdf, str(tmp_path / dev / "infiniband" / rdma / "device"))
+    for cls, item in (("net", netdev), ("infiniband", rdma)):
+        os.makedirs(str(tmp_path / "sys/class" / cls), exist_ok=True)
+        os.symlink(str(tmp_path / dev / cls / item), str(tmp_path / "sys/class" / cls / item))
+    os.makedirs(str(tmp_path / "sys/bus/pci/devices"))
+    os.symlink(str(tmp_path / dev), str(tmp_path / "sys/bus/pci/devices" / bdf))
+    facts = hf.gather(str(tmp_path), netdevs=[netdev])
+    found = facts["rdma_devices"][rdma]
+    assert (found["pci"], found["netdevs"], found["numa_node"], found["nic_driver"]) == (bdf, [netdev], 1, "ionic")
+    assert facts["stack"]["nic_drivers"] == ["ionic"]
+    exp = checks.expectations([{"netdev": netdev, "rdma": rdma}], require_gdr=False)
+    ids = dict(((f["id"], f["subject"]), f) for f in checks.host_findings(facts, exp, "ainic"))
+    modules = set(subject for (check, subject) in ids if check.startswith("rdma_module"))  # unknown: no modules.builtin here
+    assert {"ionic", "ionic_rdma"} <= modules and not modules & {"mlx5_core", "mlx5_ib"}
+    assert any(k[0] == "link_up" for k in ids)  # port 1 DOWN, as amd-smi says
