@@ -246,13 +246,23 @@ def firmware_from_ethtool(info):
     return (match.group(1), match.group(2)) if match else (None, None)
 
 
+# The firmware version devlink reports, by name: mlx5 "fw.version" (netdev-2025-mlx5-devlink-info), else the generic
+# "fw" ("Overall firmware version", Documentation/networking/devlink/devlink-info.rst; bnxt_en, ionic: capture
+# netdev-2020-bnxt-en-devlink-info), else the generic "fw.bundle_id" ("Unique identifier of the entire firmware
+# bundle"; ice reports neither of the others: capture iwl-2023-e810-ice-devlink-info).
+DEVLINK_FW_KEYS = ("fw.version", "fw", "fw.bundle_id")
+
+
 def _fw_devlink(runner, bdf):
     result = runner.run(["devlink", "dev", "info", "pci/%s" % bdf])
     entry = parse_devlink_info(result.stdout).get("pci/%s" % bdf) if result.ok else None
-    if not entry or not entry["running"].get("fw.version"):
+    key = next((k for k in DEVLINK_FW_KEYS if entry and entry["running"].get(k)), None)
+    if key is None:
         return None
-    stored = entry["stored"].get("fw.version")
-    return {"version": entry["running"]["fw.version"], "psid": entry["fixed"].get("fw.psid"),
+    stored = entry["stored"].get(key)
+    # mlx5's fixed fw.psid is its board configuration id; bnxt_en's running fw.psid is a parameter-set version
+    return {"version": entry["running"][key], "version_key": key, "psid": entry["fixed"].get("fw.psid"),
+            "driver": entry["info"].get("driver"),
             "stored": None if stored in UNREADABLE_VERSIONS else stored,
             "stored_unreadable": stored in UNREADABLE_VERSIONS}
 

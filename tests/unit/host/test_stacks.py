@@ -463,3 +463,21 @@ def test_real_ainic_found_by_its_netdev_driver_not_its_rdma_name(tmp_path):
     modules = set(subject for (check, subject) in ids if check.startswith("rdma_module"))  # unknown: no modules.builtin here
     assert {"ionic", "ionic_rdma"} <= modules and not modules & {"mlx5_core", "mlx5_ib"}
     assert any(k[0] == "link_up" for k in ids)  # port 1 DOWN, as amd-smi says
+
+
+# --- devlink firmware names beyond mlx5 (captures netdev-2020-bnxt-en-devlink-info, iwl-2023-e810-ice-devlink-info) -
+
+@pytest.mark.parametrize("name, bdf, key, version, stored", [
+    ("netdev-2020-bnxt-en-devlink-info", "0000:af:00.0", "fw", "216.1.154.0", None),
+    ("iwl-2023-e810-ice-devlink-info", "0000:af:00.0", "fw.bundle_id", "0x80008e6a", "0x80008e6a"),
+    ("netdev-2025-mlx5-devlink-info", None, "fw.version", None, None),
+])
+def test_devlink_firmware_of_each_driver(name, bdf, key, version, stored):
+    text = capture(name, "devlink_dev_info.txt")
+    parsed = hf.parse_devlink_info(text)
+    bdf = bdf or sorted(h for h in parsed if h.startswith("pci/"))[0].split("/", 1)[1]
+    found = hf._fw_devlink(Runner({("devlink", "dev", "info", "pci/%s" % bdf): text}), bdf)
+    assert found is not None and found["version_key"] == key  # before: None (sysfs fallback) for bnxt_en and ice
+    if version:
+        assert (found["version"], found["stored"]) == (version, stored)
+    assert found["driver"] == {"fw": "bnxt_en", "fw.bundle_id": "ice", "fw.version": "mlx5_core"}[key]
