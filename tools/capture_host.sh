@@ -78,6 +78,10 @@ run 'for g in /sys/kernel/iommu_groups/*; do echo "$g" "$(cat "$g/type" 2>/dev/n
 run 'which ibv_devinfo rdma ethtool devlink mlxfwmanager mlxup flint lspci dcb mlnx_qos lldptool niccli rocm-smi 2>&1'
 run 'for n in /sys/class/net/*; do [ -e "$n/device" ] || continue; dcb pfc show dev "${n##*/}" 2>&1; ethtool --show-priv-flags "${n##*/}" 2>&1 | head -20; done'
 run 'systemctl is-active irqbalance 2>&1; cat /etc/default/irqbalance 2>&1 | grep -v "^#" | head'
+# firmware and congestion control beyond mlx5 (read only: nothing is created; docs/host-rdma.md "Congestion control per NIC")
+run 'devlink dev info 2>&1 | head -80'
+run 'ls /sys/kernel/config/ 2>&1; for f in /sys/kernel/config/bnxt_re/*/ports/1/cc/ecn_enable /sys/kernel/config/bnxt_re/*/ports/1/cc/roce_dscp /sys/kernel/config/bnxt_re/*/ports/1/cc/cnp_dscp /sys/kernel/config/irdma/*/roce_dcqcn_enable; do [ -e "$f" ] && echo "$f $(cat "$f")"; done 2>&1'
+run 'for f in /sys/kernel/debug/bnxt_re/*/cc_config/*; do [ -e "$f" ] && echo "$f $(cat "$f")"; done 2>&1 | head -40'
 run 'head -5 /proc/interrupts'
 
 # The collection's own readers on this host (stdlib only), through a throwaway collection path.
