@@ -168,8 +168,9 @@ def congestion_readback(sysroot, netdev, driver, readback, profile):
         return report
     wrong = ["%s %s (profile %s)" % (attr, before[attr], value) for attr, value in sorted(want.items()) if before[attr] != value]
     if wrong:
-        report.update(status="differs", why="read back %s: %s; the upstream driver offers no way to set it from the "
-                                           "host (debugfs files are read-only)" % (attr_dir, ", ".join(wrong)))
+        why = ("read back %s: %s; the upstream driver offers no way to set it from the host (debugfs files are "
+               "read-only)" % (attr_dir, ", ".join(wrong)))
+        report.update(status="differs", why=why)
     return report
 
 

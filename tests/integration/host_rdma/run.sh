@@ -117,8 +117,9 @@ rc=$(plays stacks-qos "$HERE/qos_required.yml" --diff)
 [ "$rc" = 0 ] || { tail -30 "$OUT/stacks-qos.log"; fail "non-NVIDIA host QoS (default require [tool]) rc=$rc"; }
 # DCQCN through the bnxt_re configfs (Broadcom README): RoCE/CNP DSCP written in hex, then apply, and replayed at boot
 CC="$FX/mi300x-bnxt/root/sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc"
-[ "$(cat "$CC/roce_dscp")" = 0x1a ] && [ "$(cat "$CC/cnp_dscp")" = 0x30 ] && [ "$(cat "$CC/apply")" = 0x1 ] \
-  || fail "bnxt_re congestion control not set through configfs"
+if [ "$(cat "$CC/roce_dscp")" != 0x1a ] || [ "$(cat "$CC/cnp_dscp")" != 0x30 ] || [ "$(cat "$CC/apply")" != 0x1 ]; then
+  fail "bnxt_re congestion control not set through configfs"
+fi
 grep -q "bnxt_re/bnxt_re0/ports/1/cc/apply" "$FX/mi300x-bnxt/root/usr/local/sbin/aifabric-rdma-qos" \
   || fail "replay script lacks the bnxt_re congestion-control apply"
 if grep -q "dcb apptrust set\|dcb pfc set" "$FX/mi300x-bnxt/root/usr/local/sbin/aifabric-rdma-qos"; then

@@ -31,7 +31,7 @@ def test_values_as_the_drivers_show_and_parse_them():
     assert (qos.cc_format(26, "hex"), qos.cc_format(1, "dec")) == ("0x1a", "1")
     assert qos.cc_parse("1\n", "dec") == 1 and qos.cc_parse("off", "dec") == 0  # irdma kstrtobool words
     assert qos.cc_want(bnxt, PROFILE) == {"ecn_enable": 1, "roce_dscp": 26, "cnp_dscp": 48}
-    assert qos.cc_want(bnxt, dict(PROFILE, roce_dscp=None)) ["roce_dscp"] == 26  # from roce_tos 106 >> 2
+    assert qos.cc_want(bnxt, dict(PROFILE, roce_dscp=None))["roce_dscp"] == 26  # from roce_tos 106 >> 2
     assert qos.cc_want(stacks.NIC_DRIVERS["irdma"]["cc"], PROFILE) == {"roce_dcqcn_enable": 1}
     # the boot replay writes apply last (README: nothing takes effect before it)
     assert qos.cc_replay(bnxt, "bnxt_re0", qos.cc_want(bnxt, PROFILE))[-1] == (
