@@ -54,8 +54,11 @@ options:
       - Managed sections to render and reconcile.
       - C(underlay) (loopback, fabric /31s, the host VLAN and SVI or routed host ports, eBGP from the plan's C(bgp),
         ECMP hash fields where the NOS has a line for them) is rendered by the drivers that list it in their
-        C(sections) (C(frr), C(eos), C(nvue), C(nxos), C(dell_sonic), C(asternos), C(community_sonic)); any other driver refuses it.
+        C(sections) (C(frr), C(eos), C(nvue), C(nxos), C(dell_sonic), C(community_sonic)); any other driver refuses it.
       - C(qos) and C(mtu) render nothing on C(frr).
+      - C(asternos) renders only C(qos), through Easy RoCE's REST model (the switch computes thresholds, weights and
+        buffers); C(mtu), C(pbr) and C(underlay) are refused with a message naming the opt-in
+        C(asternos_config=config_db) (SONiC-native CONFIG_DB, not an Asterfusion-documented interface).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]
@@ -339,6 +342,10 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
+    # a driver that refuses sections or a QoS profile by what its NOS documents (AsterNOS: Easy RoCE only)
+    why = driver.refuse(p["intent"], p["qos"], p["sections"]) if hasattr(driver, "refuse") else None
+    if why:
+        module.fail_json(msg=why)
     # Data, not names: each driver lists the sections it renders (`sections`)
     refused = [s for s in p["sections"] if s not in driver.sections]
     if refused:

@@ -168,9 +168,16 @@ def drain_lines(driver, running, intent):
     return drain.drained_by_anyone(driver, img.outside)
 
 
+def _shell_reads(conn, todo):
+    """Each show command of ``todo`` read to the Linux shell's ``$`` prompt."""
+    return dict((cmd, conn.send_command(cmd, expect_string=r"\$\s*$", cmd_verify=False, read_timeout=60))
+                for cmd, dummy_parser, dummy_where, dummy_port in todo)
+
+
 def read_counters(driver, conn, intent):
     """The RoCE counters of the plan's ports (nos/counters.py), one show command after another on this session.
-    SONiC/AsterNOS's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``)."""
+    dell_sonic's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``);
+    AsterNOS's session already works there."""
     ports = [driver.port(p) for p in ports_of(intent)]
     todo = roce_counters.commands(driver.name, ports)
     answers = {}
@@ -178,10 +185,11 @@ def read_counters(driver, conn, intent):
     for cmd, dummy_parser, where, dummy_port in todo:
         if where != "shell":
             answers[cmd] = conn.send_command(cmd, read_timeout=60)
-    if shell:
+    if shell and getattr(driver, "home", None) == "bash":   # AsterNOS: the session already is in the Linux shell
+        answers.update(_shell_reads(conn, shell))
+    elif shell:
         with klish_shell(conn):
-            for cmd, dummy_parser, dummy_where, dummy_port in shell:
-                answers[cmd] = conn.send_command(cmd, expect_string=r"\$\s*$", cmd_verify=False, read_timeout=60)
+            answers.update(_shell_reads(conn, shell))
     return roce_counters.parse(driver.name, answers, ports), [c[0] for c in todo]
 
 

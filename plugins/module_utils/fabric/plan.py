@@ -26,9 +26,12 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric import underl
 PLAN_SCHEMA_VERSION = 1
 
 
-def _switch_identity(role_intent, platform):
+def _switch_identity(role_intent, platform, intent):
     device_type = role_intent.get("device_type") if platform == role_intent["platform"] else None
-    return {"platform": platform, "device_type": device_type or device_type_for(platform)}
+    record = {"platform": platform, "device_type": device_type or device_type_for(platform)}
+    if platform == "asternos":
+        record["asternos_config"] = intent.get("asternos_config") or "easy_roce"
+    return record
 
 
 def _leaf_record(lay, intent, name, group, rail, qos):
@@ -41,7 +44,7 @@ def _leaf_record(lay, intent, name, group, rail, qos):
         "loopback": ip(int(lay.leaf_loopback_pool.network_address) + 1 + slot),
         "mtu": qos["switch_mtu"], "downlinks": [], "uplinks": [], "bindings": [], "gateway": None,
     }
-    record.update(_switch_identity(intent["leafs"], platform))
+    record.update(_switch_identity(intent["leafs"], platform, intent))
     return record
 
 
@@ -180,7 +183,7 @@ def _build_plan(fabric_intent):
         record = {"plane": plane + 1, "index": index + 1, "model": intent["spines"]["model"],
                   "loopback": ip(int(lay.spine_loopback_pool.network_address) + 1 + plane * lay.spines_per_plane + index),
                   "mtu": qos["switch_mtu"], "downlinks": []}
-        record.update(_switch_identity(intent["spines"], intent["spines"]["platform"]))
+        record.update(_switch_identity(intent["spines"], intent["spines"]["platform"], intent))
         plan["spines"][name] = record
     _assign_hosts(lay, intent, plan, leaf_by_key)
     _assign_fabric_links(lay, intent, plan, leaf_by_key)

@@ -195,29 +195,44 @@ PLATFORMS = {
         },
     },
     "asternos": {
-        "vendor": "Asterfusion", "os": "AsterNOS",
+        "vendor": "Asterfusion", "os": "AsterNOS (data center, v3.1: Easy RoCE REST)",
         "device_type": "asterfusion_asternos",
         "port_naming": {
             "function": _sonic_native_port,
-            "rule": "SONiC native naming `Ethernet<first lane index>` (0-based; 8-lane port 2 is `Ethernet8`)",
+            "rule": "SONiC native naming `Ethernet<first lane index>` (0-based; 8-lane port 2 is `Ethernet8`): a guess. "
+                    "Asterfusion's samples show `Ethernet1`, `Ethernet52`, `Ethernet4:4` (front-panel numbers with a "
+                    "breakout suffix, it seems). Take the names from the switch (`show interface status`, recorded by "
+                    "playbooks/capture.yml) and set them with the switch model's `port_name`",
             "example": "Ethernet8",
             "status": UNVERIFIED,
-            "source": "AsterNOS REST samples name ports `Ethernet4`, `Ethernet6` (docs.asternos.com/zh/aidc/restapi-manual/"
-                      "easy-roce/, per review §3.5); the lane formula is SONiC's, not confirmed for AsterNOS",
+            "source": "Easy RoCE REST manual samples `Ethernet4:4`, `Ethernet11:3`, `Ethernet1`, `Ethernet52` "
+                      "(docs.asternos.com/zh/aidc/restapi-manual/easy-roce/); the lane formula is SONiC's, not Asterfusion's",
         },
-        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": UNVERIFIED, "source": "no AsterNOS source read"},
-        "transaction": {"mechanism": "computed reverse (klish dialect of Dell, not AsterNOS's own)", "status": UNVERIFIED,
-                        "source": "Asterfusion's data-center guides read (Easy RoCE, AI fabric best practices, interface "
-                                  "guide) document no commit, rollback or checkpoint in the CLI; only the enterprise v6 "
-                                  "NETCONF guide lists candidate/confirmed-commit (tests/fixtures/switches/asternos/docs/"
-                                  "save-rollback.txt)"},
-        "read_command": "show running-config",
+        # MTU is not configured on AsterNOS (no Asterfusion-documented interface); the opt-in's CONFIG_DB path
+        # carries its own sources (community SONiC)
+        "mtu": {"l3_max": 9216, "l2_max": 9216, "status": VERIFIED, "rendered": False,
+                "source": "not configured by this collection on AsterNOS (fabric.asternos_config: easy_roce)"},
+        "transaction": {"mechanism": "Easy RoCE REST calls with curl on the switch, computed reverse of the managed "
+                                     "REST leaves, read-back check", "status": UNVERIFIED,
+                        "source": "REST request details no readable Asterfusion page shows: the endpoint reached from the "
+                                  "switch's shell (`https://127.0.0.1`, the manual shows `HTTPS://{switch IP}`), "
+                                  "authentication (curl --netrc-optional), PATCH bodies (the tree's leaf names with values "
+                                  "in the GET sample's form, e.g. `CABLE_40m`; only `CABLE_5m` is shown), the status codes. "
+                                  "Paths, methods, POST body and the GET read-back: Easy RoCE REST manual "
+                                  "(docs.asternos.com/zh/aidc/restapi-manual/easy-roce/, AsterNOS v3.1 R0500)"},
+        "read_command": "curl -sS -f -k --netrc-optional https://127.0.0.1/rest/v1/running/roce",
         "features": dict(
-            [(name, _fact(UNVERIFIED, "Dell klish dialect; Asterfusion documents Easy RoCE instead (one profile: PFC and ECN "
-                                      "on queues 3 and 4, strict priority on 6 and 7) and, on other product lines, "
-                                      "per-entry `qos map` commands: none matches these lines "
-                                      "(tests/fixtures/switches/asternos/docs/MAPPING.md)"))
-             for name in ("dscp_map", "pfc", "pfc_watchdog", "ecn", "strict_priority", "ets", "lossless_buffers", "pbr")]),
+            [(name, _fact(VERIFIED, "computed by the switch, not by this collection: Easy RoCE \"applies the default DSCP "
+                                    "mapping, with PFC and ECN enabled for queue 3 and 4, and strict priority scheduling "
+                                    "set for queue 6 and 7\", buffers and thresholds from the cable length (Easy RoCE "
+                                    "Configuration Guide, docs.asternos.com/zh/aidc/configuration-guide/easy-roce-"
+                                    "configuration-guide/); read back as the profile's generated wred-profiles, "
+                                    "buffer-profiles, policy-maps, diffserv-maps"))
+             for name in ("dscp_map", "pfc", "ecn", "strict_priority", "lossless_buffers")]
+            + [(name, _fact(VERIFIED, "not rendered: Easy RoCE documents no %s setting; without the "
+                                      "`asternos_config: config_db` opt-in nothing else is configured" % what, rendered=False))
+               for name, what in (("pfc_watchdog", "PFC watchdog"), ("ets", "DWRR/ETS weight"),
+                                  ("pbr", "policy-routing (PPD)"))]),
     },
     "community_sonic": {
         "vendor": "SONiC community (sonic-net)", "os": "SONiC over CONFIG_DB",
@@ -330,7 +345,7 @@ def unverified(platform):
     entry = PLATFORMS[platform]
     out = []
     for item in ("port_naming", "mtu", "transaction"):
-        if entry[item]["status"] != VERIFIED:
+        if entry[item]["status"] != VERIFIED and entry[item].get("rendered", True):
             out.append((item, entry[item]["source"]))
     for name in FEATURES:
         feature = entry["features"][name]
@@ -384,4 +399,37 @@ def platforms_doc():
     for name in sorted(PLATFORMS):
         e = PLATFORMS[name]
         lines.append("- `%s`: MTU: %s. Transaction: %s." % (name, e["mtu"]["source"], e["transaction"]["source"]))
+    lines += ["", "## AsterNOS", ""] + ASTERNOS_DOC
     return "\n".join(lines) + "\n"
+
+
+ASTERNOS_DOC = [
+    "What is verified on AsterNOS, exactly (nos/asternos.py; sources in tests/fixtures/switches/asternos/):",
+    "",
+    "- **Lossless QoS through Easy RoCE's REST model** (Easy RoCE REST manual, docs.asternos.com/zh/aidc/restapi-manual/"
+    "easy-roce/, AsterNOS v3.1 R0500): one profile `aif_roce` created with the manual's `POST /rest/v1/running/roce/"
+    "roce-profiles {\"name\", \"mode\": \"lossless\"}`, its `cable-length` and `bind-interfaces` set with `PATCH "
+    "/rest/v1/running/roce/roce-profiles/aif_roce`, removed with `DELETE` on the same path, read back with `GET "
+    "/rest/v1/running/roce` and compared leaf by leaf (a second run changes nothing). What the switch generated "
+    "(`wred-profiles`, `buffer-profiles`, `policy-maps`, `class-maps`, `diffserv-maps`) is read back and reported.",
+    "- **Thresholds, weights and buffers are computed by the switch, not by this collection**: Easy RoCE \"applies "
+    "the default DSCP mapping, with PFC and ECN enabled for queue 3 and 4, and strict priority scheduling set for "
+    "queue 6 and 7\" and derives PFC/ECN parameters from the cable length (Easy RoCE Configuration Guide). The QoS "
+    "profile's ECN thresholds, ETS weights and PFC watchdog timers are not applied on AsterNOS; a profile Easy RoCE "
+    "cannot express (a lossless priority or ECN queue other than 3/4, a strict CNP priority other than 6/7) is "
+    "refused. That DSCP 26 lands in queue 3 and DSCP 48 in queue 6 under Easy RoCE's default map is an inference from "
+    "Asterfusion's community-SONiC CX532P-N `qos.json.j2` (DSCP/8), not read from an AsterNOS page.",
+    "- **Session** as Asterfusion's own netmiko driver `asterfusion_asternos` does it: login in a Linux shell, "
+    "`sonic-cli` (klish), `terminal raw-output`, `system bash` back to a shell where `curl` reaches the REST endpoint, "
+    "lock markers and sonic-utilities shows run; saved with `write` + `y` in klish.",
+    "- **Unverified (2 items)**: `port_naming` (the plan's `Ethernet<lane>` names; Asterfusion's samples show "
+    "`Ethernet1`, `Ethernet4:4`: take the names from `show interface status` in a capture and set the switch model's "
+    "`port_name`) and `transaction` (how the REST endpoint is reached and authenticated from the switch: "
+    "`https://127.0.0.1` with `curl --netrc-optional`; the PATCH bodies' exact form, e.g. `CABLE_40m`; status codes).",
+    "- **Not configured without the opt-in**: MTU, the PPD policy routes and the underlay have no Asterfusion-documented "
+    "interface. `fabric.asternos_config: config_db` opts in to community SONiC's CONFIG_DB for them, which is "
+    "**SONiC-native, not an Asterfusion-documented interface**; without it such sections are refused with one message "
+    "naming the opt-in. The CONFIG_DB path is delegated to the community SONiC driver and is not wired for AsterNOS yet.",
+    "- **Capture kit**: `playbooks/capture.yml` (read-only) records what this driver needs from a real switch into "
+    "`build/capture/<switch>/` so it can become a fixture (docs/runbooks.md, \"8. Capturing an AsterNOS switch\").",
+]

@@ -270,6 +270,13 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                      minimum=1, maximum=64, example=8, drives="Spine port and loopback layout."),
     "oversubscription": Key("ratio", "Leaf downlink:uplink bandwidth, `n:1`.", default="1:1",
                             example="7:1", drives="Uplinks per leaf and PPD n:1 binding."),
+    "asternos_config": Key("str", "How switches on platform `asternos` are configured. `easy_roce` (default): only "
+                           "lossless QoS, through Asterfusion's documented Easy RoCE REST model (the switch computes "
+                           "thresholds, weights and buffers); MTU, the PPD policy routes and the underlay are not "
+                           "configured on them. `config_db`: also those, through community SONiC's CONFIG_DB, which is "
+                           "SONiC-native, not an Asterfusion-documented interface (docs/platforms.md#asternos).",
+                           default="easy_roce", choices=["easy_roce", "config_db"], example="config_db",
+                           drives="Sections the AsterNOS driver renders."),
     "switch_models": MapOf(SWITCH_MODEL, "Switch hardware models by name.", required=True,
                            drives="Port names and counts for leafs and spines."),
     "leafs": Section("Rail leafs: one per rail per server group.", {

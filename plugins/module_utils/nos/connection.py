@@ -53,6 +53,8 @@ def netmiko_factory(params, driver):
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
             _asternos_prompt_reads(conn)
+            if getattr(driver, "home", None) == "bash":
+                _asternos_bash_home(conn)
         elif device_type == "dell_sonic":
             _prompt_config_checks(conn)
         return conn
@@ -104,5 +106,25 @@ def _asternos_prompt_reads(conn):
         out = conn.send_command(cmd, expect_string=r"\[y/N\]|" + prompt, strip_prompt=False)
         if "[y/N]" in out:
             out += conn.send_command(confirm_response, expect_string=prompt, cmd_verify=False)
+        return out
+    conn.save_config = save_config
+
+
+def _asternos_bash_home(conn):
+    """The AsterNOS driver works in the switch's Linux shell (REST with curl, lock markers, sonic-utilities shows):
+    leave netmiko's klish with the Asterfusion-written driver's own ``system bash`` (``_enter_bash_cli``, prompt
+    ``$``); a save goes back into klish for ``write`` + ``y`` and returns to the shell."""
+    conn._enter_bash_cli()
+    conn.set_base_prompt(alt_prompt_terminator="$")
+    shell, klish = r"\$\s*$", r"#\s*$"
+
+    def save_config(cmd="write", confirm=True, confirm_response="y"):
+        conn.send_command("sonic-cli", expect_string=klish, cmd_verify=False)
+        try:
+            out = conn.send_command(cmd, expect_string=r"\[y/N\]|" + klish, strip_prompt=False)
+            if confirm and "[y/N]" in out:
+                out += conn.send_command(confirm_response, expect_string=klish, cmd_verify=False)
+        finally:
+            conn.send_command("exit", expect_string=shell, cmd_verify=False)
         return out
     conn.save_config = save_config

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Enterprise SONiC klish CLI drivers: Asterfusion AsterNOS (asterfusion_asternos) and
-Dell/Broadcom Enterprise SONiC (dell_sonic).
+"""Enterprise SONiC klish CLI driver: Dell/Broadcom Enterprise SONiC (dell_sonic). (AsterNOS has its own driver,
+nos/asternos.py: Asterfusion documents none of these lines.)
 
 klish has no configuration session in the versions we target; the transaction is the computed
 reverse of the applied remediation (hier_config rollback), re-verified after use.
@@ -226,11 +226,3 @@ attach(KlishDriver,
        Section("mtu", _mtu, children=(MTU,)),
        Section("pbr", _pbr, top=(ACL, CLASS_MAP, POLICY_MAP), children=(FORWARDING_IN,)),
        Section("underlay", _underlay, top=(LOAD_SHARE, ROUTER_BGP), children=(IP_ADDRESS, ACCESS_VLAN)))
-
-
-class AsterNosDriver(KlishDriver):
-    name = "asternos"
-    device_type = device_type_for(name)
-    # AsterNOS's own read command is not confirmed by a capture (docs/switch-commands-sources.md: unverified)
-    show_running = "show running-config"
-    save_command = "write"

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.eos import EosDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import AsterNosDriver, KlishDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import AsterNosDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.klish import KlishDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nvue import NvueDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.nxos import NxosDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import SonicDbDriver

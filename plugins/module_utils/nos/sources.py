@@ -216,9 +216,18 @@ LINE_SOURCES["frr"] = [
     (r"set nexthop-group %s" % _NAME, VERIFIED, _FRR + ", PBR: set nexthop-group"),
     (r"set vrf unchanged", VERIFIED, _FRR + ", PBR: set vrf unchanged"),
 ]
-# AsterNOS gets the Dell klish dialect: every line form is Dell's, none is confirmed for AsterNOS.
-LINE_SOURCES["asternos"] = [(r"interface Ethernet\d+", UNVERIFIED, "SONiC native port name; not confirmed for AsterNOS")] + [
-    (regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in LINE_SOURCES["dell_sonic"][2:]]
+# AsterNOS: one line per Easy RoCE REST leaf of our profile (nos/asternos.py). The paths, the POST body and the
+# leaves' names and value forms are the REST manual's; what it does not show is one of the two platform items
+# `port_naming` and `transaction` (fabric/platforms.py), named in the note.
+_ER = "Easy RoCE REST manual (docs.asternos.com/zh/aidc/restapi-manual/easy-roce/, AsterNOS v3.1 R0500)"
+LINE_SOURCES["asternos"] = [
+    (r"roce-profiles aif_roce mode lossless", VERIFIED, _ER + ": POST roce-profiles {\"name\", \"mode\": \"lossless\"}"),
+    (r"roce-profiles aif_roce cable-length CABLE_5m", VERIFIED, _ER + ": GET sample \"cable-length\": \"CABLE_5m\""),
+    (r"roce-profiles aif_roce cable-length CABLE_\d+m", UNVERIFIED,
+     "transaction: the leaf is the manual's, the value form generalises its only sample (CABLE_5m)"),
+    (r"roce-profiles aif_roce bind-interfaces Ethernet\S+", UNVERIFIED,
+     "port_naming: the leaf is the manual's (bind-interfaces*), the port names are the plan's guess"),
+]
 
 # --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
 _NXC = "cisco.nxos 11.1.0 (ansible package)"
@@ -266,7 +275,6 @@ _KLISH_UNDERLAY = [
     (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
 ]
 LINE_SOURCES["dell_sonic"] += _KLISH_UNDERLAY
-LINE_SOURCES["asternos"] += [(regex, UNVERIFIED, "Dell klish form; no AsterNOS source") for regex, _s, _src in _KLISH_UNDERLAY]
 
 
 def _config_db_rows():

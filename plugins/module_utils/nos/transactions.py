@@ -7,8 +7,9 @@
 * NX-OS: ``checkpoint NAME`` / ``rollback running-config checkpoint NAME`` / ``no checkpoint NAME``.
 * NVUE: the pending revision (``nv set``, ``nv config apply``, ``nv config detach``); after an apply,
   a reverse revision of the managed paths only.
-* Enterprise SONiC / AsterNOS klish: no session or checkpoint in the CLI; the reverse of the managed
+* Enterprise SONiC klish: no session or checkpoint in the CLI; the reverse of the managed
   lines only (never ``no interface``), itself verified by the caller.
+* AsterNOS: Easy RoCE REST calls with ``curl`` in the switch's Linux shell; the reverse of the managed REST leaves.
 * FRR 8.4 (vtysh from a Linux shell): no candidate/commit for zebra, bgpd and pbrd; the change is a
   file checked with ``vtysh -C -f`` (dry run), applied with ``vtysh -f``; the reverse of the managed
   lines on failure, verified by the caller; ``write memory``.
@@ -603,6 +604,32 @@ class KlishReverseTxn(ShellMarkers, Transaction):
     def push_reverse(self, cmds):
         self.io.fresh("abort")
         self.io.configure("abort", list(cmds))
+
+
+class AsterNosRestTxn(ShellMarkers, Transaction):
+    """AsterNOS Easy RoCE over its REST model (nos/asternos.py): no transaction in the REST manual's readable part, so
+    each call is applied as it is made and the undo is the computed reverse of the managed REST leaves (a profile this
+    run created is DELETEd, a leaf it changed is PATCHed back), verified by reading GET /rest/v1/running/roce back.
+    The session's home is the switch's Linux shell, where ``curl`` reaches the switch's own REST endpoint."""
+    mechanism = "Easy RoCE REST calls (curl on the switch), computed reverse of the managed REST leaves, read-back check"
+
+    def _calls(self, step, cmds):
+        for cmd in cmds:
+            self.io.attempted.append(cmd)
+            if step == "stage":
+                self.committed = True   # the switch applies each call as it is made
+            self._ok(step, cmd, note="the switch rejected the REST call", verify_echo=False)
+
+    def stage(self, cmds):
+        self._calls("stage", list(cmds))
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        return self._reverse(read_managed, before_managed, lambda cmds: self._calls("abort", cmds))
+
+    def push_reverse(self, cmds):
+        self.io.fresh("abort")
+        self._calls("abort", list(cmds))
 
 
 class FrrVtyshTxn(ShellMarkers, Transaction):

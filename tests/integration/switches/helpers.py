@@ -14,9 +14,11 @@ def params(switch_lab, name):
                 host_key_checking=True, known_hosts=os.path.join(switch_lab["root"], "known_hosts"), timeout=10)
 
 
-def applier(switch_lab, name, sections=("qos", "mtu", "pbr"), platform=None, **kw):
+def applier(switch_lab, name, sections=None, platform=None, **kw):
     dev = switch_lab["devices"][name]
     drv = get_driver(platform or dev["platform"])
+    if sections is None:   # what the switch role plans: AsterNOS (Easy RoCE REST) carries QoS only
+        sections = ("qos",) if drv.name == "asternos" else ("qos", "mtu", "pbr")
     p = params(switch_lab, name)
     kw.setdefault("read_timeout", 20)
     kw.setdefault("reconnect_timeout", 5)

@@ -30,6 +30,7 @@ SAVE_RE = {"asternos": r"^y$", "eos": r"^copy running-config", "nxos": r"^copy r
 OUTAGE = dict(NOS, sonic0="dell_sonic")
 MTU_RE = r"^mtu |link mtu "
 SHOW_RE = r"^show running-config|^nv config show"
+REST_PATCH = r"^curl .* -X PATCH "
 
 
 def faults_for(name, n_cmds):
@@ -46,6 +47,11 @@ def faults_for(name, n_cmds):
         "unexpected_prompt": {"prompt_on": MTU_RE},
         "no_reconnect": {"drop_after": max(2, n_cmds // 2), "down_for": RECONNECT + 1},
     }
+    if nos == "asternos":
+        # Easy RoCE REST: POST the profile, PATCH its cable length, PATCH its bound ports; the read is a GET
+        cases.update(reject_mid_batch={"reject": REST_PATCH, "reject_skip": 1}, unexpected_prompt={"prompt_on": REST_PATCH},
+                     slow_read={"slow": {"re": r"^curl \S+ \S+ \S+ \S+ https://", "secs": READ_TIMEOUT + 2, "skip": 2}},
+                     drop_at_commit={"drop_on": {"re": REST_PATCH, "when": "after"}})
     if nos == "eos":
         # the device's timer fires after 1 s whatever was asked, and the verification read takes 2 s
         cases["commit_timer_expiry"] = {"timer_secs": 1, "slow": {"re": SHOW_RE, "secs": 2, "skip": 2}}
@@ -112,7 +118,7 @@ def test_fault(switch_lab, name, fault):
     assert not bad, bad
     assert claim in ("success", "restored"), claim
     if fault == "reject_mid_batch":
-        assert "rejected" in str(err) and ("Invalid" in err.device_error or "Error" in err.device_error), err
+        assert "rejected" in str(err) and ("Invalid" in err.device_error or "rror" in err.device_error), err
 
 
 @pytest.mark.parametrize("name", sorted(OUTAGE), ids=[OUTAGE[n] for n in sorted(OUTAGE)])

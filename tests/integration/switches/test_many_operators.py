@@ -33,7 +33,7 @@ def race(switch_lab, name, tmp_path, index, device_lock=True):
     runs = {
         "A": applier(switch_lab, name, read_timeout=8, lock_dir=str(tmp_path / ("a%d" % index)), lock_timeout=60,
                      device_lock=device_lock),
-        "B": applier(switch_lab, name, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / ("b%d" % index)),
+        "B": applier(switch_lab, name, sections=("qos",) if NOS[name] == "asternos" else ("mtu",), read_timeout=8, lock_dir=str(tmp_path / ("b%d" % index)),
                      lock_timeout=60, device_lock=device_lock),
     }
     planned = {k: r.plan() for k, r in runs.items()}
@@ -101,6 +101,9 @@ def operator_edit(switch_lab, name):
         if NOS[name] == "nvue":
             conn.send_command("nv set system hostname operator-was-here")
             conn.send_command("nv config apply -y")
+        elif NOS[name] == "asternos":   # an engineer's own Easy RoCE profile, over REST
+            from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILES, request
+            conn.send_command(request("POST", PROFILES, {"name": "operator-was-here", "mode": "lossless"}))
         else:
             conn.send_config_set([OPERATOR_LINE])
 
@@ -109,6 +112,8 @@ def operator_kept(switch_lab, name):
     st = lab.read_state(name, switch_lab["root"])
     if NOS[name] == "nvue":
         return "system hostname operator-was-here" in st["running"]
+    if NOS[name] == "asternos":
+        return any(p["name"] == "operator-was-here" for p in st["running"]["rest"]["roce-profiles"])
     return any(node[0] == OPERATOR_LINE for node in st["running"])
 
 
@@ -127,7 +132,7 @@ def test_cli_edit_during_apply_survives_or_is_named(switch_lab, name):
 def cli_edit_outcome(switch_lab, name):
     """One apply with an engineer's CLI edit in the middle -> (their change kept?, the run's claim)."""
     reset(switch_lab, name)
-    lab.set_faults(name, {"slow": {"re": r"^mtu |link mtu ", "secs": 3, "skip": 0}}, switch_lab["root"])
+    lab.set_faults(name, {"slow": {"re": r"^mtu |link mtu |^curl .* -X PATCH ", "secs": 3, "skip": 0}}, switch_lab["root"])
     run = applier(switch_lab, name, read_timeout=10)
     a = Background(run, run.plan())
     try:

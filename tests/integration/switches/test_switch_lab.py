@@ -30,7 +30,6 @@ def test_converge_then_noop_without_config_mode(switch_lab, name):
 DRIFT = {
     "leaf1": ["interface Ethernet2", "mtu 1500"],
     "leaf3": ["interface Ethernet1/2", "mtu 1500"],
-    "leaf0": ["interface Ethernet2", "mtu 1500"],
 }
 
 
@@ -50,13 +49,17 @@ def test_manual_drift_shows_in_plan(switch_lab, name):
     assert got[0] == DRIFT[name][0] and got[-1] == mtu and set(got[1:-1]) <= {"no mtu 1500"}, got
 
 
-@pytest.mark.parametrize("name", ["leaf3", "leaf0"])
+# a port each of the two CLI simulators with a config mode types into (NX-OS; klish: Dell SONiC, since AsterNOS is REST)
+TYPING = {"leaf3": "interface Ethernet1/2", "sonic0": "interface Eth1/2"}
+
+
+@pytest.mark.parametrize("name", sorted(TYPING))
 def test_a_login_keeps_the_config_context_of_a_session_typing(switch_lab, name):
     """Another SSH login (a second controller's read, a test's poll) in the middle of a session's config mode
     must not move that session's `interface X` context off the running config: the NX-OS drain-kill flake was
     the simulator re-reading its own state file at every login, so the next `mtu` line landed in a dropped node."""
     reset(switch_lab, name)
-    port, = DRIFT[name][:1]
+    port = TYPING[name]
     typing = applier(switch_lab, name)
     conn = typing._conn()
     conn.config_mode()
@@ -69,6 +72,28 @@ def test_a_login_keeps_the_config_context_of_a_session_typing(switch_lab, name):
     typing.close()
     node = next(n for n in lab.read_state(name, switch_lab["root"])["running"] if n[0] == port)
     assert ["mtu 1500", []] in node[1], node
+
+
+def test_asternos_rest_drift_shows_in_plan(switch_lab):
+    """Someone PATCHes our Easy RoCE profile's cable length over REST: the plan reads it back and PATCHes it back."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILES, request
+    a = applier(switch_lab, "leaf0")
+    before, after, cmds = a.plan()
+    if cmds:
+        a.apply(before, after, cmds)
+    a._conn().send_command(request("PATCH", PROFILES + "/aif_roce", {"cable-length": "CABLE_5m"}))
+    before, after, cmds = a.plan()
+    a.close()
+    assert "roce-profiles aif_roce cable-length CABLE_5m" in before.splitlines()
+    assert cmds == [request("PATCH", PROFILES + "/aif_roce", {"cable-length": "CABLE_40m"})]
+
+
+def test_asternos_refuses_sonic_native_sections_without_the_opt_in(switch_lab):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import DriverError
+    a = applier(switch_lab, "leaf0", sections=("qos", "mtu"))
+    with pytest.raises(DriverError, match="asternos_config: config_db"):
+        a.plan()
+    a.close()
 
 
 def test_nvue_drift_shows_in_plan(switch_lab):
@@ -106,8 +131,9 @@ def test_rejected_command_rolls_back_with_device_error(switch_lab):
 def test_fault_matrix_drop_at_every_k(switch_lab, name):
     """A session drop after the k-th config command leaves the device in before or intended state: the
     managed view *and* the whole running config, with no checkpoint, pending revision or session left."""
+    secs = ("qos",) if name == "leaf0" else ("mtu",)   # AsterNOS: Easy RoCE REST, QoS only
     reset(switch_lab, name)
-    probe = applier(switch_lab, name, sections=("mtu",))
+    probe = applier(switch_lab, name, sections=secs)
     before, after, cmds = probe.plan()
     probe.close()
     full_before = full_state(name, switch_lab["root"])
@@ -118,7 +144,7 @@ def test_fault_matrix_drop_at_every_k(switch_lab, name):
     for k in range(1, n + 1):
         reset(switch_lab, name)
         lab.set_faults(name, {"drop_after": k}, switch_lab["root"])
-        a = applier(switch_lab, name, sections=("mtu",))
+        a = applier(switch_lab, name, sections=secs)
         b0, a0, c0 = a.plan()
         assert (b0, a0) == (before, after)
         try:
@@ -128,7 +154,7 @@ def test_fault_matrix_drop_at_every_k(switch_lab, name):
             assert exc.rolled_back, (k, str(exc))
             outcome = "before"
         a.close()
-        check = applier(switch_lab, name, sections=("mtu",))
+        check = applier(switch_lab, name, sections=secs)
         seen = check.plan()[0]
         whole = check.before_image
         check.close()

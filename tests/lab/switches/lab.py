@@ -79,6 +79,8 @@ def seed(name, platform, intent):
     """Baseline config a switch has before we manage it: hostname, port descriptions."""
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
     # plan port names are the device's own (fabric/platforms.py): swp1 on NVUE, Ethernet1/1 on NX-OS
+    if platform == "asternos":   # Easy RoCE's REST model (GET /rest/v1/running/roce) and the switch's own ports
+        return {"rest": {"roce-accept": {}, "roce-profiles": []}, "ports": ports}
     if platform == "nvue":
         return sorted(["system hostname %s" % name] + ["interface %s link state up" % p for p in ports])
     tree = [["hostname %s" % name, []]]

@@ -852,9 +852,6 @@ class KlishSession(CliSession):
             self.dev.startup = copy.deepcopy(self.dev.running)
             self.dev.persist()
             return ""
-        if line == "write" and self.dev.nos == "asternos":
-            self.confirm = True
-            return "Existing file will be overwritten, continue? [y/N]:"
         return self.invalid(line)
 
 
@@ -954,7 +951,159 @@ class NvueSession(Session):
         return "-bash: %s: command not found" % line.split()[0]
 
 
-SESSIONS = {"eos": EosSession, "nxos": NxosSession, "dell_sonic": KlishSession, "asternos": KlishSession, "nvue": NvueSession}
+class AsterNosSession(Session):
+    """AsterNOS as Asterfusion's own netmiko driver (asterfusion_asternos) meets it: login in a Linux shell, `sonic-cli`
+    enters klish (`terminal raw-output`, `write` + `y` saves, `system bash` opens a shell, `exit` leaves), and Easy
+    RoCE's REST model (docs.asternos.com/zh/aidc/restapi-manual/easy-roce/) answered to `curl` in the shell. The
+    running state is {"rest": GET /rest/v1/running/roce body, "ports": [...]}. Test code: what the REST manual does
+    not show (status codes, PATCH merging, the generated names' exact form) is this simulator's guess."""
+
+    RW = ("mode", "publish-via", "bind-interfaces", "cable-length", "incast-level", "traffic-model")
+    BASE = "https://127.0.0.1/rest/v1"
+
+    def __init__(self, dev, chan):
+        Session.__init__(self, dev, chan)
+        self.modes = ["shell"]
+        self.confirm = False
+
+    def prompt(self):
+        if self.confirm:
+            return ""
+        return "admin@%s:~$" % self.dev.name if self.modes[-1] == "shell" else "%s#" % self.dev.name
+
+    def handle(self, line):
+        if self.confirm:
+            self.confirm = False
+            if line.lower().startswith("y"):
+                self.dev.startup = copy.deepcopy(self.dev.running)
+                self.dev.persist()
+            return ""
+        if not line:
+            return ""
+        if line in ("exit", "logout", "quit"):
+            self.modes.pop()
+            return "" if self.modes else None
+        if self.modes[-1] == "klish":
+            return self.klish(line)
+        if line == "sonic-cli":
+            self.modes.append("klish")
+            return ""
+        m = re.match(r"^(curl .*?)( 2>&1; echo AIF-RC=\$\?)?$", line)
+        if m:
+            rc, out = self.curl(m.group(1))
+            return (out + "\n" if out else "") + ("AIF-RC=%d" % rc if m.group(2) else "")
+        ports = self.dev.running.get("ports", [])
+        table = counters_show.load(self.dev.state_dir)
+        shows = {"show pfc counters": lambda: counters_show.sonic_pfc(ports, table),
+                 "show queue counters": lambda: counters_show.sonic_queue(ports, table),
+                 "show queue wredcounters": lambda: counters_show.sonic_queue(ports, table, wred=True),
+                 "show pfcwd stats": lambda: counters_show.sonic_pfcwd(ports, table)}
+        if line in shows:
+            return shows[line]()
+        shell = shell_command(self.dev, line)
+        if shell is not None:
+            return shell
+        return "-bash: %s: command not found" % line.split()[0]
+
+    def klish(self, line):
+        if line == "terminal raw-output":
+            return ""
+        if line == "system bash":
+            self.modes.append("shell")
+            return ""
+        if line == "write":
+            self.confirm = True
+            self.quiet = True
+            return "Existing file will be overwritten, continue? [y/N]:"
+        return "%Error: Invalid input detected at \"^\" marker."
+
+    # ---- Easy RoCE REST
+    def curl(self, cmd):
+        import shlex
+        try:
+            args = shlex.split(cmd)
+        except ValueError:
+            return 2, "curl: option error"
+        method, body, url, i = "GET", None, None, 1
+        while i < len(args):
+            a = args[i]
+            if a == "-X":
+                method, i = args[i + 1], i + 2
+            elif a == "-H":
+                i += 2
+            elif a == "-d":
+                body, i = args[i + 1], i + 2
+            elif a.startswith("-"):
+                i += 1
+            else:
+                url, i = a, i + 1
+        if method != "GET":
+            if self.rejected(cmd):
+                return 22, "curl: (22) The requested URL returned error: 400"
+            self.count_config()
+        if not url or not url.startswith(self.BASE):
+            return 7, "curl: (7) Failed to connect to %s port 443: Connection refused" % (url or "")
+        status, out = self.rest(method, url[len(self.BASE):], body)
+        if status >= 400:
+            return 22, "curl: (22) The requested URL returned error: %d" % status
+        return 0, out
+
+    def rest(self, method, path, body):
+        dev = self.dev
+        rest = dev.running.setdefault("rest", {"roce-accept": {}, "roce-profiles": []})
+        profiles = rest.setdefault("roce-profiles", [])
+        try:
+            data = json.loads(body) if body else None
+        except ValueError:
+            return 400, ""
+        if path == "/running/roce" and method == "GET":
+            return 200, json.dumps(rest, indent=4)
+        if path == "/running/roce/roce-profiles" and method == "POST":
+            if not isinstance(data, dict) or not data.get("name") or data.get("mode") not in ("lossless", "lossy"):
+                return 400, ""
+            if any(p["name"] == data["name"] for p in profiles):
+                return 409, ""
+            profiles.append({"name": data["name"], "mode": data["mode"], "incast-level": "medium"})
+            dev.persist()
+            return 201, ""
+        m = re.match(r"^/running/roce/roce-profiles/([A-Za-z0-9_-]+)$", path)
+        if not m:
+            return 404, ""
+        prof = next((p for p in profiles if p["name"] == m.group(1)), None)
+        if prof is None:
+            return 404, ""
+        if method == "GET":
+            return 200, json.dumps(prof, indent=4)
+        if method == "DELETE":
+            profiles.remove(prof)
+            dev.persist()
+            return 204, ""
+        if method != "PATCH" or not isinstance(data, dict) or any(k not in self.RW for k in data):
+            return 400, ""
+        if "cable-length" in data and not re.match(r"^CABLE_\d+m$", str(data["cable-length"])):
+            return 400, ""
+        if any(p not in dev.running.get("ports", []) for p in data.get("bind-interfaces", [])):
+            return 400, ""
+        prof.update(data)
+        self.generate(prof)
+        dev.persist()
+        return 204, ""
+
+    @staticmethod
+    def generate(prof):
+        """The objects Easy RoCE generates, named after the manual's sample (roce_lossless_5m_medium_200g_ecn ...)."""
+        for leaf in ("class-maps", "policy-maps", "wred-profiles", "buffer-profiles", "diffserv-maps"):
+            prof.pop(leaf, None)
+        if not prof.get("bind-interfaces") or not prof.get("cable-length"):
+            return
+        base = "%s_100g" % prof["name"]
+        prof.update({"class-maps": [base + "_class_map"],
+                     "policy-maps": [base + "@queue-scheduler priority queue 6@queue-scheduler priority queue 7"],
+                     "wred-profiles": [base + "_ecn"], "buffer-profiles": [base + "_profile"],
+                     "diffserv-maps": ["roce_lossless_diffserv_map"]})
+
+
+SESSIONS = {"eos": EosSession, "nxos": NxosSession, "dell_sonic": KlishSession, "asternos": AsterNosSession, "nvue": NvueSession}
 
 
 # ----------------------------------------------------------------------------- SSH server

@@ -26,7 +26,7 @@ def current():
 
 
 def test_corpus_covers_every_driver_plan_and_capture(golden):
-    assert len(golden) >= 500
+    assert len(golden) >= 450   # AsterNOS renders one section (Easy RoCE REST) since issue 25
     for platform in make_golden.DRIVERS:
         for inventory, scheme in make_golden.PLANS:
             assert any(k.startswith("%s|%s|%s|" % (platform, inventory, scheme or "-")) for k in golden), platform

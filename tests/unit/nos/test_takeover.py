@@ -6,6 +6,7 @@ drivers (NVUE, klish SONiC / AsterNOS, FRR) are checked on their own rendered fo
 address and policy written in them. The lab plan on a clean switch, and on a switch this collection configured,
 gives no takeover on every driver.
 """
+import json
 import os
 
 import pytest
@@ -118,8 +119,17 @@ def _downlink(intent):
     return intent["downlinks"][0]["port"]
 
 
-def test_klish_sonic_and_asternos_foreign_bgp_address_and_forwarding_policy():
-    for platform in ("dell_sonic", "asternos"):
+def test_asternos_foreign_easy_roce_profile_on_a_planned_port():
+    intent = slice_of("asternos", "leaf0")
+    down = _downlink(intent)
+    running = json.dumps({"roce-accept": {}, "roce-profiles": [
+        {"name": "ops", "mode": "lossless", "cable-length": "CABLE_5m", "bind-interfaces": [down, "Ethernet99"]}]})
+    assert takeover.messages(items_of("asternos", "leaf0", running)) == [
+        "interface %s bound to Easy RoCE profile ops (not ours; plan: aif_roce) would be rebound" % down]
+
+
+def test_klish_dell_sonic_foreign_bgp_address_and_forwarding_policy():
+    for platform in ("dell_sonic",):
         intent = slice_of(platform, "leaf0")
         up, down = _uplink(intent), _downlink(intent)
         running = "\n".join([
@@ -171,6 +181,8 @@ def _baseline(platform, name, intent):
         return "\n".join(["nv set system hostname %s" % name] + ["nv set interface %s link state up" % p for p in ports]) + "\n"
     if platform == "frr":
         return "frr version 8.4.4\nhostname %s\n!\n" % name
+    if platform == "asternos":   # GET /rest/v1/running/roce of a switch without Easy RoCE profiles
+        return json.dumps({"roce-accept": {}, "roce-profiles": []})
     indent = " " * get_driver(platform).indent
     return "\n".join(["hostname %s" % name] + ["interface %s\n%sdescription aifabric %s" % (p, indent, p) for p in ports]) + "\n"
 
@@ -184,6 +196,9 @@ def test_greenfield_lab_plan_takes_over_nothing(platform, name):
     assert takeover.from_running(driver, clean, intent, intent["qos"], sections) == []
     # a switch this collection already configured: its own objects are never a takeover
     mine = clean + driver.render(intent, intent["qos"], sections)
+    if platform == "asternos":   # the REST read-back holding our own profile
+        mine = json.dumps({"roce-accept": {}, "roce-profiles": [
+            dict(driver.want(intent, intent["qos"], sections)["aif_roce"], name="aif_roce")]})
     assert takeover.from_running(driver, mine, intent, intent["qos"], sections) == []
 
 

@@ -38,7 +38,8 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
     drv = get_driver(platform)
     intent = dict(plan["leafs"]["leaf1"], platform=platform)
     # FRR carries no QoS or MTU (the Linux/ASIC layer's): its sections are the underlay and the PBR
-    for sections in ((("underlay",), ("underlay", "pbr")) if platform == "frr" else (("mtu",), ("qos", "mtu", "pbr"))):
+    cases = {"frr": (("underlay",), ("underlay", "pbr")), "asternos": (("qos",),)}   # AsterNOS: Easy RoCE REST only
+    for sections in cases.get(platform, (("mtu",), ("qos", "mtu", "pbr"))):
         applied = drv.render(intent, plan["qos"], sections)
         raw = drv.diff(applied, "")
         back = managed_reverse(drv, applied, "")
@@ -52,6 +53,9 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
             i = back.index("interface vlan%d" % intent["host_interfaces"][0]["vlan"])
             block = back[i + 1:back.index("exit", i)]
             assert block and all(c.startswith("no ") for c in block), block
+        elif platform == "asternos":
+            # the reverse of a profile this run created is its DELETE (the REST manual's roce-profiles/{name} DELETE)
+            assert back == raw and len(back) == 1 and " -X DELETE " in back[0] and back[0].endswith("/aif_roce"), back
         elif platform != "nvue":
             assert any(c.startswith("no interface") for c in raw), "the raw remediation would remove ports"
             port = drv.port(intent["downlinks"][0]["port"])

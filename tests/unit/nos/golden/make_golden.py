@@ -29,7 +29,8 @@ PLANS = (("lab", None), ("rail512", None), ("lab", "p2p"))
 COUNTERS = re.compile(r"pfc-counters|pfcwd|queue-counter|wredcounters|counters-qos|pfc-watchdog|ip-s-|tc-s-qdisc")
 
 # capture directory -> drivers that read that NOS's output
-CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("dell_sonic", "asternos"), "nvue": ("nvue",), "frr": ("frr",)}
+CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("dell_sonic",), "asternos": ("asternos",), "nvue": ("nvue",),
+                   "frr": ("frr",)}
 
 
 _plan = plan_on_platform
@@ -82,7 +83,8 @@ def corpus():
             if platform not in readers:
                 continue
             for fname in sorted(os.listdir(os.path.join(CAPTURES, nos))):
-                if fname.endswith(".md") or fname.endswith(".json") or COUNTERS.search(fname):
+                if fname.endswith(".md") or fname.endswith(".json") or COUNTERS.search(fname) \
+                        or os.path.isdir(os.path.join(CAPTURES, nos, fname)):
                     continue
                 with open(os.path.join(CAPTURES, nos, fname)) as handle:
                     running = handle.read()

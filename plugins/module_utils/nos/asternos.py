@@ -1,0 +1,277 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Asterfusion AsterNOS (data-center line, v3.1): lossless QoS through Easy RoCE's documented REST model only.
+
+What Asterfusion documents, and therefore all this driver renders (sources: tests/fixtures/switches/asternos/docs/
+easy-roce.txt, SOURCE.md; docs/platforms.md#asternos):
+
+* Easy RoCE REST manual (https://docs.asternos.com/zh/aidc/restapi-manual/easy-roce/, "only applies to AsterNOS v3.1
+  R0500"): ``GET /rest/v1/running/roce`` (the read-back), ``POST /rest/v1/running/roce/roce-profiles`` with
+  ``{"name": ..., "mode": "lossless"}`` (its example), ``PATCH`` and ``DELETE`` on ``roce-profiles/{name}`` (its URL
+  table), the tree's rw leaves ``mode``, ``bind-interfaces*``, ``cable-length?`` and ro ``class-maps``,
+  ``policy-maps``, ``wred-profiles``, ``buffer-profiles``, ``diffserv-maps`` (what the switch generated).
+* Easy RoCE configuration guide: from the cable length (and incast level) "the system will automatically generate a
+  lossless configuration template. It applies the default DSCP mapping, with PFC and ECN enabled for queue 3 and 4,
+  and strict priority scheduling set for queue 6 and 7." So thresholds, weights and buffers are computed by the
+  switch, not by this collection; a QoS profile Easy RoCE cannot express is refused (``check_profile``).
+
+Unverified (shown in the plan report and docs): how the REST endpoint is reached and authenticated from the switch
+(``https://127.0.0.1``, credentials from the switch user's ``~/.netrc``), the PATCH bodies (the tree's leaf names
+with values in the GET sample's form, e.g. ``CABLE_40m``) and the port names (read from the plan, see
+fabric/platforms.py).
+
+REST is reached with ``curl`` in the switch's own Linux shell, over the SSH session netmiko's Asterfusion-written
+``asterfusion_asternos`` driver opens (login in a Linux shell, ``sonic-cli`` for klish, ``system bash`` back to a
+shell, ``write`` + ``y`` to save): one login carries the read-back, the device lock marker, the change and the save,
+like every other NOS here, and no second credential or HTTPS path from the controller is needed.
+
+Canonical managed text: one line per managed REST leaf, ``roce-profiles <name> <leaf> <value>``.
+
+Everything else (underlay, MTU, PPD) has no Asterfusion-documented interface; it is refused unless the fabric
+opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which then goes to the community SONiC
+driver (``nos/sonic_db.py``) when this collection has it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
+
+REST = "https://127.0.0.1/rest/v1"       # unverified: the manual shows HTTPS://{switch IP}/rest/v1/...
+ROCE = REST + "/running/roce"
+PROFILES = ROCE + "/roce-profiles"
+CURL = "curl -sS -f -k --netrc-optional"
+# Our Easy RoCE profile: lower case and underscores like the manual's samples (roce_lossless_5m_medium); the
+# switch names what it generates after it (roce_lossless_5m_medium_200g_ecn ...).
+PROFILE = "aif_roce"
+MANAGED_LEAVES = ("mode", "cable-length", "bind-interfaces")
+GENERATED = ("class-maps", "policy-maps", "wred-profiles", "buffer-profiles", "diffserv-maps")
+# What Easy RoCE fixes (configuration guide): PFC + ECN on queues 3 and 4, strict priority on 6 and 7.
+EASY_ROCE_LOSSLESS = (3, 4)
+EASY_ROCE_STRICT = (6, 7)
+OPT_IN = "asternos_config: config_db"
+SONIC_NATIVE = ("mtu", "pbr", "underlay")
+
+
+def cable_length(meters):
+    """Our cable length in Easy RoCE's value form (the GET sample shows ``CABLE_5m``)."""
+    return "CABLE_%dm" % int(meters)
+
+
+def check_profile(qos):
+    """Refuse a QoS profile Easy RoCE cannot express; returns the list of problems (empty: fine)."""
+    problems = []
+    bad = [p for p in qos["lossless_priorities"] if p not in EASY_ROCE_LOSSLESS]
+    if bad:
+        problems.append("qos.lossless_priorities %s: Easy RoCE enables PFC only on queues 3 and 4" % bad)
+    if qos["ecn_queue"] not in EASY_ROCE_LOSSLESS:
+        problems.append("qos.ecn_queue %d: Easy RoCE marks ECN only on queues 3 and 4" % qos["ecn_queue"])
+    if qos.get("cnp_strict_priority") and qos["cnp_priority"] not in EASY_ROCE_STRICT:
+        problems.append("qos.cnp_priority %d: Easy RoCE schedules strict priority only on queues 6 and 7"
+                        % qos["cnp_priority"])
+    return problems
+
+
+def _lines(profiles, names=None):
+    """{name: profile dict} -> canonical lines of the managed leaves (``names``: only these profiles)."""
+    out = []
+    for name, prof in profiles.items():
+        if names is not None and name not in names:
+            continue
+        for leaf in MANAGED_LEAVES:
+            value = prof.get(leaf)
+            if value is None:
+                continue
+            for item in (value if isinstance(value, list) else [value]):
+                out.append("roce-profiles %s %s %s" % (name, leaf, item))
+    return "".join("%s\n" % line for line in sorted(set(out)))
+
+
+def _read(lines):
+    """Canonical lines -> {name: {"mode": v, "cable-length": v, "bind-interfaces": [..]}}."""
+    out = {}
+    for line in lines.splitlines():
+        m = re.match(r"^roce-profiles (\S+) (\S+) (\S+)$", line.strip())
+        if not m:
+            continue
+        prof = out.setdefault(m.group(1), {})
+        if m.group(2) == "bind-interfaces":
+            prof.setdefault("bind-interfaces", []).append(m.group(3))
+        else:
+            prof[m.group(2)] = m.group(3)
+    return out
+
+
+def load(running):
+    """The GET /rest/v1/running/roce body -> {profile name: profile}, or ValueError when it is not that body."""
+    try:
+        data = json.loads(running)
+    except ValueError:
+        raise ValueError("not the JSON body of GET %s" % ROCE)
+    if not isinstance(data, dict) or not isinstance(data.get("roce-profiles", []), list):
+        raise ValueError("not the JSON body of GET %s" % ROCE)
+    return dict((p.get("name"), p) for p in data.get("roce-profiles") or [] if isinstance(p, dict)), data
+
+
+def _json(body):
+    # single quotes around the body in the shell: JSON of our names never holds one
+    text = json.dumps(body, sort_keys=True)
+    if "'" in text:
+        raise DriverError("refusing a REST body with a single quote: %s" % text)
+    return text
+
+
+def request(method, url, body=None):
+    """One REST call as the switch's shell runs it (``-f``: an HTTP error is a non-zero exit)."""
+    cmd = "%s -X %s" % (CURL, method)
+    if body is not None:
+        cmd += " -H 'Content-Type: application/json' -d '%s'" % _json(body)
+    return cmd + " " + url
+
+
+class AsterNosDriver(Driver):
+    name = "asternos"
+    device_type = device_type_for(name)
+    show_running = "%s %s" % (CURL, ROCE)
+    # curl's own error lines (exit statuses stay the transaction's check)
+    error_pattern = r"^curl: \(\d+\)"
+    transaction = transactions.AsterNosRestTxn
+    # what it renders; the SONiC-native sections are refused by name (``refusal``), naming the opt-in
+    sections = ("qos",)
+    save_command = "write"
+    # the session's home is the Linux shell (connection.py): REST, lock markers and sonic-utilities shows run there
+    home = "bash"
+
+    def refusal(self, sections, intent):
+        """The one message refusing SONiC-native sections without the opt-in (None: nothing to refuse)."""
+        asked = [s for s in sections if s in SONIC_NATIVE]
+        if not asked:
+            return None
+        if (intent or {}).get("asternos_config") != "config_db":
+            return ("AsterNOS: section(s) %s have no Asterfusion-documented interface (only Easy RoCE's REST model is: "
+                    "section qos). To configure them through community SONiC's CONFIG_DB, which is SONiC-native and "
+                    "not an Asterfusion-documented interface, set `%s` in the fabric intent (fabric.%s; "
+                    "docs/platforms.md#asternos); otherwise leave them out of sections" % (", ".join(asked), OPT_IN, OPT_IN))
+        if self.config_db() is None:
+            return ("AsterNOS: `%s` is set, but this collection has no community SONiC CONFIG_DB driver yet "
+                    "(nos/sonic_db.py): section(s) %s cannot be rendered" % (OPT_IN, ", ".join(asked)))
+        return ("AsterNOS: `%s` is set and section(s) %s render as CONFIG_DB tables (render_config_db), but applying "
+                "them to an AsterNOS switch (config apply-patch) is not wired in this driver yet" % (OPT_IN, ", ".join(asked)))
+
+    def render_config_db(self, intent, qos, sections):
+        """The opt-in's thin delegation: the SONiC-native sections as community SONiC CONFIG_DB tables."""
+        render = self.config_db()
+        if (intent or {}).get("asternos_config") != "config_db" or render is None:
+            raise DriverError(self.refusal([s for s in sections if s in SONIC_NATIVE] or list(SONIC_NATIVE), intent))
+        return render(intent, qos, [s for s in sections if s in SONIC_NATIVE], [self.port(p) for p in ports_of(intent)])
+
+    def refuse(self, intent, qos, sections):
+        """Why this driver refuses to run with these sections and this QoS profile (None: it does not)."""
+        try:
+            self._check(intent, qos, sections)
+        except DriverError as exc:
+            return str(exc)
+        return None
+
+    @staticmethod
+    def config_db():
+        """The community SONiC CONFIG_DB renderer the opt-in delegates to, or None while the collection lacks it."""
+        try:
+            from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
+        except ImportError:
+            return None
+        return getattr(sonic_db, "render", None)
+
+    def _check(self, intent, qos, sections):
+        why = self.refusal(sections, intent)
+        if why:
+            raise DriverError(why)
+        if "qos" in sections:
+            problems = check_profile(qos)
+            if problems:
+                raise DriverError("AsterNOS Easy RoCE cannot express this QoS profile: %s (docs/platforms.md#asternos)"
+                                  % "; ".join(problems))
+
+    # --- pure functions --------------------------------------------------------------
+    def want(self, intent, qos, sections=("qos",)):
+        """{profile: fields} the intent asks of Easy RoCE."""
+        self._check(intent, qos, sections)
+        if "qos" not in sections:
+            return {}
+        ports = [self.port(p) for p in ports_of(intent)]
+        return {PROFILE: {"mode": "lossless", "cable-length": cable_length(qos["cable_length_m"]),
+                          "bind-interfaces": sorted(ports)}}
+
+    def render(self, intent, qos, sections=("qos",)):
+        return _lines(self.want(intent, qos, sections))
+
+    def parse(self, running, intent, sections=("qos",)):
+        """The GET /rest/v1/running/roce body (or canonical text, as plan.yml writes it) -> our profile's managed leaves."""
+        if "qos" not in sections:
+            return ""
+        if not running.lstrip().startswith("{"):
+            return _lines(_read(running), names=(PROFILE,))
+        profiles, _data = load(running)
+        return _lines(profiles, names=(PROFILE,))
+
+    def outside(self, text, intent, sections):
+        """Everything of the REST model outside our profile's managed leaves: other profiles whole, roce-accept.
+        Our profile's other leaves (incast-level, the generated objects) are the switch's to compute: they are
+        reported (``state``), not compared, since a new cable length renames what Easy RoCE generates."""
+        profiles, data = load(text)
+        out = []
+        for name, prof in profiles.items():
+            if name == PROFILE and "qos" in sections:
+                continue
+            for leaf, value in sorted(prof.items()):
+                if leaf != "name":
+                    out += ["roce-profiles %s %s %s" % (name, leaf, v) for v in (value if isinstance(value, list) else [value])]
+        for leaf, value in sorted((data.get("roce-accept") or {}).items()):
+            out += ["roce-accept %s %s" % (leaf, v) for v in (value if isinstance(value, list) else [value])]
+        return sorted(out)
+
+    def diff(self, current, intended):
+        """REST calls taking the managed leaves from ``current`` to ``intended`` (canonical text, either way)."""
+        cur, want = _read(current), _read(intended)
+        cmds = []
+        for name in sorted(set(cur) - set(want)):
+            cmds.append(request("DELETE", "%s/%s" % (PROFILES, name)))
+        for name in sorted(want):
+            have, prof = cur.get(name), want[name]
+            if have is None:
+                cmds.append(request("POST", PROFILES, {"name": name, "mode": prof.get("mode", "lossless")}))
+                have = {"mode": prof.get("mode", "lossless")}
+            url = "%s/%s" % (PROFILES, name)
+            for leaf in ("mode", "cable-length"):
+                if prof.get(leaf) is not None and prof.get(leaf) != have.get(leaf):
+                    cmds.append(request("PATCH", url, {leaf: prof[leaf]}))
+            if sorted(prof.get("bind-interfaces", [])) != sorted(have.get("bind-interfaces", [])):
+                cmds.append(request("PATCH", url, {"bind-interfaces": sorted(prof.get("bind-interfaces", []))}))
+        return cmds
+
+    def takeover_items(self, before_image, after, intent, item):
+        """Another Easy RoCE profile binding a port the plan binds to ours: binding it would take that port's QoS
+        over (a ``policy`` takeover of nos/takeover.py)."""
+        want = set(_read(after).get(PROFILE, {}).get("bind-interfaces", []))
+        out = []
+        for line in before_image.outside:
+            m = re.match(r"^roce-profiles (\S+) bind-interfaces (\S+)$", line)
+            if m and m.group(2) in want:
+                out.append(item("policy", "interface %s > roce-profile" % m.group(2), "roce-profile %s" % m.group(1),
+                                "roce-profile %s" % PROFILE, "interface %s bound to Easy RoCE profile %s (not ours; "
+                                "plan: %s) would be rebound" % (m.group(2), m.group(1), PROFILE)))
+        return out
+
+    def state(self, managed):
+        return {"roce_profiles": _read(managed)}
+
+    @staticmethod
+    def generated(running):
+        """What Easy RoCE generated for our profile (the read-back the plan report points to)."""
+        profiles, _data = load(running)
+        prof = profiles.get(PROFILE) or {}
+        return dict((leaf, prof[leaf]) for leaf in GENERATED + ("incast-level", "traffic-model") if leaf in prof)

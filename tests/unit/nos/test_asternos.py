@@ -1,0 +1,112 @@
+"""AsterNOS on Easy RoCE's documented REST model (nos/asternos.py), checked against the REST manual's own read-back
+sample (tests/fixtures/switches/asternos/manual-get-running-roce.txt) and the lab / rail512 plans."""
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import asternos
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import DriverError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit, source_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SAMPLE = os.path.join(ROOT, "tests", "fixtures", "switches", "asternos", "manual-get-running-roce.txt")
+
+
+def plan_of(inventory, **extra):
+    with open(os.path.join(ROOT, "inventories", inventory, "group_vars", "all", "fabric.yml")) as fh:
+        fabric = yaml.safe_load(fh)["fabric"]
+    fabric["leafs"].pop("platform_overrides", None)
+    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = "asternos"
+    fabric.update(extra)
+    return build_plan(fabric)
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return plan_of("lab")
+
+
+def test_the_manuals_read_back_sample_is_read(lab):
+    """The manual's GET sample: a profile that is not ours stays outside, whole, generated objects included."""
+    drv, leaf = get_driver("asternos"), lab["leafs"]["leaf0"]
+    with open(SAMPLE) as fh:
+        text = fh.read()
+    img = image(drv, text, leaf, ("qos",))
+    assert img.managed == ""
+    assert "roce-profiles roce_lossless_5m_medium bind-interfaces Ethernet4:4" in img.outside
+    assert "roce-profiles roce_lossless_5m_medium cable-length CABLE_5m" in img.outside
+    assert "roce-profiles roce_lossless_5m_medium wred-profiles roce_lossless_5m_medium_200g_ecn" in img.outside
+    # the same body with our name: our managed leaves in, what the switch generated reported, not compared
+    mine = text.replace('"roce_lossless_5m_medium"', '"aif_roce"')
+    assert drv.parse(mine, leaf).splitlines() == [
+        "roce-profiles aif_roce bind-interfaces Ethernet11:3", "roce-profiles aif_roce bind-interfaces Ethernet24:3",
+        "roce-profiles aif_roce bind-interfaces Ethernet4:4", "roce-profiles aif_roce cable-length CABLE_5m",
+        "roce-profiles aif_roce mode lossless"]
+    assert image(drv, mine, leaf, ("qos",)).outside == []
+    assert drv.generated(mine)["buffer-profiles"] == ["roce_lossless_5m_medium_200g_profile"]
+
+
+def test_an_error_answer_is_not_an_empty_config(lab):
+    drv = get_driver("asternos")
+    with pytest.raises(ValueError):
+        image(drv, "curl: (7) Failed to connect to 127.0.0.1 port 443: Connection refused\n", lab["leafs"]["leaf0"], ("qos",))
+    with pytest.raises(ValueError):
+        image(drv, "<html>401</html>", lab["leafs"]["leaf0"], ("qos",))
+
+
+def test_first_apply_is_the_manuals_post_then_patches_and_its_reverse_a_delete(lab):
+    drv, leaf = get_driver("asternos"), lab["leafs"]["leaf0"]
+    want = drv.render(leaf, lab["qos"])
+    cmds = drv.diff("", want)
+    assert cmds[0] == ("curl -sS -f -k --netrc-optional -X POST -H 'Content-Type: application/json' "
+                       "-d '{\"mode\": \"lossless\", \"name\": \"aif_roce\"}' "
+                       "https://127.0.0.1/rest/v1/running/roce/roce-profiles")
+    assert [c.split(" -d ")[1].split("' ")[0] for c in cmds[1:]] == [
+        "'{\"cable-length\": \"CABLE_40m\"}",
+        "'" + json.dumps({"bind-interfaces": sorted(p["port"] for p in leaf["downlinks"] + leaf["uplinks"])})]
+    assert drv.diff(want, "") == ["curl -sS -f -k --netrc-optional -X DELETE "
+                                  "https://127.0.0.1/rest/v1/running/roce/roce-profiles/aif_roce"]
+    assert drv.diff(want, want) == []
+
+
+def test_sonic_native_sections_are_refused_naming_the_opt_in(lab):
+    drv, leaf = get_driver("asternos"), lab["leafs"]["leaf0"]
+    assert leaf["asternos_config"] == "easy_roce"
+    msg = drv.refuse(leaf, lab["qos"], ["qos", "mtu", "pbr"])
+    assert "mtu, pbr" in msg and "`asternos_config: config_db`" in msg and "not an Asterfusion-documented" in msg
+    assert drv.refuse(leaf, lab["qos"], ["qos"]) is None
+    # opted in, but the community SONiC CONFIG_DB driver is not in the collection (or not wired for AsterNOS)
+    opted = plan_of("lab", asternos_config="config_db")["leafs"]["leaf0"]
+    assert opted["asternos_config"] == "config_db"
+    assert "config_db` is set" in drv.refuse(opted, lab["qos"], ["qos", "mtu"])
+
+
+def test_a_profile_easy_roce_cannot_express_is_refused(lab):
+    drv, leaf = get_driver("asternos"), lab["leafs"]["leaf0"]
+    qos = dict(lab["qos"], lossless_priorities=[5], ecn_queue=5, cnp_priority=5)
+    msg = drv.refuse(leaf, qos, ["qos"])
+    assert "lossless_priorities [5]" in msg and "ecn_queue 5" in msg and "cnp_priority 5" in msg
+    with pytest.raises(DriverError):
+        drv.render(leaf, qos)
+
+
+@pytest.mark.parametrize("inventory", ["lab", "rail512"])
+def test_asternos_has_at_most_two_unverified_items(inventory):
+    """Issue 25: a leaf and a spine on AsterNOS carry at most two unverified items, each rendered line being either
+    the REST manual's own form or one of those items (named in its source note)."""
+    plan = plan_of(inventory)
+    drv = get_driver("asternos")
+    items = set(item for item, _note in platforms.unverified("asternos"))
+    for intent in (next(iter(plan["leafs"].values())), next(iter(plan["spines"].values()))):
+        text = drv.render(intent, plan["qos"])
+        missing, shaky = audit("asternos", text)
+        assert not missing
+        assert "roce-profiles aif_roce mode lossless" in text and source_of("asternos", "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
+        items |= set(source_of("asternos", line)[1].split(":")[0] for line in shaky)
+    assert items == {"port_naming", "transaction"}, items
