@@ -8,7 +8,6 @@ import yaml
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import asternos
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import DriverError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
