@@ -343,7 +343,7 @@ def main():
     driver = get_driver(module.params["platform"])
     p = module.params
     # a driver that refuses sections or a QoS profile by what its NOS documents (AsterNOS: Easy RoCE only)
-    why = driver.refuse(p["intent"], p["qos"], p["sections"]) if hasattr(driver, "refuse") else None
+    why = driver.refuse(p["intent"], p["qos"], p["sections"])
     if why:
         module.fail_json(msg=why)
     # Data, not names: each driver lists the sections it renders (`sections`)

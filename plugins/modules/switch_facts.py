@@ -185,7 +185,7 @@ def read_counters(driver, conn, intent):
     for cmd, dummy_parser, where, dummy_port in todo:
         if where != "shell":
             answers[cmd] = conn.send_command(cmd, read_timeout=60)
-    if shell and getattr(driver, "home", None) == "bash":   # AsterNOS: the session already is in the Linux shell
+    if shell and driver.home == "bash":   # AsterNOS: the session already is in the Linux shell
         answers.update(_shell_reads(conn, shell))
     elif shell:
         with klish_shell(conn):

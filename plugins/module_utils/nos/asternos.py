@@ -253,18 +253,35 @@ class AsterNosDriver(Driver):
                 cmds.append(request("PATCH", url, {"bind-interfaces": sorted(prof.get("bind-interfaces", []))}))
         return cmds
 
-    def takeover_items(self, before_image, after, intent, item):
+    # --- family hooks (nos/base.py Driver): a structured NOS of its own, one REST leaf per path -----------------
+    def paths(self, managed):
+        """Canonical lines are already paths: ``roce-profiles <name> <leaf>`` and the value as the last word."""
+        return [line.strip() for line in managed.splitlines() if line.strip()]
+
+    def takeover_items(self, before_image, after, intent, sections=("qos",)):
         """Another Easy RoCE profile binding a port the plan binds to ours: binding it would take that port's QoS
         over (a ``policy`` takeover of nos/takeover.py)."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.takeover import _item
         want = set(_read(after).get(PROFILE, {}).get("bind-interfaces", []))
         out = []
         for line in before_image.outside:
             m = re.match(r"^roce-profiles (\S+) bind-interfaces (\S+)$", line)
             if m and m.group(2) in want:
-                out.append(item("policy", "interface %s > roce-profile" % m.group(2), "roce-profile %s" % m.group(1),
-                                "roce-profile %s" % PROFILE, "interface %s bound to Easy RoCE profile %s (not ours; "
-                                "plan: %s) would be rebound" % (m.group(2), m.group(1), PROFILE)))
+                out.append(_item("policy", "interface %s > roce-profile" % m.group(2), "roce-profile %s" % m.group(1),
+                                 "roce-profile %s" % PROFILE, "interface %s bound to Easy RoCE profile %s (not ours; "
+                                 "plan: %s) would be rebound" % (m.group(2), m.group(1), PROFILE)))
         return out
+
+    def protected(self, command):
+        """A reverse never touches another profile, and never deletes anything but ours."""
+        m = re.search(r" (https://\S+)$", command.strip())
+        return not (command.startswith(CURL + " ") and m and m.group(1) in (PROFILES, "%s/%s" % (PROFILES, PROFILE)))
+
+    def safe_reverse(self, current, target):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
+        cmds = self.diff(current, target)
+        check_safe(cmds, self)
+        return cmds
 
     def state(self, managed):
         return {"roce_profiles": _read(managed)}

@@ -52,8 +52,9 @@ class Driver(object):
 
     A NOS belongs to one *family*, a subclass of Driver that implements the family hooks below once for
     every NOS of its kind: ``cli.CliDriver`` (indented hierarchical CLI read back through Section objects:
-    EOS, NX-OS, klish SONiC, AsterNOS), ``flatpath.FlatPathDriver`` (one ``set <path> <value>`` per line:
-    NVUE) and ``frr.FrrDriver`` (FRR's ``exit``-ended blocks). A hook a family does not implement raises
+    EOS, NX-OS, klish SONiC), ``flatpath.FlatPathDriver`` (one ``set <path> <value>`` per line:
+    NVUE), ``frr.FrrDriver`` (FRR's ``exit``-ended blocks), ``sonic_db.SonicDbDriver`` (CONFIG_DB tables)
+    and ``asternos.AsterNosDriver`` (Easy RoCE's REST leaves). A hook a family does not implement raises
     NotImplementedError naming the driver and the hook: a new NOS never falls into another family's code.
 
     A new family (e.g. a structured NOS such as SONiC's CONFIG_DB) implements:
@@ -86,6 +87,8 @@ class Driver(object):
     sections = SECTIONS
     indent = 1               # spaces per level of the NOS's config text (1 for flat NOSes: unused)
     offline_format = "cfg"   # what plan.yml writes per switch (nos/offline.py): config text, or "json" (CONFIG_DB)
+    # where the session works after login: None (the NOS's CLI, as netmiko leaves it) or "bash" (the Linux shell)
+    home = None
 
     def _missing(self, hook):
         return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "
@@ -103,6 +106,11 @@ class Driver(object):
     def normalize_running(self, text):
         """The running config in the forms the driver renders (klish rescales WRED units); identity by default."""
         return text
+
+    def refuse(self, intent, qos, sections):
+        """Why this driver refuses these sections or this QoS profile by what its NOS documents (None: it does not;
+        AsterNOS refuses all but Easy RoCE's QoS, naming the opt-in)."""
+        return None
 
     # --- family hooks (see the class docstring) ------------------------------------------
     def paths(self, managed):

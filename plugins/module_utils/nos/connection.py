@@ -53,7 +53,7 @@ def netmiko_factory(params, driver):
         if device_type == "asterfusion_asternos":
             conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
             _asternos_prompt_reads(conn)
-            if getattr(driver, "home", None) == "bash":
+            if driver.home == "bash":
                 _asternos_bash_home(conn)
         elif device_type == "dell_sonic":
             _prompt_config_checks(conn)

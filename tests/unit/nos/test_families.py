@@ -1,5 +1,5 @@
 """The driver families (nos/base.py Driver, architecture review turn 4 change 1): every hook a caller uses is
-declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver: CONFIG_DB). A driver that lacks
+declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver: CONFIG_DB, AsterNosDriver: Easy RoCE REST). A driver that lacks
 a hook fails loudly, naming itself and the hook, instead of falling into another family's branch (before:
 fullconfig.image and takeover.find took the NVUE branch for any unknown driver and returned no outside lines
 and no takeover items, silently)."""
@@ -9,6 +9,7 @@ import re
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig, takeover, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import AsterNosDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
@@ -38,7 +39,8 @@ class Bare(Driver):
 
 def test_every_registered_driver_belongs_to_one_family():
     for name, cls in DRIVERS.items():
-        families = [f for f in (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver) if issubclass(cls, f)]
+        # AsterNOS is a family of its own: Easy RoCE's REST model, one REST leaf per path (nos/asternos.py)
+        families = [f for f in (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver, AsterNosDriver) if issubclass(cls, f)]
         assert len(families) == 1, (name, families)
         for hook in HOOKS:
             assert getattr(cls, hook) is not getattr(Driver, hook), (name, hook)
