@@ -1044,6 +1044,8 @@ class AsterNosSession(Session):
         if not url or not url.startswith(self.BASE):
             return 7, "curl: (7) Failed to connect to %s port 443: Connection refused" % (url or "")
         status, out = self.rest(method, url[len(self.BASE):], body)
+        if method != "GET" and status < 400:
+            self.dev.entered()   # a change, like a config-mode entry on a CLI (the lab counts them)
         if status >= 400:
             return 22, "curl: (22) The requested URL returned error: %d" % status
         return 0, out
