@@ -218,11 +218,11 @@ class AsterNosDriver(Driver):
         profiles, _data = load(running)
         return _lines(profiles, names=(PROFILE,))
 
-    def outside(self, text, intent, sections):
+    def outside(self, running, intent, sections=("qos",)):
         """Everything of the REST model outside our profile's managed leaves: other profiles whole, roce-accept.
         Our profile's other leaves (incast-level, the generated objects) are the switch's to compute: they are
         reported (``state``), not compared, since a new cable length renames what Easy RoCE generates."""
-        profiles, data = load(text)
+        profiles, data = load(running)
         out = []
         for name, prof in profiles.items():
             if name == PROFILE and "qos" in sections:
