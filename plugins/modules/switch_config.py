@@ -58,7 +58,8 @@ options:
       - C(qos) and C(mtu) render nothing on C(frr).
       - C(asternos) renders only C(qos), through Easy RoCE's REST model (the switch computes thresholds, weights and
         buffers); C(mtu), C(pbr) and C(underlay) are refused with a message naming the opt-in
-        C(asternos_config=config_db) (SONiC-native CONFIG_DB, not an Asterfusion-documented interface).
+        C(asternos_config=config_db) (SONiC-native CONFIG_DB, not an Asterfusion-documented interface); with the opt-in
+        they are refused too, check mode included, until the SONiC GCU transaction exists (as on C(community_sonic)).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]

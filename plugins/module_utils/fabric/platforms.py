@@ -429,7 +429,10 @@ ASTERNOS_DOC = [
     "- **Not configured without the opt-in**: MTU, the PPD policy routes and the underlay have no Asterfusion-documented "
     "interface. `fabric.asternos_config: config_db` opts in to community SONiC's CONFIG_DB for them, which is "
     "**SONiC-native, not an Asterfusion-documented interface**; without it such sections are refused with one message "
-    "naming the opt-in. The CONFIG_DB path is delegated to the community SONiC driver and is not wired for AsterNOS yet.",
+    "naming the opt-in. With it, plan.yml writes those sections as CONFIG_DB (`<build>/switches/<switch>.config_db.json`), "
+    "rendered by the community_sonic driver (nos/sonic_db.py: the same tables, fields and sources); **applying them is "
+    "refused** by switch_config, check mode included, before anything is sent (\"applying is not implemented yet (the "
+    "SONiC GCU transaction ...)\", as on community_sonic) until that transaction exists.",
     "- **Capture kit**: `playbooks/capture.yml` (read-only) records what this driver needs from a real switch into "
-    "`build/capture/<switch>/` so it can become a fixture (docs/runbooks.md, \"8. Capturing an AsterNOS switch\").",
+    "`build/capture/<switch>/` so it can become a fixture (docs/runbooks.md, \"10. Capturing an AsterNOS switch\").",
 ]

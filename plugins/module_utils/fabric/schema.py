@@ -274,7 +274,8 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                            "lossless QoS, through Asterfusion's documented Easy RoCE REST model (the switch computes "
                            "thresholds, weights and buffers); MTU, the PPD policy routes and the underlay are not "
                            "configured on them. `config_db`: also those, through community SONiC's CONFIG_DB, which is "
-                           "SONiC-native, not an Asterfusion-documented interface (docs/platforms.md#asternos).",
+                           "SONiC-native, not an Asterfusion-documented interface: plan.yml renders them, applying "
+                           "them is refused until the SONiC GCU transaction exists (docs/platforms.md#asternos).",
                            default="easy_roce", choices=["easy_roce", "config_db"], example="config_db",
                            drives="Sections the AsterNOS driver renders."),
     "switch_models": MapOf(SWITCH_MODEL, "Switch hardware models by name.", required=True,

@@ -28,8 +28,9 @@ like every other NOS here, and no second credential or HTTPS path from the contr
 Canonical managed text: one line per managed REST leaf, ``roce-profiles <name> <leaf> <value>``.
 
 Everything else (underlay, MTU, PPD) has no Asterfusion-documented interface; it is refused unless the fabric
-opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which then goes to the community SONiC
-driver (``nos/sonic_db.py``) when this collection has it.
+opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which renders it with the community SONiC
+driver (``nos/sonic_db.py``; plan.yml writes the tables) and still refuses to apply it until the SONiC GCU
+transaction exists, as community_sonic does.
 """
 
 from __future__ import annotations
@@ -147,7 +148,9 @@ class AsterNosDriver(Driver):
     home = "bash"
 
     def refusal(self, sections, intent):
-        """The one message refusing SONiC-native sections without the opt-in (None: nothing to refuse)."""
+        """The one message refusing SONiC-native sections (None: nothing to refuse): without the opt-in they have no
+        Asterfusion-documented interface; with it they render as CONFIG_DB (``config_db_tables``), but applying them
+        waits for the SONiC GCU transaction, refused in the same words as on community_sonic (nos/sonic_db.py)."""
         asked = [s for s in sections if s in SONIC_NATIVE]
         if not asked:
             return None
@@ -156,18 +159,29 @@ class AsterNosDriver(Driver):
                     "section qos). To configure them through community SONiC's CONFIG_DB, which is SONiC-native and "
                     "not an Asterfusion-documented interface, set `%s` in the fabric intent (fabric.%s; "
                     "docs/platforms.md#asternos); otherwise leave them out of sections" % (", ".join(asked), OPT_IN, OPT_IN))
-        if self.config_db() is None:
-            return ("AsterNOS: `%s` is set, but this collection has no community SONiC CONFIG_DB driver yet "
-                    "(nos/sonic_db.py): section(s) %s cannot be rendered" % (OPT_IN, ", ".join(asked)))
-        return ("AsterNOS: `%s` is set and section(s) %s render as CONFIG_DB tables (render_config_db), but applying "
-                "them to an AsterNOS switch (config apply-patch) is not wired in this driver yet" % (OPT_IN, ", ".join(asked)))
+        return ("AsterNOS with `%s`: section(s) %s render as community SONiC CONFIG_DB tables (nos/sonic_db.py; "
+                "plan.yml writes them to <build>/switches/<switch>.config_db.json), but applying is not implemented yet "
+                "(the SONiC GCU transaction: config checkpoint, config apply-patch, config rollback), as on "
+                "community_sonic; nothing was sent. Run with sections [qos] (Easy RoCE) meanwhile, or take the "
+                "CONFIG_DB from plan.yml" % (OPT_IN, ", ".join(asked)))
 
-    def render_config_db(self, intent, qos, sections):
-        """The opt-in's thin delegation: the SONiC-native sections as community SONiC CONFIG_DB tables."""
-        render = self.config_db()
-        if (intent or {}).get("asternos_config") != "config_db" or render is None:
-            raise DriverError(self.refusal([s for s in sections if s in SONIC_NATIVE] or list(SONIC_NATIVE), intent))
-        return render(intent, qos, [s for s in sections if s in SONIC_NATIVE], [self.port(p) for p in ports_of(intent)])
+    def config_db_tables(self, intent, qos):
+        """The opt-in's delegation: the SONiC-native sections as community SONiC CONFIG_DB tables, rendered by the
+        community_sonic driver's own ``render`` (nos/sonic_db.py: the same tables, keys, fields and sources), with
+        this switch's port names and MTU. None without the opt-in."""
+        if (intent or {}).get("asternos_config") != "config_db":
+            return None
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
+        return sonic_db.render(intent, qos, SONIC_NATIVE, port=self.port, mtu=self.mtu(intent))
+
+    def offline_files(self, intent, qos, stem):
+        """plan.yml's extra artifact under the opt-in: the CONFIG_DB tables of the SONiC-native sections, as
+        ``show runningconfiguration all`` prints them (nos/offline.py)."""
+        tables = self.config_db_tables(intent, qos)
+        if tables is None:
+            return {}
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
+        return {"switches/%s.config_db.json" % stem: show_running(tables)}
 
     def refuse(self, intent, qos, sections):
         """Why this driver refuses to run with these sections and this QoS profile (None: it does not)."""
@@ -176,15 +190,6 @@ class AsterNosDriver(Driver):
         except DriverError as exc:
             return str(exc)
         return None
-
-    @staticmethod
-    def config_db():
-        """The community SONiC CONFIG_DB renderer the opt-in delegates to, or None while the collection lacks it."""
-        try:
-            from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
-        except ImportError:
-            return None
-        return getattr(sonic_db, "render", None)
 
     def _check(self, intent, qos, sections):
         why = self.refusal(sections, intent)

@@ -107,6 +107,11 @@ class Driver(object):
         """The running config in the forms the driver renders (klish rescales WRED units); identity by default."""
         return text
 
+    def offline_files(self, intent, qos, stem):
+        """{relative path: text} plan.yml writes for this switch beside its config file (nos/offline.py); none by
+        default (AsterNOS under ``asternos_config: config_db``: the CONFIG_DB tables of its SONiC-native sections)."""
+        return {}
+
     def refuse(self, intent, qos, sections):
         """Why this driver refuses these sections or this QoS profile by what its NOS documents (None: it does not;
         AsterNOS refuses all but Easy RoCE's QoS, naming the opt-in)."""

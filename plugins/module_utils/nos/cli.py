@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shared machinery for hierarchical (Cisco-like) CLIs: EOS, NX-OS, SONiC/AsterNOS klish.
+"""Shared machinery for hierarchical (Cisco-like) CLIs: EOS, NX-OS, Enterprise SONiC klish.
 
 Remediation uses hier_config (the field's library for CLI config diffs).
 """

@@ -23,7 +23,8 @@ single-homed on them: nothing to move, measured to cost probes on the twin); ``a
 
 No drain here (the run goes on undrained and says so): EOS drains through maintenance mode (``maintenance``
 / ``unit System`` / ``quiesce``, Arista EOS User Manual, Maintenance Mode), a block outside the managed
-``router bgp``; Enterprise SONiC and AsterNOS klish: no vendor source for a graceful-shutdown line found.
+``router bgp``; Enterprise SONiC klish: no vendor source for a graceful-shutdown line found; AsterNOS: no BGP is
+configured there (Easy RoCE QoS only).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ UNSUPPORTED = {
     "eos": "EOS drains through maintenance mode (maintenance / unit System / quiesce), outside the managed "
            "router bgp: not rendered yet",
     "dell_sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
-    "asternos": "no Asterfusion source for a BGP graceful-shutdown line in AsterNOS klish",
+    "asternos": "no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a graceful-shutdown line",
 }
 
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")

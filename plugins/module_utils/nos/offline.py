@@ -46,9 +46,11 @@ def switch_config(name, intent, qos):
 
 def switch_files(name, intent, qos, stem):
     """{relative path: text} of one switch's offline config: ``switches/<stem>.cfg``, or ``.json`` on a
-    CONFIG_DB platform."""
+    CONFIG_DB platform, plus what the driver adds (``offline_files``: AsterNOS's opt-in CONFIG_DB)."""
     driver = get_driver(intent["platform"])
     if driver.offline_format == "json":
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
         return {"switches/%s.json" % stem: show_running(driver.tables(intent, qos, driver.sections))}
-    return {"switches/%s.cfg" % stem: switch_config(name, intent, qos)}
+    files = {"switches/%s.cfg" % stem: switch_config(name, intent, qos)}
+    files.update(driver.offline_files(intent, qos, stem))
+    return files

@@ -8,8 +8,9 @@ import yaml
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import DriverError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import DriverError, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit, source_of
 
@@ -80,10 +81,32 @@ def test_sonic_native_sections_are_refused_naming_the_opt_in(lab):
     msg = drv.refuse(leaf, lab["qos"], ["qos", "mtu", "pbr"])
     assert "mtu, pbr" in msg and "`asternos_config: config_db`" in msg and "not an Asterfusion-documented" in msg
     assert drv.refuse(leaf, lab["qos"], ["qos"]) is None
-    # opted in, but the community SONiC CONFIG_DB driver is not in the collection (or not wired for AsterNOS)
-    opted = plan_of("lab", asternos_config="config_db")["leafs"]["leaf0"]
-    assert opted["asternos_config"] == "config_db"
-    assert "config_db` is set" in drv.refuse(opted, lab["qos"], ["qos", "mtu"])
+    assert drv.config_db_tables(leaf, lab["qos"]) is None
+    assert sorted(switch_files("leaf0", leaf, lab["qos"], "leaf0")) == ["switches/leaf0.cfg"]
+
+
+def test_the_opt_in_renders_community_sonic_config_db_and_refuses_to_apply_it():
+    """`asternos_config: config_db`: the SONiC-native sections are community_sonic's CONFIG_DB tables (its own
+    renderer, this switch's ports and MTU), written by plan.yml; applying them is refused like on community_sonic
+    until the SONiC GCU transaction exists, before anything is sent."""
+    plan = plan_of("lab", asternos_config="config_db")
+    drv, qos = get_driver("asternos"), plan["qos"]
+    for name, intent in (("leaf0", plan["leafs"]["leaf0"]), ("spine0", next(iter(plan["spines"].values())))):
+        assert intent["asternos_config"] == "config_db"
+        msg = drv.refuse(intent, qos, ["qos", "mtu", "pbr"])
+        assert "section(s) mtu, pbr render as community SONiC CONFIG_DB" in msg
+        assert "applying is not implemented yet (the SONiC GCU transaction: config checkpoint, config apply-patch, " \
+               "config rollback)" in msg and "nothing was sent" in msg
+        assert drv.refuse(intent, qos, ["qos"]) is None   # Easy RoCE QoS still applies
+        tables = drv.config_db_tables(intent, qos)
+        assert tables == get_driver("community_sonic").tables(intent, qos, ("mtu", "pbr", "underlay"))
+        ports = ports_of(intent)
+        assert ports and all(tables["PORT"][p] == {"mtu": "9216"} for p in ports)
+        assert "BGP_NEIGHBOR" in tables and ("ACL_RULE" in tables) == (name == "leaf0")
+        files = switch_files(name, intent, qos, name)
+        assert sorted(files) == ["switches/%s.cfg" % name, "switches/%s.config_db.json" % name]
+        assert json.loads(files["switches/%s.config_db.json" % name]) == tables
+        assert "roce-profiles aif_roce mode lossless" in files["switches/%s.cfg" % name]
 
 
 def test_a_profile_easy_roce_cannot_express_is_refused(lab):
