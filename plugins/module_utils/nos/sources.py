@@ -226,7 +226,8 @@ LINE_SOURCES["asternos"] = [
     (r"roce-profiles aif_roce cable-length CABLE_\d+m", UNVERIFIED,
      "transaction: the leaf is the manual's, the value form generalises its only sample (CABLE_5m)"),
     (r"roce-profiles aif_roce bind-interfaces Ethernet\S+", UNVERIFIED,
-     "port_naming: the leaf is the manual's (bind-interfaces*), the port names are the plan's guess"),
+     "port_naming: the leaf is the manual's (bind-interfaces*), the port names are the plan's guess (manual samples "
+     "Ethernet1, Ethernet4:4; Asterfusion's community-SONiC CX532P-M-H port_config.ini: Ethernet1, Ethernet5, ...)"),
 ]
 
 # --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
