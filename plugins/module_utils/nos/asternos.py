@@ -39,7 +39,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
 
 REST = "https://127.0.0.1/rest/v1"       # unverified: the manual shows HTTPS://{switch IP}/rest/v1/...
@@ -171,7 +171,6 @@ class AsterNosDriver(Driver):
         this switch's port names and MTU. None without the opt-in."""
         if (intent or {}).get("asternos_config") != "config_db":
             return None
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
         return sonic_db.render(intent, qos, SONIC_NATIVE, port=self.port, mtu=self.mtu(intent))
 
     def offline_files(self, intent, qos, stem):
@@ -180,8 +179,7 @@ class AsterNosDriver(Driver):
         tables = self.config_db_tables(intent, qos)
         if tables is None:
             return {}
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
-        return {"switches/%s.config_db.json" % stem: show_running(tables)}
+        return {"switches/%s.config_db.json" % stem: sonic_db.show_running(tables)}
 
     def refuse(self, intent, qos, sections):
         """Why this driver refuses to run with these sections and this QoS profile (None: it does not)."""
