@@ -82,6 +82,23 @@ def test_every_rendered_config_db_passes_sonic_yang(oracle, rendered):
     assert not failed, failed[:3]
 
 
+def test_asternos_config_db_opt_in_passes_sonic_yang(oracle):
+    """AsterNOS under `asternos_config: config_db`: its SONiC-native sections (MTU, PPD, underlay) go through the
+    community_sonic renderer with AsterNOS's port names; the same models accept them (lab and rail512, every leaf and
+    spine; the PPD redirect left out as above)."""
+    drv, names, configs = get_driver("asternos"), [], []
+    for inventory in ("lab", "rail512"):
+        plan = plan_on_platform(inventory, "asternos", asternos_config="config_db")
+        for kind in ("leafs", "spines"):
+            for name, intent in sorted(plan[kind].items()):
+                names.append("%s/%s" % (inventory, name))
+                configs.append(without_redirects(with_switch_base(drv.config_db_tables(intent, plan["qos"]))))
+    assert any("lab/leaf" in n for n in names) and any("rail512/spine" in n for n in names)
+    assert all(c["PORT"] and "BGP_NEIGHBOR" in c for c in configs)
+    failed = ["%s: %s" % (n, msg) for n, (ok, msg) in zip(names, oracle.validate_many(configs)) if not ok]
+    assert not failed, failed[:3]
+
+
 BROKEN = [
     ("PORT_QOS_MAP", "Ethernet0", "pfc_enable", "3,9"),            # pattern [0-7](,[0-7])*
     ("QUEUE", "Ethernet0|3", "scheduler", "NO-SUCH-SCHEDULER"),    # leafref
