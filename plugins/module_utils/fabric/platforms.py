@@ -210,7 +210,9 @@ PLATFORMS = {
                       "Asterfusion's own community-SONiC port table for the CX532P-M-H names ports a third way, `Ethernet1`, "
                       "`Ethernet5`, ... `Ethernet125` (first lane + 1, aliases `C1`..`C32`; wanglin1228/asternos_patches"
                       "@5682eb87 device/asterfusion/x86_64-asterfusion_cx532p_n-r0/CX532P-M-H_FL00E03/CX532P-M-H/"
-                      "port_config.ini): that is community SONiC on that box, not AsterNOS, so no formula is assumed",
+                      "port_config.ini): that is community SONiC on that box, not AsterNOS, so no formula is assumed. The REST "
+                      "manual's Preface names an interfaces resource (`https://{switch ip}/rest/v1/interfaces`, "
+                      "docs.asternos.com/aidc/fTnI-preface), which playbooks/capture.yml records",
         },
         # MTU is not configured on AsterNOS (no Asterfusion-documented interface); the opt-in's CONFIG_DB path
         # carries its own sources (community SONiC)

@@ -132,3 +132,21 @@ def test_asternos_has_at_most_two_unverified_items(inventory):
         assert "roce-profiles aif_roce mode lossless" in text and source_of("asternos", "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
         items |= set(source_of("asternos", line)[1].split(":")[0] for line in shaky)
     assert items == {"port_naming", "transaction"}, items
+
+
+def test_the_capture_kit_is_read_only_and_records_what_the_driver_reads():
+    """playbooks/capture.yml: every command a show, a REST GET (curl without -X/-d) or a --help; it records the driver's
+    own read-back URL and the port names (klish and sonic-utilities tables, the REST interfaces resource)."""
+    with open(os.path.join(ROOT, "playbooks", "capture.yml")) as fh:
+        play = yaml.safe_load(fh)[0]
+    rest = play["vars"]["capture_rest"]
+    cmds = dict((c["name"], c["command"].replace("{{ capture_rest }}", rest)) for c in play["vars"]["capture_commands"])
+    for name, cmd in cmds.items():
+        if cmd.startswith("curl "):
+            assert " -X " not in cmd and " -d " not in cmd, name
+        elif cmd.startswith("config "):
+            assert cmd.endswith(" --help"), name
+        else:
+            assert "show " in cmd or cmd == "curl --version", name
+    assert cmds["rest-get-running-roce"].split()[-1] == get_driver("asternos").show_running.split()[-1]
+    assert {"klish-show-interface-status", "show-interfaces-status", "rest-get-interfaces"} <= set(cmds)
