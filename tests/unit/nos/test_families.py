@@ -1,7 +1,7 @@
 """The driver families (nos/base.py Driver, architecture review turn 4 change 1): every hook a caller uses is
-declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver: CONFIG_DB, AsterNosDriver: Easy RoCE REST). A driver that lacks
-a hook fails loudly, naming itself and the hook, instead of falling into another family's branch (before:
-fullconfig.image and takeover.find took the NVUE branch for any unknown driver and returned no outside lines
+declared on Driver and implemented once per family (CliDriver, FlatPathDriver, FrrDriver, SonicDbDriver: CONFIG_DB,
+AsterNosDriver: Easy RoCE REST). A driver that lacks a hook fails loudly, naming itself and the hook, instead of
+falling into another family's branch (before: fullconfig.image and takeover.find took the NVUE branch for any unknown driver and returned no outside lines
 and no takeover items, silently)."""
 import os
 import re
