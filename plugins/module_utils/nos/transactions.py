@@ -621,7 +621,13 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
             self._ok(step, cmd, note="the switch rejected the REST call", verify_echo=False)
 
     def stage(self, cmds):
-        self._calls("stage", list(cmds))
+        """One REST call after another, each applied as it is made: between two calls, when due, the guard renews
+        the lease and re-reads GET /rest/v1/running/roce (apply.StagingGuard), so a call never goes out more than
+        the guard's interval after a read that proved nobody else changed our profile."""
+        for cmd in cmds:
+            if self.guard is not None and self.guard.due():
+                self.guard("stage")
+            self._calls("stage", [cmd])
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")

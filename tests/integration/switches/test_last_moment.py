@@ -4,8 +4,10 @@ NOS's mechanism lets us look; the run stops, names the key and their value, and 
 
 * EOS: after the pre-commit read, while the run re-enters its configuration session (a commit copies the session's
   snapshot over the running config): caught by `show session-config diffs` taken again right before `commit timer`;
-* NX-OS, AsterNOS, Dell SONiC (klish apply each line as typed): while the run is sending, before its line for that
+* NX-OS, Dell SONiC (klish apply each line as typed): while the run is sending, before its line for that
   port: caught by the re-read between blocks (apply.StagingGuard);
+* AsterNOS (Easy RoCE REST, each call applied as made; no MTU there): an engineer's PATCH of our profile while the
+  run is between its REST calls: caught by the same re-read before the next call;
 * NVUE: while the run stages its revision: caught by the read just before `nv config apply`.
 A clean run re-checking before every block is never refused (no false foreign change). FRR: unit-tested
 (tests/unit/nos/test_frr_transaction.py), no simulator.
@@ -21,11 +23,12 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import App
 HOLD = {
     "leaf1": {"re": r"^configure session aif-\S+-c$", "skip": 1},   # EOS: re-entering the session, after the read
     "leaf3": {"re": r"^mtu ", "skip": 0},                            # NX-OS: its first MTU line
-    "leaf0": {"re": r"^mtu ", "skip": 0},                            # AsterNOS
     "sonic0": {"re": r"^mtu ", "skip": 0},                           # Dell SONiC
     "leaf2": {"re": r"link mtu ", "skip": 0},                        # NVUE: staging its revision
 }
 NOS = {"leaf1": "eos", "leaf3": "nxos", "leaf0": "asternos", "sonic0": "dell_sonic", "leaf2": "nvue"}
+# AsterNOS: held before its first PATCH (cable-length), after the POST that created our profile
+ASTERNOS_HOLD = {"re": r"^curl .* -X PATCH ", "skip": 0}
 
 
 def last_mtu_port(cmds):
@@ -98,7 +101,7 @@ def test_a_clean_run_rechecking_while_it_sends_is_not_refused(switch_lab, name):
     assert nothing_left(switch_lab, name, ("qos", "mtu", "pbr"))
 
 
-@pytest.mark.parametrize("name", ["leaf3", "leaf0"], ids=["nxos", "asternos"])
+@pytest.mark.parametrize("name", ["leaf3", "sonic0"], ids=["nxos", "dell_sonic"])
 def test_an_edit_before_the_first_line_is_never_rolled_back(switch_lab, name):
     """The engineer types between the run's compare-and-swap read and its first line (here: right after the lease
     re-check at `begin`), and the guard's first re-read stops the run before anything is sent: the undo must not
@@ -123,4 +126,36 @@ def test_an_edit_before_the_first_line_is_never_rolled_back(switch_lab, name):
     run.close()
     assert device_mtu(switch_lab, name, port) == ["1500"], str(err.value)
     assert err.value.rolled_back is not True and "mtu 1500" in str(err.value), str(err.value)
+    assert aif_objects(name, switch_lab["root"]) == []
+
+
+def test_asternos_an_engineers_edit_of_our_profile_between_rest_calls_is_named_and_kept(switch_lab):
+    """AsterNOS: the run has POSTed its profile and is held before its first PATCH; an engineer PATCHes the profile's
+    mode to their own value over REST. The re-read before the run's next call (the guard, due after the hold) stops
+    the run, names their value, and their value stays: nothing of theirs is PATCHed or DELETEd back."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE, PROFILES, request
+    name = "leaf0"
+    reset(switch_lab, name)
+    lab.set_faults(name, {"slow": dict(ASTERNOS_HOLD, secs=2)}, switch_lab["root"])
+    run = applier(switch_lab, name, read_timeout=10)
+    planned = run.plan()
+    assert [c.split(" -X ")[1].split()[0] for c in planned[2]] == ["POST", "PATCH", "PATCH"], planned[2]
+    a = Background(run, planned)
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        with cli_session(switch_lab, name) as conn:
+            conn.send_command(request("PATCH", "%s/%s" % (PROFILES, PROFILE), {"mode": "lossy"}))
+    finally:
+        a.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    claim = a.claim
+    print("LAST-MOMENT asternos: %s" % str(claim)[-600:])
+    profile = next(p for p in lab.read_state(name, switch_lab["root"])["running"]["rest"]["roce-profiles"]
+                   if p["name"] == PROFILE)
+    assert profile["mode"] == "lossy", "the engineer's mode was overwritten: %s" % claim
+    assert "bind-interfaces" not in profile, "the run sent its next call after the engineer's edit: %s" % profile
+    assert claim != "success", "success claimed over the engineer's edit"
+    assert claim.rolled_back is not True, str(claim)
+    assert "roce-profiles %s mode lossy" % PROFILE in str(claim), "the failure does not name their value: %s" % claim
     assert aif_objects(name, switch_lab["root"]) == []
