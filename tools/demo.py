@@ -183,7 +183,8 @@ def run():
     print("%s: %d devices" % (report.get("verdict", "IN SYNC"), report["summary"]["devices"]))
     if not report.get("ready", True):
         print("NOT READY is expected in this lab: its GPU hosts are containers without RDMA NICs, GPUs or GPUDirect "
-              "(host_preflight findings); it is not drift")
+              "(host_preflight findings); it is not drift. gpu04's preflight reads its synthetic 8x MI300X + Broadcom "
+              "bnxt_re tree instead (RCCL's rules, bnxt modules): see build/preflight/preflight.md")
     if args.with_runner:
         print("\n=== audit through ansible-runner from an AWX-style private_data_dir", flush=True)
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "integration", "awx", "run_audit_with_runner.py")],

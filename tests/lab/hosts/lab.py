@@ -49,8 +49,14 @@ NIC_INITIAL_MTU = 1500
 # Containers have no RDMA NICs or mlx5 IRQs: each gets a synthetic 8x H100 + 8x ConnectX-7 tree
 # (tests/fixtures/hosts/gen_fixtures.py, NICs named rail0..rail7) at HW_ROOT, and the lab inventory
 # points the QoS and IRQ roles' `root` there, so they act on files shaped like real sysfs/procfs.
+# gpu04 is the lab's non-NVIDIA host: 8x AMD MI300X + 8x Broadcom bnxt_re (firmware DCBX, RCCL amdkfd peer
+# memory, the bnxt_re configfs congestion-control group). Its tree takes the plan's NIC names, rail addresses
+# and speeds (the fabric has one NIC list for every server, so its bnxt_re devices carry the plan's RDMA names,
+# as `rdma dev set <dev> name <new>` would on a real mixed fabric); inventories/lab/host_vars/gpu04.yml points
+# its preflight at the tree too, so the audit shows that stack's verdicts (RCCL's rules, bnxt modules and QoS).
 HW_ROOT = "/opt/aifabric-hw"
 HW_FIXTURE = "h100-cx7"
+HW_FIXTURES = {"gpu04": "mi300x-bnxt"}
 
 
 def run(cmd, check=True, capture=True, quiet=False):
@@ -87,6 +93,8 @@ def lab_topology():
             "mgmt_interface": intent["mgmt_interface"],
             "mgmt_address": str(MGMT_NET.network_address + 10 + index),
             "nics": [{"rail": nic["rail"], "netdev": nic["netdev"]} for nic in intent["nics"]],
+            "plan_nics": [dict((k, nic[k]) for k in ("netdev", "rdma", "gpu", "address", "speed_gbps") if k in nic)
+                          for nic in intent["nics"]],
         })
         for nic in intent["nics"]:
             gateways.setdefault(nic["rail"], set()).add("%s/%s" % (nic["gateway"], nic["prefixlen"]))
@@ -209,11 +217,16 @@ def ensure_hw_tree(host, tree):
     run(["podman", "cp", os.path.join(tree, "tools"), "%s:%s/tools" % (host["container"], HW_ROOT)])
 
 
-def generate_hw_tree():
+def generate_hw_tree(fixture=HW_FIXTURE, nics=None):
     import tempfile
     out = tempfile.mkdtemp(prefix="aflab-hw-")
-    run([sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py"), out, HW_FIXTURE])
-    return os.path.join(out, HW_FIXTURE)
+    cmd = [sys.executable, os.path.join(ROOT, "tests", "fixtures", "hosts", "gen_fixtures.py")]
+    if nics:
+        with open(os.path.join(out, "nics.json"), "w", encoding="utf-8") as handle:
+            json.dump(nics, handle)
+        cmd += ["--nics", os.path.join(out, "nics.json")]
+    run(cmd + [out, fixture])
+    return os.path.join(out, fixture)
 
 
 def up(_args):
@@ -222,14 +235,18 @@ def up(_args):
     image = ensure_image()
     ensure_mgmt_bridge()
     ensure_leaf(gateways)
-    tree = generate_hw_tree()
+    trees = {HW_FIXTURE: generate_hw_tree()}
     try:
         for host in hosts:
             pid = ensure_container(host, image)
             ensure_links(host, pid)
+            fixture = HW_FIXTURES.get(host["name"], HW_FIXTURE)
+            tree = trees[HW_FIXTURE] if fixture == HW_FIXTURE else generate_hw_tree(fixture, host["plan_nics"])
+            trees.setdefault(host["name"], tree)
             ensure_hw_tree(host, tree)
     finally:
-        shutil.rmtree(os.path.dirname(tree), ignore_errors=True)
+        for tree in trees.values():
+            shutil.rmtree(os.path.dirname(tree), ignore_errors=True)
     return status(_args)
 
 
