@@ -5,7 +5,6 @@ back and sets DCQCN through the bnxt_re configfs, the IRQ role finds bnxt_en's <
 glob inventories/lab/host_vars/gpu04.yml sets. The make demo run exercises the same in the podman lab."""
 import os
 import shutil
-import sys
 
 import pytest
 import yaml
@@ -18,9 +17,18 @@ from ansible_collections.aifabric.roce.plugins.modules import rdma_qos
 from ..module_runner import run_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "hosts"))
-import lab  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def _load_lab():
+    """tests/lab/hosts/lab.py under a name of its own (tests/lab/switches has a lab.py too)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("aifabric_lab_hosts", os.path.join(ROOT, "tests", "lab", "hosts", "lab.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lab = _load_lab()
 
 
 @pytest.fixture(scope="module")
