@@ -102,7 +102,9 @@ def evaluate(plan, switches, host_mtus, previous, pause_threshold):
         sections = facts.get("sections") or {}
         if sections:
             drv = get_driver(intents[name]["platform"])
-            have[name] = dict((s, (sections.get(s) or {}).get("config", "")) for s in ("qos", "mtu") if s in sections)
+            # only what the driver renders is compared (AsterNOS renders qos alone: MTU is not configured there)
+            have[name] = dict((s, (sections.get(s) or {}).get("config", "")) for s in ("qos", "mtu")
+                              if s in sections and s in drv.sections)
             want[name] = dict((s, drv.render(intents[name], plan["qos"], (s,))) for s in have[name])
     section = roce_health.report_section(
         roce_health.counter_findings(plan, current, previous, pause_threshold),

@@ -53,3 +53,19 @@ def test_mtu_chain_and_qos_profile(plan):
     assert kinds == [("mtu_chain", "gpu03", "rail1"), ("mtu_chain", "leaf1", "Ethernet2"), ("qos_profile", "leaf2", "")]
     assert next(f for f in got if f["kind"] == "qos_profile")["expected"] == "y"
     assert H.entries(H.report_section([], got))[0]["kind"] == "host"
+
+
+def test_only_the_sections_a_driver_renders_are_compared(plan):
+    """audit.yml reads qos and mtu from every switch; AsterNOS renders qos alone (Easy RoCE: no MTU there), so its
+    mtu section is not compared (rendering it would refuse) and its converged qos gives no finding."""
+    from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    leaf0 = plan["leafs"]["leaf0"]
+    assert leaf0["platform"] == "asternos"
+    qos = get_driver("asternos").render(leaf0, plan["qos"], ("qos",))
+    facts = {"leaf0": {"sections": {"qos": {"config": qos}, "mtu": {"config": ""}}, "counters": None}}
+    section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
+    assert [f for f in section["consistency"] if f["switch"] == "leaf0"] == []
+    facts["leaf0"]["sections"]["qos"]["config"] = ""   # not converged: named as a QoS profile finding
+    section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
+    assert [(f["kind"], f["switch"]) for f in section["consistency"]] == [("qos_profile", "leaf0")]
