@@ -94,75 +94,16 @@ failed_irqs:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import irq, names
-from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file, ensure_value, systemd_oneshot_unit
-from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, parse_cpulist
+from ansible_collections.aifabric.roce.plugins.module_utils.host.apply_irq import ARGUMENT_SPEC, run
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(nics=dict(type="list", elements="str", required=True),
-                           reserved_cpus=dict(type="str", default=""),
-                           irq_name_glob=dict(type="str", default="mlx5_comp*"),
-                           irqbalance=dict(type="str", choices=["ban", "disable", "ignore"], default="ban"),
-                           persist=dict(type="bool", default=True),
-                           root=dict(type="path", default="/")),
-        supports_check_mode=True,
-    )
-    p = module.params
-    sysroot = SysRoot(p["root"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        reserved = parse_cpulist(p["reserved_cpus"])
-    except ValueError:
-        module.fail_json(msg="reserved_cpus: %r is not a cpulist (e.g. 0-1,64-65)" % p["reserved_cpus"])
-    # Netdevs become sysfs paths and boot-script words; the glob a case pattern: check both first.
-    bad_input = [problem for problem in [names.netdev_problem(nic) for nic in p["nics"]] + [
-        names.glob_problem(p["irq_name_glob"])] if problem]
-    if bad_input:
-        module.fail_json(msg="refusing unsafe input: %s" % "; ".join(bad_input), problems=bad_input)
-    assignments, problems = irq.plan(sysroot, p["nics"], reserved, p["irq_name_glob"])
-    if problems:
-        module.fail_json(msg="cannot plan IRQ affinity: %s" % "; ".join(problems), problems=problems)
-    changed = False
-    before_lines, after_lines, failed = [], [], []
-    for item in assignments:
-        res = ensure_value(sysroot, "/proc/irq/%d/smp_affinity_list" % item["irq"], str(item["cpu"]), module.check_mode)
-        item["before"] = res["before"]
-        item["status"] = res["status"]
-        label = "%s irq %d (%s)" % (item["netdev"], item["irq"], item["name"])
-        before_lines.append("%s: %s" % (label, res["before"]))
-        after_lines.append("%s: %s" % (label, item["cpu"]))
-        if res["status"] == "missing" or res["status"].startswith("failed"):
-            failed.append(dict(item))
-        changed = changed or res["changed"]
-    diff = [{"before_header": "irq affinity", "after_header": "irq affinity",
-             "before": "\n".join(before_lines) + "\n", "after": "\n".join(after_lines) + "\n"}]
-    files = []
-
-    def put(rel, content, mode=0o644):
-        this, d = ensure_file(sysroot, rel, content, mode, module.check_mode)
-        files.append(rel)
-        if this:
-            diff.append(d)
-        return this
-
-    action = "ignored"
-    if p["irqbalance"] == "ban":
-        if sysroot.exists(irq.IRQBALANCE_DEFAULTS) or sysroot.exists("/usr/sbin/irqbalance") or sysroot.exists("/lib/systemd/system/irqbalance.service"):
-            pcis = [a["pci"] for a in assignments if a["pci"]]
-            changed = put(irq.POLICY_SCRIPT, irq.policy_script(pcis), 0o755) or changed
-            changed = put(irq.IRQBALANCE_DEFAULTS, irq.irqbalance_defaults(sysroot.read(irq.IRQBALANCE_DEFAULTS), irq.POLICY_SCRIPT)) or changed
-            action = "policyscript"
-        else:
-            action = "not installed"
-    elif p["irqbalance"] == "disable":
-        action = "disable requested"
-    if p["persist"]:
-        changed = put(irq.REPLAY_SCRIPT, irq.replay_script(reserved, p["irq_name_glob"], assignments), 0o755) or changed
-        changed = put(irq.UNIT, systemd_oneshot_unit("aifabric.roce rail NIC IRQ affinity", irq.REPLAY_SCRIPT)) or changed
-    result = dict(changed=changed, assignments=assignments, irqbalance_action=action, files=files, failed_irqs=failed, diff=diff)
-    if failed:
-        module.fail_json(msg="could not set the affinity of %d IRQ(s)" % len(failed), **result)
+        result = run(module.params, module.check_mode)
+    except RunError as exc:
+        module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(**result)
 
 

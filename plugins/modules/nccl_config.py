@@ -111,52 +111,17 @@ drift:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import nccl
-from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file
-from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot
+from ansible_collections.aifabric.roce.plugins.module_utils.host.apply_nccl import ARGUMENT_SPEC, run
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(nccl=dict(type="dict", required=True),
-                           nics=dict(type="list", elements="dict", default=[]),
-                           qos=dict(type="dict"),
-                           cross_nic=dict(type="str", choices=["auto", "none", "0", "1", "2"], default="auto"),
-                           topo_file=dict(type="str"),
-                           extra=dict(type="dict", default={}),
-                           outputs=dict(type="list", elements="str", choices=["conf", "profile"], default=["conf"]),
-                           conf_path=dict(type="str", default=nccl.CONF_PATH),
-                           profile_path=dict(type="str", default=nccl.PROFILE_PATH),
-                           root=dict(type="path", default="/")),
-        supports_check_mode=True,
-    )
-    p = module.params
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        settings = nccl.build_settings(p["nccl"], p["nics"], p["qos"], p["cross_nic"], p["topo_file"], p["extra"])
-    except nccl.NcclError as exc:
-        module.fail_json(msg="refusing NCCL settings: %s" % exc)
-    for key in ("conf_path", "profile_path"):
-        if not p[key].startswith("/") or ".." in p[key].split("/"):
-            module.fail_json(msg="%s: %r must be an absolute path without '..'" % (key, p[key]))
-    sysroot = SysRoot(p["root"])
-    changed, diffs, drift, files = False, [], [], []
-    for output in sorted(set(p["outputs"])):
-        if output == "conf":
-            rel, content, reader, mode = p["conf_path"], nccl.render_conf(settings), nccl.parse_conf, 0o644
-        else:
-            rel, content, reader, mode = p["profile_path"], nccl.render_profile(settings), nccl.parse_profile, 0o644
-        before = sysroot.read_bytes(rel)
-        current = reader(before.decode("utf-8", "replace")) if before is not None else {}
-        try:
-            this, diff = ensure_file(sysroot, rel, content, mode, module.check_mode, durable=False)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="writing %s failed: %s" % (rel, exc), settings=settings, files=files)
-        files.append(rel)
-        if this:
-            changed = True
-            diffs.append(diff)
-            drift.extend(nccl.drift_items(rel, current, settings))
-    module.exit_json(changed=changed, settings=settings, files=files, drift=drift, diff=diffs)
+        result = run(module.params, module.check_mode)
+    except RunError as exc:
+        module.fail_json(msg=str(exc), **exc.result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -52,3 +52,11 @@ def systemd_oneshot_unit(description, exec_start, after="network.target"):
             "[Unit]\nDescription=%s\nAfter=%s\nWants=%s\n\n"
             "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s\n\n"
             "[Install]\nWantedBy=multi-user.target\n" % (description, after, after, exec_start))
+
+
+class RunError(Exception):
+    """A host module run that must fail: the message and the partial result the module returns with it."""
+
+    def __init__(self, msg, result=None):
+        Exception.__init__(self, msg)
+        self.result = dict(result or {})

@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net import engine
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.model import HostNetError
+from ansible_collections.aifabric.roce.plugins.module_utils.host_net import system
 from ansible_collections.aifabric.roce.plugins.modules import rail_network
 from tests.unit.host_net.helpers import lab_intent
 from tests.unit.host_net.test_engine import FakeHost, no_default_route_state
@@ -73,9 +74,9 @@ def test_the_module_hands_the_ancestor_ssh_connection_and_the_inventory_hints_to
 
     monkeypatch.delenv("SSH_CONNECTION", raising=False)
     monkeypatch.setattr(rail_network, "SystemHost", lambda module: None)
-    monkeypatch.setattr(rail_network, "run", fake_run)
-    monkeypatch.setattr(rail_network.os, "getpid", lambda: 40)
-    monkeypatch.setattr(rail_network, "read_bytes", fake_proc({40: (20, {}), 20: (1, {"SSH_CONNECTION": SSH})}))
+    monkeypatch.setattr(system, "run", fake_run)   # the module's engine call (module_utils host_net.system)
+    monkeypatch.setattr(system.os, "getpid", lambda: 40)
+    monkeypatch.setattr(system, "read_bytes", fake_proc({40: (20, {}), 20: (1, {"SSH_CONNECTION": SSH})}))
     result = run_module(rail_network, {"intent": {}, "mgmt_interfaces": "eth0", "mgmt_address": "192.168.250.14"}, capsys)
     assert result["rc"] == 0
     assert seen["ssh_connection"] == SSH
