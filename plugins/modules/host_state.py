@@ -103,6 +103,7 @@ drifted:
   sample: ["host_network", "host_nccl"]
 """
 
+import copy
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
@@ -116,7 +117,7 @@ def check(module, name, args):
     """One role's check-mode run -> ("ok", result) or ("error", message)."""
     spec = {"rail_network": rail_system.ARGUMENT_SPEC, "rdma_qos": apply_qos.ARGUMENT_SPEC,
             "irq_affinity": apply_irq.ARGUMENT_SPEC, "nccl_config": apply_nccl.ARGUMENT_SPEC}[name]
-    checked = ArgumentSpecValidator(spec).validate(args)
+    checked = ArgumentSpecValidator(copy.deepcopy(spec)).validate(args)
     if checked.error_messages:
         return "error", "%s: %s" % (name, "; ".join(checked.error_messages))
     params = checked.validated_parameters

@@ -190,6 +190,8 @@ not_restored:
   sample: []
 """
 
+import copy
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.engine import ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.model import HostNetError
@@ -197,7 +199,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.host_net.system impo
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
     try:
         result = converge(SystemHost(module), module.params, module.check_mode)
     except ApplyError as exc:

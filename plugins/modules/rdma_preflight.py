@@ -141,48 +141,20 @@ warnings_count:
   type: int
 """
 
+import copy
+
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight import ARGUMENT_SPEC, run
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            facts=dict(type="dict", required=True), host=dict(type="str", required=True),
-            nics=dict(type="list", elements="dict", required=True), gid_index=dict(type="int"), mtu=dict(type="int"),
-            rdma_modules=dict(type="list", elements="str"),
-            stack=dict(type="dict", default={}, options=dict(
-                gpu_vendor=dict(type="str", choices=["nvidia", "amd"]),
-                nic_driver=dict(type="str", choices=["mlx5", "bnxt_re", "irdma", "ionic"]))),
-            firmware_baseline=dict(type="dict", default={}),
-            gpu_nic_allowed=dict(type="list", elements="str", default=["PIX", "PXB", "P2C"]),
-            require_gdr=dict(type="bool", default=True), require_acs_off=dict(type="bool", default=True),
-            require_ats=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-            iommu_allowed=dict(type="list", elements="str", default=["off", "passthrough"]),
-            severity=dict(type="dict", default={}),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    bad = sorted(k for k, v in p["severity"].items() if k not in checks.CHECKS or v not in ("error", "warning"))
-    if bad:
-        module.fail_json(msg="severity: unknown check id or severity for %s (checks: %s; severities: error, warning)"
-                         % (", ".join(bad), ", ".join(sorted(checks.CHECKS))))
-    shape = checks.baseline_errors(p["firmware_baseline"])
-    if shape:
-        module.fail_json(msg="firmware_baseline: %s" % "; ".join(shape))
-    exp = checks.expectations(p["nics"], gid_index=p["gid_index"], mtu=p["mtu"], rdma_modules=p["rdma_modules"] or None,
-                              stack=dict((k, v) for k, v in (p["stack"] or {}).items() if v),
-                              firmware_baseline=p["firmware_baseline"], gpu_nic_allowed=p["gpu_nic_allowed"],
-                              require_gdr=p["require_gdr"], require_acs_off=p["require_acs_off"], require_ats=p["require_ats"],
-                              iommu_allowed=p["iommu_allowed"], severity=p["severity"])
+    module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
     try:
-        findings = checks.host_findings(p["facts"], exp, p["host"])
-    except (KeyError, TypeError) as exc:
-        module.fail_json(msg="facts do not look like aifabric_rdma facts from aifabric.roce.rdma_facts: missing %s" % exc)
-    module.exit_json(changed=False, findings=findings,
-                     errors=sum(1 for f in findings if f["severity"] == "error"),
-                     warnings_count=sum(1 for f in findings if f["severity"] == "warning"))
+        result = run(module.params)
+    except RunError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

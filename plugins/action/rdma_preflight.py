@@ -1,0 +1,33 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin behind aifabric.roce.rdma_preflight: the check is pure (facts in, findings out), so it runs in
+the controller's worker instead of a round trip to the host (issue 28: a no-op site.yml paid one module call per
+host for it). Same arguments, result and failures as the module."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+import json
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight import ARGUMENT_SPEC, run
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=copy.deepcopy(ARGUMENT_SPEC))
+        # task args carry Ansible's tagged types; the checks want plain JSON data, as the module gets it
+        args = json.loads(json.dumps(args, default=str))
+        try:
+            result.update(run(args))
+        except RunError as exc:
+            result.update(failed=True, msg=str(exc))
+        return result
