@@ -45,6 +45,13 @@ options:
   nccl_config:
     description: The arguments of M(aifabric.roce.nccl_config) (role aifabric.roce.host_nccl).
     type: dict
+  rdma_facts:
+    description:
+      - The arguments of M(aifabric.roce.rdma_facts) (role aifabric.roce.host_preflight). Given, the same facts are
+        gathered here and returned as C(ansible_facts.aifabric_rdma), with the arguments in RV(rdma_facts_args); role
+        host_preflight then does not gather them again on a host where no role drifted (nothing changed them since)
+        and the arguments are its own.
+    type: dict
   services:
     description:
       - systemd units a role enables or stops, each with the C(role) it belongs to, the unit C(name), and the wanted
@@ -95,6 +102,16 @@ roles:
            "host_rdma_qos": {"drifted": false, "changes": [], "reason": "in sync"},
            "host_irq_affinity": {"drifted": false, "changes": [], "reason": "in sync"},
            "host_nccl": {"drifted": true, "changes": [], "reason": "not read"}}
+rdma_facts_args:
+  description: The validated arguments the RDMA facts were gathered with (O(rdma_facts) given).
+  returned: when O(rdma_facts) is given
+  type: dict
+  sample: {"root": "/", "tool_output_dir": null, "netdevs": ["rail0", "rail1"]}
+ansible_facts:
+  description: C(aifabric_rdma), as M(aifabric.roce.rdma_facts) returns it (O(rdma_facts) given).
+  returned: when O(rdma_facts) is given
+  type: dict
+  sample: {"aifabric_rdma": {"live": true, "rdma_devices": {}}}
 drifted:
   description: The roles judged drifted (their apply tasks run).
   returned: always
@@ -108,7 +125,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.aifabric.roce.plugins.module_utils.host import apply_irq, apply_nccl, apply_qos, state
+from ansible_collections.aifabric.roce.plugins.module_utils.host import apply_irq, apply_nccl, apply_qos, facts, state
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net import system as rail_system
 
@@ -149,7 +166,7 @@ def unit_state(module, systemctl, service):
 def main():
     module = AnsibleModule(
         argument_spec=dict(rail_network=dict(type="dict"), rdma_qos=dict(type="dict"), irq_affinity=dict(type="dict"),
-                           nccl_config=dict(type="dict"),
+                           nccl_config=dict(type="dict"), rdma_facts=dict(type="dict"),
                            services=dict(type="list", elements="dict", default=[])),
         supports_check_mode=True,
     )
@@ -171,7 +188,20 @@ def main():
     if not roles["host_rdma_qos"]["drifted"]:
         for gap in warnings:   # the role's module, which warns about them, does not run
             module.warn(gap)
-    module.exit_json(changed=False, roles=roles, drifted=sorted(r for r, v in roles.items() if v["drifted"]))
+    result = dict(changed=False, roles=roles, drifted=sorted(r for r, v in roles.items() if v["drifted"]))
+    if module.params["rdma_facts"] is not None:
+        checked = ArgumentSpecValidator(copy.deepcopy(facts.ARGUMENT_SPEC)).validate(module.params["rdma_facts"])
+        if checked.error_messages:   # host_preflight gathers them itself and fails there as without the read
+            module.warn("rdma_facts: %s" % "; ".join(checked.error_messages))
+        else:
+            args = checked.validated_parameters
+            try:
+                gathered = facts.gather(args["root"], args["tool_output_dir"], args["netdevs"])
+            except Exception as exc:  # noqa: BLE001 - host_preflight gathers them itself and reports there
+                module.warn("rdma_facts: %s: %s" % (type(exc).__name__, exc))
+            else:
+                result.update(rdma_facts_args=args, ansible_facts={"aifabric_rdma": gathered})
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -97,16 +97,14 @@ ansible_facts:
       sample: {"gdr": {"ready": null, "mode": "dmabuf", "dmabuf": "prerequisites met", "rdma_core": 50}, "iommu": {"mode": "passthrough"}, "live": true}
 """
 
+import copy
+
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import gather
+from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import ARGUMENT_SPEC, gather
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path"),
-                           netdevs=dict(type="list", elements="str", default=[])),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)
     facts = gather(module.params["root"], module.params["tool_output_dir"], module.params["netdevs"])
     module.exit_json(changed=False, ansible_facts={"aifabric_rdma": facts})
 

@@ -668,6 +668,11 @@ def detect_stack(sysroot, gpus, rdma, netdevs):
     return {"gpu_vendor": gpu_vendor, "gpu_vendors": sorted(set(vendors)), "nic_drivers": drivers}
 
 
+# module rdma_facts's arguments (also module host_state's option rdma_facts)
+ARGUMENT_SPEC = dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path"),
+                     netdevs=dict(type="list", elements="str", default=[]))
+
+
 def gather(root="/", capture_dir=None, netdevs=()):
     """All RDMA readiness facts of the host under ``root``; ``netdevs`` (the planned rail NICs) are
     read even when no RDMA device claims them, so a NIC without RDMA is told apart from a missing one."""

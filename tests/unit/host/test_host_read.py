@@ -2,6 +2,7 @@
 own comparisons it runs in check mode (on generated sysfs/procfs trees and on captured `ip -j` output), the module
 as Ansible runs it, and the playbook wiring (the read passes each role exactly the arguments its role passes)."""
 import hashlib
+import json
 import os
 
 import pytest
@@ -242,3 +243,18 @@ def test_each_role_applies_only_on_drift_or_without_a_read(role):
     module = "aifabric.roce." + state.MODULE_OF[role]
     assert _module_args(gated[0]["block"], module) is not None
     assert all(module not in t for t in tasks if "block" not in t)
+
+
+def test_module_gathers_the_rdma_facts_the_facts_module_gathers(host_copy, capsys):
+    """role host_preflight reuses them on a host where nothing drifted: they must be rdma_facts's own."""
+    from ansible_collections.aifabric.roce.plugins.modules import rdma_facts
+    base = host_copy("h100-cx7")
+    wanted = {"root": os.path.join(base, "root"), "tool_output_dir": os.path.join(base, "tools"), "netdevs": ["rail0", "rail1"]}
+    alone = run_module(rdma_facts, wanted, capsys)
+    read = run_module(host_state, {"rdma_facts": wanted}, capsys)
+    assert read["rc"] == 0 and read["changed"] is False
+    assert read["rdma_facts_args"] == wanted
+    assert read["ansible_facts"]["aifabric_rdma"] == alone["ansible_facts"]["aifabric_rdma"]
+    assert read["ansible_facts"]["aifabric_rdma"]["rdma_devices"]
+    bad = run_module(host_state, {"rdma_facts": {"root": "/", "bogus": 1}}, capsys)
+    assert bad["rc"] == 0 and "ansible_facts" not in bad and "bogus" in json.dumps(bad["warnings"])
