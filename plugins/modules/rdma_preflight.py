@@ -16,6 +16,7 @@ description:
     C(fw_baseline), C(gdr_ready), C(gdr_unsupported), C(gpu_present), C(gpu_nic_affinity), C(acs_p2p), C(iommu_mode), C(pcie_link),
     C(pcie_gpu_speed), C(ats)."
   - Fleet-wide firmware consistency is checked by M(aifabric.roce.rdma_preflight_report).
+  - Runs in the controller (an action plugin; no connection to the host is made), the facts being already gathered.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
