@@ -104,11 +104,21 @@ def _batches_wall(sizes, fork_cpu, main_cpu, device_cpu, parallel):
     return sum(max(fork_cpu + device_cpu, n * fork_cpu / float(parallel)) + n * main_cpu for n in sizes if n)
 
 
-def predict_wall(costs, gpus, hosts, switch_batch_sizes, cores, forks, host_batches=4):
-    """Modelled no-op site.yml wall seconds per phase on a controller of ``cores`` cores and ``forks`` forks."""
+def predict_wall(costs, gpus, hosts, switch_batch_sizes, cores, forks, host_batches=4, check_mode=False, slices=1):
+    """Modelled no-op site.yml wall seconds per phase on a controller of ``cores`` cores and ``forks`` forks.
+
+    ``check_mode``: the audit (``site.yml --check``): nothing is written, so every switch and every host goes in
+    one batch. ``slices``: AWX job slicing, each slice its own ansible-playbook on its own execution node of
+    ``cores`` cores, with 1/slices of the devices; only for the audit (slices running side by side would break the
+    switch rollout's safe batches in apply mode)."""
+    if slices > 1 and not check_mode:
+        raise ValueError("job slicing is modelled for the audit (check mode) only")
     parallel = max(1, min(cores, forks))
     switches = sum(switch_batch_sizes)
     cpu = predict_cpu(costs, gpus, hosts, switches)
+    if check_mode:
+        switch_batch_sizes, host_batches = [-(-switches // slices)], 1
+        hosts = -(-hosts // slices)
     wall = {"plan": cpu["plan"]["controller_cpu_s"]}
     per = costs["switches"]
     wall["switches"] = _batches_wall(switch_batch_sizes, per["controller_cpu_s"] - per["controller_main_cpu_s"],
@@ -119,9 +129,9 @@ def predict_wall(costs, gpus, hosts, switch_batch_sizes, cores, forks, host_batc
     wall["hosts"] = _batches_wall(sizes, per["controller_cpu_s"] - per["controller_main_cpu_s"],
                                   per["controller_main_cpu_s"], per["device_cpu_s"], parallel)
     v = costs["validate"]
-    forks_cpu = _forks(cpu["validate"])
+    forks_cpu = _forks(cpu["validate"]) / float(slices)
     chain = max(v["controller_cpu_s_per_host"] - v["controller_main_cpu_s_per_host"] + v["device_cpu_s_per_host"],
                 v["controller_cpu_s_per_switch"] - v["controller_main_cpu_s_per_switch"] + v["device_cpu_s_per_switch"])
-    wall["validate"] = max(chain, forks_cpu / float(parallel)) + cpu["validate"]["controller_main_cpu_s"]
+    wall["validate"] = max(chain, forks_cpu / float(parallel)) + cpu["validate"]["controller_main_cpu_s"] / float(slices)
     wall["total"] = sum(wall[p] for p in PHASES)
     return dict((k, round(v2, 1)) for k, v2 in wall.items()), cpu

@@ -66,3 +66,16 @@ def test_wall_counts_serial_batches_main_process_and_forks_over_cores():
 def test_no_run_no_model():
     with pytest.raises(ValueError):
         model.device_costs([{"fabric": "lab", "error": "twin did not come up"}])
+
+
+def test_the_audit_goes_in_one_batch_and_slices_divide_it():
+    costs = model.device_costs([LAB, K1, K4])
+    apply, dummy = model.predict_wall(costs, gpus=4096, hosts=512, switch_batch_sizes=[1] + [8] * 8 + [1] * 16, cores=16, forks=16)
+    audit, dummy = model.predict_wall(costs, gpus=4096, hosts=512, switch_batch_sizes=[1] + [8] * 8 + [1] * 16, cores=16,
+                                      forks=16, check_mode=True)
+    sliced, dummy = model.predict_wall(costs, gpus=4096, hosts=512, switch_batch_sizes=[1] + [8] * 8 + [1] * 16, cores=16,
+                                       forks=16, check_mode=True, slices=4)
+    assert audit["switches"] < apply["switches"] and sliced["total"] < audit["total"]
+    assert sliced["hosts"] == pytest.approx(round(128 * HOST[0] / 16 + 128 * HOST[1], 1), abs=0.11)
+    with pytest.raises(ValueError):
+        model.predict_wall(costs, gpus=4096, hosts=512, switch_batch_sizes=[1], cores=16, forks=16, slices=2)
