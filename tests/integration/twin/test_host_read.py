@@ -16,10 +16,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TWIN = os.path.join(ROOT, "tests", "lab", "twin", "twin.py")
 OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
-APPLY = {"host_network": "Configure rail NICs (MTU, addresses, routing tables, rules, sysctls, persistence)",
-         "host_rdma_qos": "Apply the RoCE QoS profile to the rail NICs",
-         "host_irq_affinity": "Pin rail NIC completion IRQs to their NUMA node",
-         "host_nccl": "Write the NCCL settings from the plan"}
+# each role's apply task, as the JSON callback names it (role FQCN : task name)
+APPLY = {"host_network": "aifabric.roce.host_network : Configure rail NICs (MTU, addresses, routing tables, rules, sysctls, persistence)",
+         "host_rdma_qos": "aifabric.roce.host_rdma_qos : Apply the RoCE QoS profile to the rail NICs",
+         "host_irq_affinity": "aifabric.roce.host_irq_affinity : Pin rail NIC completion IRQs to their NUMA node",
+         "host_nccl": "aifabric.roce.host_nccl : Write the NCCL settings from the plan"}
 READ = "Read the host's managed state once (rail network, RoCE QoS, IRQ affinity, NCCL)"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/lib/frr/bgpd"),
