@@ -107,6 +107,11 @@ rdma_facts_args:
   returned: when O(rdma_facts) is given
   type: dict
   sample: {"root": "/", "tool_output_dir": null, "netdevs": ["rail0", "rail1"]}
+rdma_facts_error:
+  description: Why the RDMA facts were not gathered (bad O(rdma_facts) arguments, a read that failed); role host_preflight then gathers them itself.
+  returned: when O(rdma_facts) is given and the facts could not be gathered
+  type: str
+  sample: "rdma_facts: bogus. Supported parameters include: netdevs, root, tool_output_dir."
 ansible_facts:
   description: C(aifabric_rdma), as M(aifabric.roce.rdma_facts) returns it (O(rdma_facts) given).
   returned: when O(rdma_facts) is given
@@ -192,13 +197,15 @@ def main():
     if module.params["rdma_facts"] is not None:
         checked = ArgumentSpecValidator(copy.deepcopy(facts.ARGUMENT_SPEC)).validate(module.params["rdma_facts"])
         if checked.error_messages:   # host_preflight gathers them itself and fails there as without the read
-            module.warn("rdma_facts: %s" % "; ".join(checked.error_messages))
+            result["rdma_facts_error"] = "rdma_facts: %s" % "; ".join(checked.error_messages)
+            module.warn(result["rdma_facts_error"])
         else:
             args = checked.validated_parameters
             try:
                 gathered = facts.gather(args["root"], args["tool_output_dir"], args["netdevs"])
             except Exception as exc:  # noqa: BLE001 - host_preflight gathers them itself and reports there
-                module.warn("rdma_facts: %s: %s" % (type(exc).__name__, exc))
+                result["rdma_facts_error"] = "rdma_facts: %s: %s" % (type(exc).__name__, exc)
+                module.warn(result["rdma_facts_error"])
             else:
                 result.update(rdma_facts_args=args, ansible_facts={"aifabric_rdma": gathered})
     module.exit_json(**result)
