@@ -16,8 +16,9 @@ Exits 1 when a target is missed (issue 28):
 - each run converges (no failed or unreachable device) and the no-op run changes nothing;
 - the modelled 32K-GPU no-op audit (site.yml --check; tools/twin_scale_model.py: per-device costs of these runs, one controller of --cores
   cores and --forks forks) under 5 min.
-The 4K twin runs all 80 routers but one server group of its 512 hosts (the sample); the model, checked against that
-sample (its CPU predicted from the lab and 1K runs' per-device costs), gives the full 512 hosts and 32K GPUs.
+The 1K and 4K twins run all their routers but one server group of their hosts (the sample); the model, checked
+against the largest run (its CPU predicted from the smaller runs' per-device costs), gives the full 4K plan (512
+hosts) and 32K GPUs.
 Each run records the load average before and after it: the machine is shared, so CPU seconds are the figure.
 
 The 1K and 4K fabrics are rail512 scaled out (tools/bench_probes.gpu_fabric: groups of 64 servers x 8 rails,
@@ -180,10 +181,13 @@ def modelled(results, cores, forks):
     if not runs:
         return None
     out = {"cores": cores, "forks": forks}
-    sample = next((r for r in runs if r["fabric"] == "4k"), None)
-    others = [r for r in runs if r["fabric"] != "4k"]
-    if sample and others:
-        out["check_4k_sample"] = model.check(model.device_costs(others), sample)
+    # the check: the largest fabric run (the sample: all its routers, a server group of its hosts) predicted from
+    # the per-device costs of the smaller ones
+    sample = max(runs, key=lambda r: r["gpus"])
+    others = [r for r in runs if r is not sample]
+    if others:
+        out["check"] = {"sample": sample["fabric"], "from": [r["fabric"] for r in others],
+                        "phases": model.check(model.device_costs(others), sample)}
     costs = model.device_costs(runs)
     out["costs"] = dict((k, v) for k, v in costs.items())
     for name, servers in (("4k_full", SERVERS["4k"]), ("32k", SERVERS_32K)):
@@ -335,10 +339,9 @@ def main():
                       name, f["gpus"], f["hosts"], f["switches"], f["switch_batches"], figures["cores"], figures["forks"],
                       f["wall_s"]["total"], *[f["wall_s"][p] for p in PHASES], json.dumps(f["audit_wall_s"]),
                       f["controller_cpu_s"], f["device_cpu_s"]))
-        if "check_4k_sample" in figures:
-            print("model check, 4K sample CPU predicted from %s: %s" % (
-                "+".join(r["fabric"] for r in results if r["fabric"] != "4k" and "noop" in r),
-                json.dumps(figures["check_4k_sample"]["total"])))
+        if "check" in figures:
+            print("model check, the %s sample's no-op CPU predicted from %s: %s" % (
+                figures["check"]["sample"], "+".join(figures["check"]["from"]), json.dumps(figures["check"]["phases"]["total"])))
     for text in missed:
         print("MISSED: %s" % text)
     sys.exit(1 if missed else 0)

@@ -7,7 +7,8 @@ main process and its forks; device = what the twin's routers and hosts spent):
 - switches phase: per switch; hosts phase: per host run;
 - validate phase: per host and per switch, by least squares over the runs given (the lab, 1K and 4K twins have
   different host/switch mixes); with one run only, split in proportion to the device counts;
-- plan phase: linear in GPUs (the planner is; docs/benchmarks.md).
+- plan phase: a fixed part plus a part linear in GPUs (the planner is linear; docs/benchmarks.md), by least
+  squares over runs of different sizes; one size only: the fixed part.
 
 CPU at another size = the per-device costs times its device counts. Wall on a controller with ``cores`` cores and
 ``forks`` forks, devices being real machines (their CPU is not the controller's): per serial batch (the plan's
@@ -63,14 +64,19 @@ def device_costs(runs):
         validate[key] = _lstsq2([(r["hosts_run"], r["routers"], r["noop"]["phases"]["validate"][key]) for r in runs])
     costs["validate"] = dict(("%s_per_%s" % (key, dev), validate[key][i]) for key in validate
                              for i, dev in enumerate(("host", "switch")))
-    costs["plan_cpu_s_per_gpu"] = sum(r["noop"]["phases"]["plan"]["controller_cpu_s"] for r in runs) / float(
-        sum(r["gpus"] for r in runs))
+    # plan: a fixed part (the role, the playbook's start) + a part per GPU (the planner); one run: fixed only
+    plans = [(1.0, r["gpus"], r["noop"]["phases"]["plan"]["controller_cpu_s"]) for r in runs]
+    if len(set(r["gpus"] for r in runs)) > 1:
+        costs["plan_cpu_s"], costs["plan_cpu_s_per_gpu"] = _lstsq2(plans)
+    else:
+        costs["plan_cpu_s"], costs["plan_cpu_s_per_gpu"] = sum(p[2] for p in plans) / len(plans), 0.0
     return costs
 
 
 def predict_cpu(costs, gpus, hosts, switches):
     """No-op CPU per phase {phase: {controller_cpu_s, controller_main_cpu_s, device_cpu_s}} at a size."""
-    out = {"plan": {"controller_cpu_s": costs["plan_cpu_s_per_gpu"] * gpus, "controller_main_cpu_s": 0.0, "device_cpu_s": 0.0}}
+    out = {"plan": {"controller_cpu_s": costs["plan_cpu_s"] + costs["plan_cpu_s_per_gpu"] * gpus, "controller_main_cpu_s": 0.0,
+                    "device_cpu_s": 0.0}}
     out["plan"]["controller_main_cpu_s"] = out["plan"]["controller_cpu_s"]   # one action in the main host's fork: serial
     for phase, count in (("switches", switches), ("hosts", hosts)):
         out[phase] = dict((key, costs[phase][key] * count)

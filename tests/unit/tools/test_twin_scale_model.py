@@ -36,7 +36,9 @@ def test_costs_are_recovered_per_device_and_validate_is_split_by_least_squares()
     assert costs["hosts"]["device_cpu_s"] == pytest.approx(HOST[2])
     assert costs["validate"]["controller_cpu_s_per_host"] == pytest.approx(sum(V_HOST[:2]))
     assert costs["validate"]["device_cpu_s_per_switch"] == pytest.approx(V_SWITCH[2])
-    assert costs["plan_cpu_s_per_gpu"] == pytest.approx(PLAN_PER_GPU)
+    assert costs["plan_cpu_s_per_gpu"] == pytest.approx(PLAN_PER_GPU) and costs["plan_cpu_s"] == pytest.approx(0.0, abs=1e-9)
+    one = model.device_costs([LAB])
+    assert one["plan_cpu_s_per_gpu"] == 0.0 and one["plan_cpu_s"] == pytest.approx(PLAN_PER_GPU * 16)
 
 
 def test_the_sample_check_predicts_a_run_it_was_not_fitted_on():
