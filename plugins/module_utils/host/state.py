@@ -40,6 +40,9 @@ def qos_changes(result):
         for res in item.get("sysfs") or []:
             if res.get("changed"):
                 changes.append("%s %s -> %s" % (res["path"], res.get("before"), res.get("after")))
+        cc = item.get("congestion") or {}
+        if cc.get("status") in ("would change", "set"):
+            changes.append("%s congestion control %s: %s -> %s" % (netdev, cc.get("interface"), cc.get("before"), cc.get("after")))
     changes += ["file %s" % d["before_header"] for d in result.get("diff") or []
                 if d.get("before_header") in (result.get("files") or [])]
     return changes

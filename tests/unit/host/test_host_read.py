@@ -258,3 +258,18 @@ def test_module_gathers_the_rdma_facts_the_facts_module_gathers(host_copy, capsy
     bad = run_module(host_state, {"rdma_facts": {"root": "/", "bogus": 1}}, capsys)
     assert bad["rc"] == 0 and "ansible_facts" not in bad and "rdma_facts_args" not in bad
     assert bad["rdma_facts_error"].startswith("rdma_facts: bogus. Supported parameters include")
+
+
+def test_qos_changes_name_tool_commands_values_congestion_and_files():
+    result = {"changed": True, "files": ["/usr/local/sbin/aifabric-rdma-qos"],
+              "interfaces": {"rail0": {"commands": [["dcb", "pfc", "set", "dev", "rail0", "prio-pfc", "3:on"]],
+                                       "sysfs": [{"path": "/sys/class/net/rail0/ecn/roce_np/enable/3", "before": "0",
+                                                  "after": "1", "changed": True}],
+                                       "congestion": {"status": "would change", "interface": "/sys/kernel/config/bnxt_re/x",
+                                                      "before": {"ecn": 0}, "after": {"ecn": 1}}}},
+              "diff": [{"before_header": "/usr/local/sbin/aifabric-rdma-qos"}, {"before_header": "rail0 qos"}]}
+    assert state.qos_changes(result) == [
+        "rail0: dcb pfc set dev rail0 prio-pfc 3:on",
+        "/sys/class/net/rail0/ecn/roce_np/enable/3 0 -> 1",
+        "rail0 congestion control /sys/kernel/config/bnxt_re/x: {'ecn': 0} -> {'ecn': 1}",
+        "file /usr/local/sbin/aifabric-rdma-qos"]
