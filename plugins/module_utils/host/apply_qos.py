@@ -265,4 +265,3 @@ def run(p, check_mode, run_command):
         raise RunError("required QoS knobs unavailable: %s" % "; ".join(required_gaps), result)
     result["warnings"] = list(gaps)
     return result
-
