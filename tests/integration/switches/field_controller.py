@@ -3,7 +3,8 @@ switch of the lab, print the outcome as one JSON line. Started under `unshare --
 with an AWX job-pod host name, so two of them are two machines as the device lock sees them.
 
 argv: JSON {"root", "ports", "name", "sections", "lock_dir", "start_at" (epoch: both start together),
-"options" (Applier keywords), "mtu" (a changed port MTU, or null)}.
+"options" (Applier keywords), "mtu" (a changed port MTU, or null), optionally "ready" (a file made once planned) and
+"start_when" (a file to wait for before applying)}.
 """
 import json
 import os
@@ -34,6 +35,10 @@ def main():
     run = applier(switch_lab, args["name"], sections=tuple(args["sections"]), lock_dir=args["lock_dir"],
                   **args.get("options", {}))
     planned = run.plan()
+    if args.get("ready"):   # planned: say so, then apply only once the test's moment has come
+        open(args["ready"], "w").close()
+    while args.get("start_when") and not os.path.exists(args["start_when"]):
+        time.sleep(0.05)
     delay = args.get("start_at", 0) - (time.time() - args.get("skew", 0))
     if delay > 0:
         time.sleep(delay)

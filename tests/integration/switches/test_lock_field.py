@@ -35,11 +35,11 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="PID/UTS namespaces ne
 
 
 def controller(switch_lab, name, host=None, sections=("qos", "mtu", "pbr"), lock_dir="a", start_at=0, options=None,
-               mtu=None, skew=0):
+               mtu=None, skew=0, ready=None, start_when=None):
     """Start one controller process; ``host``: in its own PID + UTS namespace with that host name."""
     args = dict(root=switch_lab["root"], ports=switch_lab["ports"], name=name, sections=list(sections),
                 lock_dir=os.path.join(switch_lab["root"], "ctl-" + lock_dir), start_at=start_at,
-                options=dict(read_timeout=15, **(options or {})), mtu=mtu, skew=skew)
+                options=dict(read_timeout=15, **(options or {})), mtu=mtu, skew=skew, ready=ready, start_when=start_when)
     cmd = [sys.executable, CHILD, json.dumps(args)]
     if host:
         cmd = ["unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host] + cmd
@@ -188,6 +188,14 @@ def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
     probe = applier(switch_lab, name)
     mtu_lines = sum(1 for c in probe.plan()[2] if c.strip().startswith("mtu "))
     probe.close()
+    # B is started and planned before A (and before the faults, which the first session to log in takes): it tries
+    # the lock the moment A waits on its last MTU line
+    ready, go = os.path.join(root, "pushb-ready"), os.path.join(root, name, "slowed-1")
+    b = controller(switch_lab, name, None, ("mtu",), "pushb", 0, dict(lock_ttl=60, lock_timeout=2), mtu=9100,
+                   ready=ready, start_when=go)
+    deadline = time.time() + 120
+    while not os.path.exists(ready) and b.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
     lab.set_faults(name, {"slow": [{"re": r"^mtu ", "skip": 0, "secs": 1},
                                    {"re": r"^mtu ", "skip": mtu_lines - 1, "secs": 12}]}, root)
     run = applier(switch_lab, name, lock_ttl=60, read_timeout=20, lock_dir=os.path.join(root, "ctl-pusha"))
@@ -199,10 +207,10 @@ def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
         lab.wait_slowed(name, 0, root, timeout=60)
         lab.set_faults(name, {"clock_offset": 70}, root)   # the device's clock: A's lease is now 70 s old
         jumped.set()                                        # the controller's: a third of the TTL has passed
-        lab.wait_slowed(name, 1, root, timeout=60)
-        b = controller(switch_lab, name, None, ("mtu",), "pushb", 0, dict(lock_ttl=60, lock_timeout=2), mtu=9100)
         rb = outcome(b)
     finally:
+        if b.poll() is None:
+            b.kill()
         a.join()
         run.close()
         lab.set_faults(name, {}, root)
