@@ -22,8 +22,14 @@ description:
     leaves it for the ECMP set, brings it back and waits until the pin returns; both times are measured on the switch.
     The link goes down for real - run it in a maintenance window. The command runs under C(nohup) with a bounded
     wait, so a lost session still brings the link back.
-  - Witnessed on FRR 8.4 on Linux only (the routed twin, docs/twin.md). On other platforms every check is reported
-    C(skipped) with C(unverified - not implemented for <platform>), without connecting.
+  - On EOS, NX-OS and NVUE, C(ppd_paths) reads the switch's own PBR state instead of a route lookup - EOS
+    C(show policy-map type pbr | json), NX-OS C(show route-map), NVUE C(nv show router pbr map <map> rule -o json) -
+    and checks per host port that the policy holding its host source sends it to the planned next hop (EOS - the
+    policy is configured on the L3 ingress; NVUE - the rule is installed). A command the switch refuses leaves the
+    check C(skipped) (not run) with the reason.
+  - Everything else is witnessed on FRR 8.4 on Linux only (the routed twin, docs/twin.md). A check a platform has no
+    witnessed implementation of is reported C(skipped) with C(unverified - not implemented for <platform>), without
+    connecting when no check is left.
 author: aifabric.roce developers (@aifabric)
 options:
   device:
@@ -110,7 +116,7 @@ try:
 except ImportError:
     HAS_NETMIKO = False
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
@@ -195,7 +201,12 @@ def main():
             text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
             result["findings"] += validation.bgp_findings(record, text)
         remote = validation.remote_destination(plan, name) if is_leaf else None
-        if "ppd_paths" in checks:
+        if "ppd_paths" in checks and platform in ppd_state.PLATFORMS:
+            # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup
+            pins = driver.ppd_pins(record)
+            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in ppd_state.commands(platform, pins)]
+            result["findings"] += ppd_state.judge(platform, record, pins, outputs)
+        elif "ppd_paths" in checks:
             if remote is None:
                 result["findings"].append(dict(validation.finding(
                     "ppd_paths", "skipped", message="no host on another leaf of this plane to route towards"), required=False))

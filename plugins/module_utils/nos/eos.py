@@ -202,6 +202,13 @@ class EosDriver(CliDriver):
             out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
         return out
 
+    def ppd_pins(self, intent):
+        """[{binding, ingress, policy, match}] as _pbr names them: the PBR policy on the L3 ingress and the class
+        of each host source (nos/ppd_state.py reads them back from ``show policy-map type pbr``)."""
+        return [{"binding": b, "ingress": l3, "policy": "%sPBR-%s" % (PREFIX, safe_name(l3)),
+                 "match": "%sBIND-%s" % (PREFIX, safe_name(self.port(b["ingress"])))}
+                for l3, bound in sorted(self.pbr_ingress(intent).items()) for b in bound]
+
     def diff(self, current, intended):
         """Remediation between visible forms. Where the running config holds a non-default value of a
         line whose intended value is the default (hidden), the explicit default is pushed: ``no priority``

@@ -208,6 +208,13 @@ class NvueDriver(FlatPathDriver):
             out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
         return out
 
+    def ppd_pins(self, intent):
+        """[{binding, ingress, policy, match, group}] as render names them: the PBR map on the L3 ingress, the rule
+        matching the host source and the nexthop group of the planned next hop (read back by nos/ppd_state.py)."""
+        return [{"binding": b, "ingress": l3, "policy": "%sPBR-%s" % (PREFIX, safe_name(l3)), "match": b["source"],
+                 "group": nh_name(b["next_hop"])}
+                for l3, bound in sorted(self.pbr_ingress(intent).items()) for b in bound]
+
     def underlay_lines(self, intent):
         bgp = intent["bgp"]
         lines = ["interface lo ipv4 address %s/32" % intent["loopback"]]

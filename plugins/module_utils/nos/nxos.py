@@ -35,6 +35,15 @@ class NxosDriver(CliDriver):
     pfc_counters_command = "show interface priority-flow-control"
     port_abbrev = (("Eth", "Ethernet"),)
 
+    def ppd_pins(self, intent):
+        """[{binding, ingress, policy, match}] as _pbr names them: the route-map on the L3 ingress and the ACL its
+        sequence matches for each host source (nos/ppd_state.py reads them back from ``show route-map``)."""
+        out = []
+        for ingress, bindings in pbr_groups(intent, svi_name):
+            name, acls = pbr_names(self, ingress, bindings)
+            out += [{"binding": b, "ingress": ingress, "policy": name, "match": acl} for b, acl in zip(bindings, acls)]
+        return out
+
     def managed_interfaces(self, intent, sections):
         names = CliDriver.managed_interfaces(self, intent, sections)
         names.add("loopback0")
@@ -121,6 +130,15 @@ ROUTE_MAP = Form("route-map {name} {action} {seq}", owns=r"route-map %s" % PREFI
 POLICY_ROUTE_MAP = Form("ip policy route-map {name}", owns=r"ip policy route-map ")
 
 
+def pbr_names(drv, ingress, bindings):
+    """(route-map name, [ACL name per binding]) of one L3 ingress: one ACL per host source, named after its port
+    (scheme B: the route-map's own name)."""
+    name = "%sBIND-%s" % (PREFIX, safe_name(drv.port(ingress))) if not ingress.startswith("Vlan") else \
+        "%sPBR-%s" % (PREFIX, ingress)
+    return name, [name if len(bindings) == 1 else "%sBIND-%s" % (PREFIX, safe_name(drv.port(b["ingress"])))
+                  for b in bindings]
+
+
 def _pbr(drv, intent, qos):
     """Per L3 ingress interface ACLs + one route-map, and the interface line binding it.
 
@@ -134,8 +152,7 @@ def _pbr(drv, intent, qos):
     interfaces = {}
     local = local_destinations(intent)
     for ingress, bindings in groups:
-        name = "%sBIND-%s" % (PREFIX, safe_name(drv.port(ingress))) if not ingress.startswith("Vlan") else \
-            "%sPBR-%s" % (PREFIX, ingress)
+        name, acls = pbr_names(drv, ingress, bindings)
         seq = 10
         if local:
             # scheme B (one host per port): the local ACL names the host; scheme A: any source on the SVI
@@ -144,8 +161,7 @@ def _pbr(drv, intent, qos):
             nodes.append(ACL.node(aces, name="%s-LOCAL" % name))
             nodes.append(ROUTE_MAP.node([("match ip address %s-LOCAL" % name, [])], name=name, action="deny", seq=seq))
             seq += 10
-        for b in bindings:
-            acl = name if len(bindings) == 1 else "%sBIND-%s" % (PREFIX, safe_name(drv.port(b["ingress"])))
+        for b, acl in zip(bindings, acls):
             nodes.append(ACL.node([("10 permit ip %s/32 any" % host_of(b["source"]), [])], name=acl))
             nodes.append(ROUTE_MAP.node([("match ip address %s" % acl, []), ("set ip next-hop %s" % b["next_hop"], [])],
                                         name=name, action="permit", seq=seq))

@@ -13,9 +13,11 @@ shape the validation report reads):
   failover      (on request; takes a bound uplink down) the path leaves the uplink for the ECMP set,
                 and returns to the pin when the link is back; times measured on the switch
 
-Witnessed only on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
-captures in tests/fixtures/switches/frr/). On any other platform every check is reported skipped
-with "unverified: not implemented for <platform>", never silently.
+Witnessed on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
+captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS and NVUE reads the switch's own PBR
+state instead (nos/ppd_state.py: the policy holding each host source and its next hop, parsers tested on
+real captures). Any check a platform has no witnessed implementation of is reported skipped with
+"unverified: not implemented for <platform>", never silently.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import json
 import re
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
-SUPPORTED = {"frr": CHECKS}
+SUPPORTED = {"frr": CHECKS, "eos": ("ppd_paths",), "nxos": ("ppd_paths",), "nvue": ("ppd_paths",)}
 BGP_SUMMARY = {"frr": "vtysh -c 'show bgp ipv4 unicast summary json'"}
 FAILOVER_TIMEOUT_MS = 5000
 

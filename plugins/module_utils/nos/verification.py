@@ -8,7 +8,7 @@ runs (nos/validation.py SUPPORTED) and the drain line (nos/drain.py). docs/platf
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, platforms_doc
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, drain, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, drain, ppd_state, validation
 
 COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked": "ECN marked", "drops": "lossless drops",
                  "drop_bytes": "dropped bytes", "wd_storms": "PFC watchdog storms", "wd_restores": "PFC watchdog restores"}
@@ -27,6 +27,19 @@ def checks_row(platform):
     """switch_validate checks that run on the platform; the others are reported not run (NOT VERIFIED)."""
     have = validation.SUPPORTED.get(platform, ())
     return [c for c in validation.CHECKS if c in have], [c for c in validation.CHECKS if c not in have]
+
+
+PPD_READ = {"frr": "`ip route get DST from SRC iif INGRESS` (the kernel's forwarding decision, PBR rules included)",
+            "eos": "`show policy-map type pbr | json`: class per host source, `setNexthop`, policy on the L3 ingress",
+            "nxos": "`show route-map`: sequence matching the host's ACL, `ip next-hop`",
+            "nvue": "`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, `installed`"}
+
+
+def ppd_row(platform):
+    """How the PPD path check reads a platform's forwarding state, or why it does not run."""
+    if platform in ppd_state.PLATFORMS + ("frr",) and "ppd_paths" in validation.SUPPORTED.get(platform, ()):
+        return PPD_READ[platform]
+    return "not run (**unverified**): no captured PBR show output of %s to test a parser on" % platform
 
 
 def drain_row(platform):
@@ -50,16 +63,18 @@ def verification_doc():
            "Prometheus export have nothing for it. A forwarding check that does not run on a platform is reported "
            "`not run` and leaves that switch `NOT VERIFIED` in the validation report, never clean. "
            "Drain: the BGP graceful-shutdown line a run sends before a change that can disturb forwarding; without "
-           "one the run goes on undrained and says so.", "",
+           "one the run goes on undrained and says so. PPD path: what `ppd_paths` reads per host port (the policy "
+           "holding its host source and the next hop it sends it to; passed only where that is the plan's uplink "
+           "next hop); its parsers are tested on real captures (tests/fixtures/switches/SOURCE.md).", "",
            "| platform | counters read (verified) | counters read (unverified) | counters not read | forwarding checks "
-           "run (`switch_validate`) | not run (switch NOT VERIFIED) | drain |",
-           "|---|---|---|---|---|---|---|"]
+           "run (`switch_validate`) | not run (switch NOT VERIFIED) | PPD path read with | drain |",
+           "|---|---|---|---|---|---|---|---|"]
     for platform in sorted(PLATFORMS):
         verified, unverified, absent = counters_row(platform)
         run, not_run = checks_row(platform)
-        out.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
             platform, _words(verified), _words(unverified), _words(absent), _words(run), _words(not_run),
-            drain_row(platform).replace("|", "\\|")))
+            ppd_row(platform).replace("|", "\\|"), drain_row(platform).replace("|", "\\|")))
     return "\n".join(out) + "\n"
 
 

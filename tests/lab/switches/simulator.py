@@ -42,6 +42,7 @@ import paramiko
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
 import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
+import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE)
 from nvue_ranges import compress_commands  # noqa: E402
 
 USER, PASSWORD = "admin", "admin"
@@ -527,6 +528,8 @@ class EosSession(CliSession):
             return counters_show.eos_ecn_json(ports, counters_show.load(self.dev.state_dir))
         if line == "show priority-flow-control counters watchdog | json":
             return counters_show.eos_pfc_watchdog_json(counters_show.load(self.dev.state_dir))
+        if line == "show policy-map type pbr | json":
+            return ppd_show.eos_pbr_json(self.dev.running)
         return CliSession.exec_cmd(self, line)
 
     def pfc_counters(self):
@@ -756,6 +759,8 @@ class NxosSession(CliSession):
             return ("Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n"
                     "#Generating Rollback Patch\nExecuting Rollback Patch\nGenerating Running-config for verification\n"
                     "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.")
+        if line == "show route-map":
+            return ppd_show.nxos_show_route_map(self.dev.running)
         if line == "show interface priority-flow-control":
             out = ["", "slot  1", "=======", "", "=" * 60, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP", "=" * 60, ""]
             extra = counters_show.load(self.dev.state_dir)
@@ -943,6 +948,9 @@ class NvueSession(Session):
             table = counters_show.load(dev.state_dir)
             return (counters_show.nvue_counters_qos(m.group(1), table) if m.group(2) == "counters qos"
                     else counters_show.nvue_pfc_watchdog(m.group(1), table))
+        m = re.match(r"nv show router pbr map (\S+) rule -o json$", line)
+        if m:
+            return ppd_show.nvue_pbr_rules_json(dev.running, m.group(1))
         if line.startswith("nv "):
             return "Error: Invalid command: %s" % line
         shell = shell_command(dev, line)

@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PPD forwarding state read from a vendor switch's own show output, judged against the plan: per host port,
+the policy that holds the port's host source and the next hop it sends that traffic to right now.
+
+Which show command, in its structured form where the NOS has one, and the capture each parser is tested on
+(tests/fixtures/switches/SOURCE.md):
+  eos   ``show policy-map type pbr | json``: ``policyMaps`` -> policy -> ``configuredIngressIntfs`` and
+        ``classMap`` -> entry -> ``configuredAction.setNexthop.nexthops`` (Arista's own ANTA fixture)
+  nxos  ``show route-map`` (text; NX-OS's ``| json`` form has no capture with a next hop): per sequence the
+        ``ip address (access-lists)`` match and the ``ip next-hop`` set clause (Cisco's genieparser capture)
+  nvue  ``nv show router pbr map <map> rule -o json``: per rule ``match.source-ip``, ``action.nexthop-group``
+        and ``installed`` / ``installed-reason`` (NVIDIA's NVUE command reference)
+
+The names the policies carry come from each driver (``ppd_pins``), the next hop from the plan's binding; the
+uplink a next hop leaves by is the plan's (the leaf uplink whose /31 peer it is: the underlay audit checks the
+addresses). A NOS not listed here reports the check not run (nos/validation.py). Pure: no Ansible, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+PLATFORMS = ("eos", "nxos", "nvue")
+ERROR = re.compile(r"^\s*(% ?Invalid|% ?Incomplete|% ?Ambiguous|Error:|ERROR:)", re.M)
+
+
+def commands(platform, pins):
+    """Show commands that read the PPD state of ``pins`` (one per NVUE map, else one)."""
+    if platform == "eos":
+        return ["show policy-map type pbr | json"]
+    if platform == "nxos":
+        return ["show route-map"]
+    if platform == "nvue":
+        return ["nv show router pbr map %s rule -o json" % m for m in sorted(set(p["policy"] for p in pins))]
+    raise KeyError("no PPD show command for platform %s" % platform)
+
+
+# --- parsers --------------------------------------------------------------------------------------
+def parse_eos(text):
+    """``show policy-map type pbr | json`` -> {(policy, class): {next_hops, interfaces}}. A class entry is keyed by
+    its sequence; its ``name`` (the class map) is used where EOS prints one, else the key."""
+    data = json.loads(text)
+    out = {}
+    for policy, body in (data.get("policyMaps") or {}).items():
+        interfaces = list(body.get("configuredIngressIntfs") or []) + list(body.get("configuredIngressIntfsAsFallback") or [])
+        for key, entry in (body.get("classMap") or {}).items():
+            nexthops = ((entry.get("configuredAction") or {}).get("setNexthop") or {}).get("nexthops") or {}
+            hops = [nexthops[k]["ip"] for k in sorted(nexthops, key=_int_key) if isinstance(nexthops[k], dict)]
+            out[(policy, entry.get("name") or key)] = {"next_hops": hops, "interfaces": interfaces}
+    return out
+
+
+ROUTE_MAP_HEAD = re.compile(r"^route-map (\S+), (permit|deny), sequence (\d+)\s*$")
+
+
+def parse_nxos(text):
+    """``show route-map`` (NX-OS text) -> {(route-map, ACL): {next_hops, action, seq}}: one key per ACL a sequence
+    matches with ``ip address (access-lists): A[, B]``; its ``ip next-hop`` addresses (keywords dropped)."""
+    out, head, part, acls, hops = {}, None, None, [], []
+
+    def flush():
+        if head:
+            for acl in acls:
+                out[(head[0], acl)] = {"next_hops": list(hops), "action": head[1], "seq": int(head[2])}
+
+    for line in text.splitlines():
+        m = ROUTE_MAP_HEAD.match(line.strip())
+        if m:
+            flush()
+            head, part, acls, hops = m.groups(), None, [], []
+            continue
+        s = line.strip()
+        if s in ("Match clauses:", "Set clauses:"):
+            part = s
+        elif head and part == "Match clauses:" and s.startswith("ip address (access-lists):"):
+            acls += [a.strip() for a in s.split(":", 1)[1].split(",") if a.strip()]
+        elif head and part == "Set clauses:" and s.startswith("ip next-hop "):
+            hops += [w for w in s.split()[2:] if re.match(r"^\d+\.\d+\.\d+\.\d+$", w)]
+    flush()
+    return out
+
+
+def parse_nvue(policy, text):
+    """``nv show router pbr map <policy> rule -o json`` -> {(policy, source-ip): {groups, installed, reason, rule}}."""
+    out = {}
+    for rule, body in (json.loads(text) or {}).items():
+        source = (body.get("match") or {}).get("source-ip")
+        if source:
+            out[(policy, source)] = {"groups": sorted((body.get("action") or {}).get("nexthop-group") or {}),
+                                     "installed": body.get("installed"), "reason": body.get("installed-reason"),
+                                     "rule": rule}
+    return out
+
+
+def _int_key(key):
+    return (0, int(key)) if str(key).isdigit() else (1, str(key))
+
+
+# --- judging --------------------------------------------------------------------------------------
+def finding(probe, status, expected="", actual="", message=""):
+    return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
+
+
+def uplink_of(intent, next_hop):
+    """The leaf uplink whose /31 peer ``next_hop`` is (plan), or None."""
+    return next((u["port"] for u in intent.get("uplinks") or [] if u.get("peer") == next_hop), None)
+
+
+def _path(intent, hop, detail):
+    # the form of `ip route get` (via A dev U) that the PPD metrics read (telemetry/switch_metrics.add_ppd)
+    return "via %s dev %s (%s)" % (hop, uplink_of(intent, hop) or "?", detail)
+
+
+def judge(platform, intent, pins, outputs):
+    """Findings for the ``ppd_paths`` check from the show outputs (same order as ``commands``). A command the
+    switch refused or an output that is not its format leaves the check not run (skipped) with the reason."""
+    cmds = commands(platform, pins)
+    for cmd, text in zip(cmds, outputs):
+        if not (text or "").strip() and platform != "nxos" or ERROR.search(text or ""):
+            return [finding("ppd_paths", "skipped", "PPD state read with `%s`" % cmd, (text or "no output").strip()[:200],
+                            "not run: the switch did not show its PBR state with `%s`" % cmd)]
+    try:
+        if platform == "eos":
+            state = parse_eos(outputs[0])
+        elif platform == "nxos":
+            state = parse_nxos(outputs[0])
+        else:
+            state = {}
+            for cmd, text in zip(cmds, outputs):
+                state.update(parse_nvue(cmd.split()[5], text))
+    except (ValueError, AttributeError, TypeError, KeyError) as exc:
+        return [finding("ppd_paths", "skipped", "PPD state in the format of `%s`" % cmds[0], "", "not run: cannot read "
+                        "the output of `%s`: %s" % (cmds[0], exc))]
+    # NVUE: our nexthop groups are named after their next hop (nvue.nh_name); a foreign group stays its name
+    group_hops = dict((p["group"], p["binding"]["next_hop"]) for p in pins if p.get("group"))
+    return [_judge_pin(platform, intent, pin, state, group_hops) for pin in pins]
+
+
+def _judge_pin(platform, intent, pin, state, group_hops):
+    b = pin["binding"]
+    src = b["source"].split("/")[0]
+    probe = "pinned %s -> %s %s" % (src, pin["policy"], pin["match"])
+    want = "via %s dev %s (%s, host port %s)" % (b["next_hop"], b["uplink"], b.get("spine", "?"), b["ingress"])
+    entry = state.get((pin["policy"], pin["match"]))
+    if entry is None:
+        where = {"eos": "class %s in policy-map %s", "nxos": "a route-map %s sequence matching ACL %s",
+                 "nvue": "a rule of PBR map %s matching source-ip %s"}[platform]
+        args = (pin["match"], pin["policy"]) if platform == "eos" else (pin["policy"], pin["match"])
+        return finding(probe, "fail", want, "not pinned: no %s" % (where % args),
+                       "host port %s: its host source is not pinned on the switch" % b["ingress"])
+    if platform == "nvue":
+        hops = sorted(set(group_hops.get(g, g) for g in entry["groups"]))
+        detail = "rule %s nexthop-group %s, installed %s%s" % (entry["rule"], ",".join(entry["groups"]) or "none",
+                                                               entry["installed"],
+                                                               " (%s)" % entry["reason"] if entry.get("reason") else "")
+        if entry["installed"] != "on":
+            return finding(probe, "fail", want, _path(intent, hops[0], detail) if hops else detail,
+                           "host port %s: the PBR rule is not installed" % b["ingress"])
+    elif platform == "eos":
+        hops = entry["next_hops"]
+        detail = "class %s of policy-map %s on %s" % (pin["match"], pin["policy"], ",".join(entry["interfaces"]) or "no interface")
+        if pin["ingress"] not in entry["interfaces"]:
+            return finding(probe, "fail", want, detail, "host port %s: policy-map %s is not on %s" % (
+                b["ingress"], pin["policy"], pin["ingress"]))
+    else:
+        hops = entry["next_hops"]
+        detail = "route-map %s %s sequence %d" % (pin["policy"], entry["action"], entry["seq"])
+        if entry["action"] != "permit":
+            return finding(probe, "fail", want, detail, "host port %s: its sequence denies (routes normally)" % b["ingress"])
+    if hops != [b["next_hop"]]:
+        actual = _path(intent, hops[0], detail) if hops else "no next hop (%s)" % detail
+        return finding(probe, "fail", want, actual, "host port %s: bound to %s, planned %s via %s" % (
+            b["ingress"], ",".join(hops) or "nothing", b["uplink"], b["next_hop"]))
+    return finding(probe, "ok", want, _path(intent, hops[0], detail))
