@@ -74,14 +74,16 @@ def test_audit_and_check_go_on_past_unreachable_devices_apply_stops(switch_lab, 
     with open(os.path.join(build, "audit", "drift-report.html")) as handle:
         page = handle.read()
     assert "2 UNREACHABLE" in page and "gpu01" in page and "leaf0" in page
-    # telemetry (module roce_metrics): the switches' counters as Prometheus text; the unreachable leaf is up 0, and the
-    # simulated NOSes have no PPD path check, so their bindings are exported unverified (no on/off-plan series)
+    # telemetry (module roce_metrics): the switches' counters as Prometheus text; the unreachable leaf is up 0. The
+    # EOS, NVUE and NX-OS leafs show their PBR state (switch_validate ppd_paths): these fresh ones pin no host, so every
+    # binding is off its planned uplink (0); the unreachable AsterNOS canary's bindings stay unverified
     with open(os.path.join(build, "audit", "aifabric_roce_switches.prom")) as handle:
         prom = handle.read()
     assert 'roce_switch_counters_up{role="leaf",switch="leaf0"} 0' in prom
     assert 'roce_switch_counters_up{role="leaf",switch="leaf1"} 1' in prom
     assert re.search(r'^roce_switch_pfc_pause_frames_total\{.*host="gpu0\d".*switch="leaf2"\} \d+$', prom, re.M), prom[:2000]
-    assert 'status="unverified"' in prom and "roce_ppd_on_planned_uplink{" not in prom
+    assert re.findall(r'^roce_ppd_on_planned_uplink\{[^}]*\} (\d+)$', prom, re.M) == ["0"] * 12, prom[-4000:]
+    assert len(re.findall(r'^roce_ppd_binding_info\{[^}]*leaf="leaf0"[^}]*status="unverified"[^}]*\} 1$', prom, re.M)) == 4
 
     # --check previews every reachable switch although the canary is unreachable
     proc, recap = play(switch_lab, inv, build, "playbooks/site.yml", "--check", "--tags", "switches")
