@@ -3,10 +3,11 @@
 set -euo pipefail
 # chromium: the drift report screenshot test (headless); shellcheck: ansible-test sanity's shellcheck test;
 # frr: the routed twin (tests/lab/twin); prometheus: promtool for the alert rules (make test-monitoring);
-# iputils-ping: validate.yml's DF pings on the twin's hosts (namespaces that use this machine's binaries; without it
-# every ping is "not run" and the validation report says NOT VERIFIED).
+# iputils-ping, lldpd: validate.yml's DF pings and LLDP check on the twin's hosts (namespaces that use this machine's
+# binaries; without them those probes are "not run" and the validation report says NOT VERIFIED). The twin runs its
+# own lldpd per leaf and host namespace; the package's service in the root namespace, if any, is not used.
 # libyang-tools: yanglint, the SONiC YANG oracle of the community_sonic driver (tests/unit/nos/test_sonic_yang_oracle.py).
-packages=(python3-venv graphviz iproute2 iputils-ping podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools)
+packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -275,6 +276,8 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
     start_sshd(plan, record, state)
+    if not args.host_config:
+        start_lldpd(plan, record, state, hosts)
     write_inventory(plan, record, state, getattr(args, "intent", None))
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle)
@@ -351,14 +354,16 @@ def hosts_up(plan, hosts, record, state, first_port):
     for index, name in enumerate(hosts):
         ns = ns_of(name)
         base = os.path.join(hosts_dir, name)
-        for sub in ("etc", "opt", "work/etc", "work/opt"):
+        for sub in ("etc", "opt", "run", "work/etc", "work/opt", "work/run"):
             os.makedirs(os.path.join(base, sub))
         nsfile = os.path.join(mnt, ns)
         open(nsfile, "w").close()
         script = " && ".join([
             "umount -l /sys", "mount -t sysfs sysfs /sys",     # as `ip netns exec` does: /sys of this netns
             overlay("/etc", "/etc", os.path.join(base, "etc"), os.path.join(base, "work", "etc")),
-            overlay("/opt", "%s:/opt" % hw, os.path.join(base, "opt"), os.path.join(base, "work", "opt"))])
+            overlay("/opt", "%s:/opt" % hw, os.path.join(base, "opt"), os.path.join(base, "work", "opt")),
+            # /run of its own: the host's lldpd answers lldpctl on /run/lldpd.socket (never the machine's lldpd)
+            overlay("/run", "/run", os.path.join(base, "run"), os.path.join(base, "work", "run"))])
         run("unshare", "--mount=%s" % nsfile, "--propagation", "slave",
             "nsenter", "--net=/run/netns/%s" % ns, "sh", "-ec", script)
         record["host_endpoints"][name] = {"namespace": ns, "mount_ns": nsfile, "port": first_port + index, "root": base}
@@ -383,6 +388,88 @@ def start_sshd(plan, record, state):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("twin sshd did not start; see %s" % log.name)
         time.sleep(0.1)
+
+
+LLDP_TX_INTERVAL = 2   # seconds: neighbours are known a few seconds after a link comes up
+LLDP_READY_SECONDS = 20
+
+
+def start_lldpd(plan, record, state, hosts):
+    """lldpd on every leaf (system name = the leaf's plan name, port id = interface name, as validate.yml's LLDP
+    probe expects from the cabling plan) and on every GPU host reached by Ansible (in its own /run, so the probe's
+    plain ``lldpctl`` asks it). Foreground daemons in their own sessions; pids kept for ``down``.
+
+    Their config files and the leafs' control sockets live in a directory of their own under /tmp, not in the
+    state: lldpd drops to its user ``_lldpd``, and so does the lldpcli it runs to apply ``-O`` and resume, so a
+    state under a directory only root may enter (Molecule's ``~/.ansible/tmp/molecule.*``, mode 0700) left every
+    leaf paused and every host with its default config: no LLDP frame anywhere, every host port "no neighbour".
+    Each daemon is waited for until it holds its config, so such a failure stops ``up`` by name."""
+    if shutil.which("lldpd") is None:
+        print("lldpd not installed (tools/setup-system.sh): validate.yml reports LLDP not run", file=sys.stderr)
+        return
+    run_dir = tempfile.mkdtemp(prefix="aif-twin-lldp-%s" % PREFIX)
+    os.chmod(run_dir, 0o755)   # _lldpd reads its config and binds its socket here
+    record["lldp_dir"], record["lldpd_pids"] = run_dir, []
+    logs = os.path.join(state, "lldp")
+    os.makedirs(logs, exist_ok=True)
+    asks = {}
+
+    def start(name, enter, options=()):
+        conf = os.path.join(run_dir, "%s.conf" % name)
+        with open(conf, "w") as handle:
+            handle.write("configure system hostname %s\nconfigure lldp portidsubtype ifname\n"
+                         "configure lldp tx-interval %d\n" % (name, LLDP_TX_INTERVAL))
+        os.chmod(conf, 0o644)
+        log = open(os.path.join(logs, "%s.log" % name), "a")
+        proc = subprocess.Popen(enter + ["lldpd", "-d", "-O", conf] + list(options), stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        record["lldpd_pids"].append(proc.pid)
+        asks[name] = (enter + ["lldpcli"] + list(options[:2]) + ["-f", "json", "show", "configuration"], log.name)
+
+    for name in sorted(plan["leafs"]):   # the routers share the machine's /run: a control socket each
+        start(name, ["ip", "netns", "exec", ns_of(name)], ["-u", os.path.join(run_dir, "%s.socket" % name)])
+    for name in hosts:
+        info = record.get("host_endpoints", {}).get(name)
+        if info:
+            start(name, ["nsenter", "--net=/run/netns/%s" % info["namespace"], "--mount=%s" % info["mount_ns"]])
+    wait_lldpd(asks)
+
+
+def wait_lldpd(asks):
+    """Until every lldpd answers its own lldpcli (which runs as _lldpd, as validate.yml's lldpctl does) with the
+    system name and interval of its config: then it has resumed and sends."""
+    deadline = time.monotonic() + LLDP_READY_SECONDS
+    waiting = dict(asks)
+    while waiting:
+        for name, (cmd, log) in list(waiting.items()):
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            try:
+                config = json.loads(out.stdout)["configuration"]["config"]
+            except (ValueError, KeyError, TypeError):
+                config = {}
+            if config.get("hostname") == name and config.get("tx-delay") == str(LLDP_TX_INTERVAL):
+                del waiting[name]
+        if waiting and time.monotonic() > deadline:
+            name, (_cmd, log) = sorted(waiting.items())[0]
+            raise RuntimeError("lldpd of %s did not take its configuration within %d s (%d daemons waiting); see %s"
+                               % (name, LLDP_READY_SECONDS, len(waiting), log))
+        if waiting:
+            time.sleep(0.2)
+
+
+def stop_lldpd(record):
+    """Stop the lldpd process groups this twin started (only processes still running lldpd), remove their files."""
+    for pid in record.get("lldpd_pids", []):
+        try:
+            with open("/proc/%d/comm" % pid) as handle:
+                if handle.read().strip() != "lldpd":
+                    continue   # that pid ended and now belongs to something else
+            os.killpg(pid, 15)
+        except OSError:
+            pass
+    run_dir = record.get("lldp_dir")
+    if run_dir and os.path.basename(run_dir).startswith("aif-twin-lldp-"):
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def write_inventory(plan, record, state, intent=None):
@@ -523,6 +610,7 @@ def down(args):
             os.kill(record["sshd_pid"], 15)
         except OSError:
             pass
+    stop_lldpd(record)
     unmount_host_namespaces(state)
     for ns in record.get("namespaces", []):
         remove_namespace(ns)
