@@ -18,7 +18,7 @@ def eos_pbr_json(tree):
     applied = {}
     for line, kids in tree:
         if line.startswith("interface "):
-            for kid, _ in kids:
+            for kid, _kids in kids:
                 m = re.match(r"service-policy type pbr input (\S+)$", kid)
                 if m:
                     applied.setdefault(m.group(1), []).append(line.split()[1])
@@ -33,7 +33,7 @@ def eos_pbr_json(tree):
             if not c:
                 continue
             seq = int(c.group(1)) if c.group(1) else seq + 10
-            hops = [w for a, _ in actions if a.startswith("set nexthop ") for w in a.split()[2:] if IPV4.match(w)]
+            hops = [w for a, _sub in actions if a.startswith("set nexthop ") for w in a.split()[2:] if IPV4.match(w)]
             action = {"setNexthop": {"actionType": "setNexthop", "nexthops": dict((str(i), {"ip": h}) for i, h in enumerate(hops))}} \
                 if hops else {}
             classes[str(seq)] = {"name": c.group(2), "configuredAction": action}
@@ -52,12 +52,12 @@ def nxos_show_route_map(tree):
             continue
         out.append("route-map %s, %s, sequence %s " % m.groups())
         out.append("  Match clauses:")
-        for kid, _ in kids:
+        for kid, _kids in kids:
             a = re.match(r"match ip address (\S+)$", kid)
             if a:
                 out.append("    ip address (access-lists): %s " % a.group(1))
         out.append("  Set clauses:")
-        for kid, _ in kids:
+        for kid, _kids in kids:
             if kid.startswith("set ip next-hop "):
                 out.append("    ip next-hop %s " % " ".join(kid.split()[3:]))
     return "\n" + "\n".join(out) + ("\n" if out else "")
