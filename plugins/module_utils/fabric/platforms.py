@@ -257,10 +257,13 @@ PLATFORMS = {
         },
         "mtu": {"l3_max": 9216, "l2_max": 9216, "status": VERIFIED,
                 "source": "sonic-yang-models sonic-port.yang (`mtu` range 1..9216)"},
-        "transaction": {"mechanism": "GCU config checkpoint / apply-patch / rollback (not built yet: apply is refused; "
-                                     "check mode, audit and plan.yml work)", "status": UNVERIFIED,
-                        "source": "sonic-net/sonic-utilities config/main.py (apply-patch, checkpoint, rollback) and "
-                                  "generic_config_updater; no transaction implemented here yet"},
+        "transaction": {"mechanism": "GCU: config checkpoint, one config apply-patch (JSON Patch), read-back verify, "
+                                     "config save -y; config rollback to the checkpoint while the switch holds only this "
+                                     "run's change (nos/gcu.py)", "status": UNVERIFIED,
+                        "source": "sonic-net/sonic-utilities config/main.py (apply-patch, checkpoint, rollback, "
+                                  "delete-checkpoint, list-checkpoints, save), generic_config_updater/generic_updater.py "
+                                  "(PatchApplier, FileSystemConfigRollbacker); run against the lab's model of them only "
+                                  "(tests/lab/switches/configdb_sim.py), never against a real switch"},
         "read_command": "show runningconfiguration all",
         "features": {
             "dscp_map": _fact(VERIFIED, _SONIC_YANG % "DSCP_TO_TC_MAP (sonic-dscp-tc-map)"),

@@ -636,8 +636,10 @@ class Applier(object):
         if base.managed != before:
             raise RefusedError("the managed config changed since this run read it")
         check_safe(cmds, self.driver)
-        txn.preflight()
         want = base.with_managed(after)
+        # what a transaction may need to build the NOS's own change (CONFIG_DB: the device patch over the base)
+        txn.base_image, txn.want_image, txn.pending = base, want, list(cmds)
+        txn.preflight()
 
         def verify(step):
             got = self.read_image(step)

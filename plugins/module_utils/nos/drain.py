@@ -42,6 +42,9 @@ UNSUPPORTED = {
            "router bgp: not rendered yet",
     "dell_sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
     "asternos": "no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a graceful-shutdown line",
+    "community_sonic": "SONiC drains with its traffic-shift scripts (sudo TSA / TSB / TSC, sonic-buildimage "
+                       "dockers/docker-fpm-frr/base_image_files/TSA: route-maps on every BGP peer, a chassis through "
+                       "CONFIG_DB BGP_DEVICE_GLOBAL|STATE tsa_enabled); not built here yet",
 }
 
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")

@@ -21,8 +21,8 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, Transaction
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
@@ -310,7 +310,7 @@ def _ownership(table, key, row, intent, sections, port, planned):
 def _queue_fields(fields):
     """A plan port's queue: its scheduler / wred_profile fields are ours when they name our objects (the switch's
     own scheduler.N on the other queues stays the switch's). Known limit: a queue we configure that held the
-    switch's own scheduler has it replaced; only the GCU rollback (not built yet) would bring it back."""
+    switch's own scheduler has it replaced; the GCU rollback brings it back only when this run fails (nos/gcu.py)."""
     own = set(f for f in ("scheduler", "wred_profile") if str(fields.get(f, "")).startswith(PREFIX))
     return own or None
 
@@ -334,8 +334,10 @@ def owned_tables(config, intent, sections, port=lambda p: p):
 
 
 def outside(config, intent, sections, port=lambda p: p):
-    """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths (a key
-    whose fields are all ours still shows as ``TABLE|key``: a port is never ours to remove)."""
+    """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths; a key of the
+    switch's own with no field shows as ``TABLE|key``. A key whose fields are all ours (one we created) has none:
+    it comes and goes with them. A port keeps its own fields (lanes, speed) here, so a patch that removed a PORT
+    key would show as their loss (and sonic_db.device_patch never removes one)."""
     out = []
     planned = set(port(p) for p in ports_of(intent))
     for table in sorted(config):
@@ -347,9 +349,9 @@ def outside(config, intent, sections, port=lambda p: p):
             own = _ownership(table, key, rows[key], intent, sections, port, planned)
             if own == "*":
                 continue
-            if own is not None:
-                out.append("%s|%s" % (table, key))
             fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
+            if own is None and not fields:
+                out.append("%s|%s" % (table, key))   # a bare key of the switch's own (an address, a loopback)
             for field in sorted(fields):
                 if own is None or field not in own:
                     out.append("%s|%s %s %s" % (table, key, field, _value(fields[field])))
@@ -408,16 +410,81 @@ def patch(have, want):
     return ops
 
 
-class GcuNotBuilt(Transaction):
-    """Apply on community SONiC (checkpoint, one ``config apply-patch``, read-back, ``config save -y``,
-    ``config rollback``) is not built yet: refuse before anything is sent. Check mode, the audit and
-    plan.yml's offline CONFIG_DB work."""
-    mechanism = "GCU checkpoint / apply-patch / rollback (not built yet)"
+def device_view(managed, outside_paths):
+    """An Image of the switch (managed canonical text, ``outside`` paths) -> (``config``, ``owned``, ``foreign``): the
+    tables and keys the switch holds (values only where the Image keeps them), the owned tables, and for every key that
+    is not wholly ours the names of its fields that are not ours ({TABLE: {key: set(fields)}})."""
+    owned = tables_of(managed)
+    config = json.loads(json.dumps(owned))
+    foreign = {}
+    for path in outside_paths:
+        parts = path.split(" > ", 2)
+        if len(parts) < 2:
+            continue   # a non-table entry: nothing a patch touches
+        table, key = parts[0], parts[1]
+        config.setdefault(table, {}).setdefault(key, {})
+        fields = foreign.setdefault(table, {}).setdefault(key, set())
+        if len(parts) == 3:
+            field, _sp, value = parts[2].partition(" ")
+            config[table][key][field] = value
+            fields.add(field)
+    return config, owned, foreign
 
-    def __init__(self, *args, **kwargs):
-        raise RefusedError("community_sonic: applying is not implemented yet (the SONiC GCU transaction: config "
-                           "checkpoint, config apply-patch, config rollback); run in check mode (--check --diff) or "
-                           "take the CONFIG_DB from plan.yml (<build>/switches/<switch>.json)")
+
+def _pointer(*parts):
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def device_patch(ops, config, owned, foreign):
+    """The JSON Patch ``ops`` between managed views (``patch``/``Driver.diff``) -> the patch GCU is given for a switch
+    holding ``config`` (``device_view``), so that it changes exactly the same fields and nothing of the switch's own:
+
+    * a table the switch does not hold is added whole (``add /TABLE {...}``: RFC 6902 cannot add into a missing member);
+    * a table the change leaves empty is removed whole (GCU refuses a patch that leaves an empty table:
+      generic_updater.py PatchApplier, EmptyTableError); only when it held nothing but ours;
+    * a key that also holds fields not ours is changed field by field (adding or removing the whole key would
+      replace or drop them); a PORT key is never removed;
+    * move/copy ops become the adds and removes they stand for (one explicit op per field)."""
+    import jsonpatch
+    tables = []
+    for op in ops:
+        table = op["path"].split("/")[1].replace("~1", "/").replace("~0", "~")
+        if table not in tables:
+            tables.append(table)
+    out = []
+    for table in tables:
+        have = owned.get(table, {})
+        want = jsonpatch.apply_patch({table: json.loads(json.dumps(have))},
+                                     [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
+                                     )[table]
+        theirs = foreign.get(table, {})
+        if not config.get(table):
+            if want:
+                out.append({"op": "add", "path": _pointer(table), "value": want})
+            continue
+        if not want and not theirs:
+            out.append({"op": "remove", "path": _pointer(table)})
+            continue
+        for key in sorted(set(have) | set(want)):
+            before, after = have.get(key), want.get(key)
+            shared = key in theirs   # the key is not wholly ours
+            if before == after:
+                continue
+            if after is None:
+                if table == "PORT" or (shared and theirs[key]):
+                    out += [{"op": "remove", "path": _pointer(table, key, f)} for f in sorted(before)]
+                else:
+                    out.append({"op": "remove", "path": _pointer(table, key)})
+            elif before is None and key not in config[table]:
+                out.append({"op": "add", "path": _pointer(table, key), "value": after})
+            else:
+                before = before or {}
+                for field in sorted(set(before) | set(after)):
+                    if field not in after:
+                        out.append({"op": "remove", "path": _pointer(table, key, field)})
+                    elif before.get(field) != after[field]:
+                        out.append({"op": "add", "path": _pointer(table, key, field), "value": after[field]})
+    return out
 
 
 class SonicDbDriver(Driver):
@@ -430,7 +497,9 @@ class SonicDbDriver(Driver):
     save_command = "config save -y"
     offline_format = "json"
     sections = SECTIONS + ("underlay",)
-    transaction = GcuNotBuilt   # refuses: the GCU transaction is not built yet
+    # nos/gcu.py: checkpoint, one `config apply-patch`, read-back, `config save -y`, `config rollback` while the switch
+    # holds only this run's change
+    transaction = GcuTxn
 
     def tables(self, intent, qos, sections=SECTIONS):
         return render(intent, qos, sections, port=self.port, mtu=self.mtu(intent))
@@ -444,7 +513,11 @@ class SonicDbDriver(Driver):
         Anything else is refused: an error page must never read as an empty switch."""
         start = running.find("{")
         if start >= 0:
-            return json.loads(running[start:running.rfind("}") + 1])
+            config = json.loads(running[start:running.rfind("}") + 1])
+            # `bgpraw` is FRR's own running config, appended by show/main.py `runningconfiguration all`: not a CONFIG_DB
+            # table (bgpcfgd renders it from BGP_NEIGHBOR/DEVICE_METADATA, asynchronously), so not compared
+            config.pop("bgpraw", None)
+            return config
         rows = [line for line in running.splitlines() if line.strip()]
         if rows and all(CANONICAL.match(line) for line in rows):
             return tables_of(running)

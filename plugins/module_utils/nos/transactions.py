@@ -211,6 +211,18 @@ class LinuxShell(object):
             raise StepError(step, command, out, note or "exit status %d" % status)
         return out
 
+    chunk = 1000   # base64 characters per shell line: a tty line holds 4095 bytes
+
+    def put_file(self, step, path, text):
+        """Write ``text`` to ``path`` on the device as base64 in short shell lines (a tty line holds 4095 bytes)."""
+        import base64
+        data = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        self._ok(step, "rm -f %s %s.b64" % (path, path))
+        for start in range(0, len(data), self.chunk):
+            self._ok(step, "printf '%%s' '%s' >> %s.b64" % (data[start:start + self.chunk], path), verify_echo=False)
+        self._ok(step, "base64 -d %s.b64 > %s && rm -f %s.b64" % (path, path, path))
+        return path
+
 
 # Lock markers on a Linux-based NOS: one file per run in the device's /tmp (or $AIF_LOCK_DIR when the
 # device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
@@ -651,21 +663,13 @@ class FrrVtyshTxn(ShellMarkers, Transaction):
     lines, itself proven by the caller's read-back.
     """
     mechanism = "FRR vtysh: dry run (vtysh -C -f), apply (vtysh -f), read-back verify, computed reverse on failure"
-    chunk = 1000   # base64 characters per shell line: a tty line holds 4095 bytes
 
     def path(self):
         return "/tmp/%s.conf" % self.tag
 
     def _put(self, step, cmds):
-        """Write ``cmds`` to the router as a file (base64 in short lines), return its path."""
-        import base64
-        path = self.path()
-        data = base64.b64encode(("\n".join(cmds) + "\n").encode("utf-8")).decode("ascii")
-        self._ok(step, "rm -f %s %s.b64" % (path, path))
-        for start in range(0, len(data), self.chunk):
-            self._ok(step, "printf '%%s' '%s' >> %s.b64" % (data[start:start + self.chunk], path), verify_echo=False)
-        self._ok(step, "base64 -d %s.b64 > %s && rm -f %s.b64" % (path, path, path))
-        return path
+        """Write ``cmds`` to the router as a file, return its path."""
+        return self.put_file(step, self.path(), "\n".join(cmds) + "\n")
 
     def _apply_file(self, step, cmds):
         path = self._put(step, cmds)

@@ -9,7 +9,6 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError
 
 from .helpers import plan_on_platform
 
@@ -140,12 +139,6 @@ def test_an_error_page_is_never_an_empty_switch(plan):
     for answer in ("Error: Got unexpected extra argument (all)", "bash: show: command not found", "Permission denied\n"):
         with pytest.raises(ValueError):
             drv.parse(answer, leaf, ALL)
-
-
-def test_apply_is_refused_until_the_gcu_transaction_exists():
-    drv = get_driver("community_sonic")
-    with pytest.raises(RefusedError, match="check mode"):
-        drv.transaction(drv, None, "tag")
 
 
 def test_family_hooks_paths_takeover_and_protection(plan):

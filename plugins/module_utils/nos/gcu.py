@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The community SONiC transaction on SONiC's Generic Config Updater (GCU), from the login shell (bash):
+
+    sudo -n config checkpoint <run>            the rollback point: the whole CONFIG_DB of this moment
+    sudo -n config apply-patch <file>          one RFC 6902 JSON Patch, validated by GCU against SONiC's YANG models
+    show runningconfiguration all              read back: managed tables == intent, everything else unchanged
+    sudo -n config save -y                     CONFIG_DB -> /etc/sonic/config_db.json
+    sudo -n config delete-checkpoint <run>
+
+On failure: ``sudo -n config rollback <run>`` (GCU's ``config replace`` of the checkpoint) only while the switch holds
+nothing but its before-image and this run's change; a change someone else made meanwhile stops the rollback, and
+apply.py then takes back this run's own fields alone (a JSON Patch of them) or touches nothing, saying what the
+switch holds.
+
+Sources: sonic-net/sonic-utilities config/main.py (``apply-patch``, ``checkpoint``, ``rollback``,
+``delete-checkpoint``, ``list-checkpoints``, ``save``: each fails through click's ``ctx.fail``, exit status 2 and
+``Error: ...``), generic_config_updater/generic_updater.py (``PatchApplier.apply``: simulate, YANG-validate, refuse
+empty tables, apply, verify; ``FileSystemConfigRollbacker``: checkpoints as /etc/sonic/checkpoints/<name>.cp.json,
+rollback = replace by the checkpoint), show/main.py ``runningconfiguration all`` (CONFIG_DB as JSON plus ``bgpraw``);
+sudo without a password for the ``sudo`` group: sonic-buildimage files/image_config/sudoers/sudoers
+(``%sudo ALL=(ALL:ALL) NOPASSWD: ALL``); ``-n`` makes a login without it fail at once instead of waiting on a prompt.
+
+Why the device lock is not the checkpoint: ``config checkpoint`` overwrites an existing name without a word
+(``FileSystemConfigRollbacker.checkpoint`` has no existence check) and ``list-checkpoints`` tells no device clock,
+so a checkpoint cannot be the exclusive, leased marker nos/devicelock.py needs; the lock is the Linux marker file
+every Linux-based NOS here uses (transactions.ShellMarkers), and the checkpoint carries the run's name so a later
+run recovers it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
+    RefusedError, ShellMarkers, StepError, Transaction, _safe)
+
+CONFIG = "sudo -n config"
+# a patch SONiC's own sonic-acl.yang refuses (PACKET_ACTION is an enumeration without REDIRECT:<ip>): GCU validates
+# every patch against the models and would refuse it, so it is refused here before anything is sent
+YANG_REFUSED = re.compile(r"^REDIRECT:")
+
+
+class GcuTxn(ShellMarkers, Transaction):
+    mechanism = ("GCU: config checkpoint, one config apply-patch (JSON Patch), read-back verify, config save -y; "
+                 "config rollback to the checkpoint while the switch holds only this run's change")
+    native_undo = True
+
+    base_image = None   # the run's before-image and intended image (apply.py sets them before begin)
+    want_image = None
+
+    def patch_file(self):
+        return "/tmp/%s.json-patch" % _safe(self.tag)
+
+    # ---- the transaction -----------------------------------------------------------------------------------
+    def preflight(self):
+        for op in self._ops_of(getattr(self, "pending", ())):
+            for value in _values(op.get("value")):
+                if YANG_REFUSED.match(value):
+                    raise RefusedError(
+                        "community_sonic: the pbr section's ACL_RULE PACKET_ACTION %s is outside SONiC's sonic-acl.yang "
+                        "(PACKET_ACTION is an enumeration without a next hop), and config apply-patch validates every "
+                        "patch against SONiC's YANG models, so the switch would refuse it; leave pbr out of the sections "
+                        "for community_sonic (switch_sections) until SONiC's models accept the redirect" % value)
+
+    def begin(self):
+        self._ok("begin", "%s checkpoint %s" % (CONFIG, _safe(self.tag)), note="config checkpoint failed")
+
+    def stage(self, cmds):
+        """The patch for this switch (sonic_db.device_patch over the before-image), written to a file."""
+        if self.base_image is None:
+            raise StepError("stage", None, "", "no before-image to build the device patch from")
+        ops = self._device_ops(self._ops_of(cmds), self.base_image)
+        self.staged = ops
+        self.put_file("stage", self.patch_file(), json.dumps(ops, indent=1, sort_keys=True) + "\n")
+
+    def commit(self, verify, precheck=None):
+        if precheck is not None:
+            precheck("precheck")   # the switch is still the run's base just before GCU applies the patch
+        self.committed = True   # from here the switch may hold some of the patch (GCU applies it in steps)
+        self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in self.staged)
+        self._ok("commit", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the patch")
+        self.confirmed = True
+        verify("verify")
+
+    def save(self):
+        return self._ok("save", "%s save -y" % CONFIG, note="config save failed")
+
+    def abort(self, read_managed, before_managed):
+        self.io.fresh("abort")
+        if not self.committed:
+            return "nothing was applied (stopped before config apply-patch)"
+        got = self._image("abort")
+        if self.base_image is not None:
+            if got == self.base_image:
+                return "nothing to undo (the switch holds the before-image)"
+            ch = Changes(self.base_image, self.want_image, got)
+            if ch.foreign:
+                raise StepError("abort", None, "", "config rollback %s not run: the switch holds changes this run did not "
+                                "make (%s), which a rollback to the checkpoint would undo" % (self.tag, ch.describe()))
+        self._ok("abort", "%s rollback %s" % (CONFIG, _safe(self.tag)), note="config rollback failed")
+        return "rolled back to checkpoint %s (config rollback)" % self.tag
+
+    def push_reverse(self, cmds):
+        """Apply managed-view ops (this run's own fields back, or a drain) as one patch, built on a fresh read."""
+        self.io.fresh("abort")
+        ops = self._device_ops(self._ops_of(cmds), self._image("abort"))
+        if not ops:
+            return
+        self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
+        self.put_file("abort", self.patch_file(), json.dumps(ops, indent=1, sort_keys=True) + "\n")
+        self._ok("abort", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the reverse patch")
+
+    def cleanup(self):
+        try:
+            if self.tag in self._checkpoints("cleanup"):
+                self._ok("cleanup", "%s delete-checkpoint %s" % (CONFIG, _safe(self.tag)))
+            self._ok("cleanup", "rm -f %s %s.b64" % (self.patch_file(), self.patch_file()))
+        except Exception as exc:  # noqa: BLE001 - reported as a leftover; the config is not affected
+            self.notes.append("checkpoint / patch file of %s could not be removed: %s" % (self.tag, exc))
+
+    def leftovers(self):
+        left = ["checkpoint %s" % n for n in self._checkpoints("leftovers") if n == self.tag or n.startswith(self.tag + "-")]
+        status, _out = self._shell("leftovers", "test -e %s -o -e %s.b64" % (self.patch_file(), self.patch_file()))
+        return left + (["staged patch file %s" % self.patch_file()] if status == 0 else [])
+
+    def recover(self, marker):
+        """An ended or stale run of ours: delete its checkpoint(s) and patch file (the running config is not rolled
+        back: whatever that run left is judged by this run's own read), then its lock objects."""
+        gone = []
+        for name in self._checkpoints("lock"):
+            if name == marker.name or name.startswith(marker.name + "-"):
+                self._ok("lock", "%s delete-checkpoint %s" % (CONFIG, _safe(name)))
+                gone.append(name)
+        self._ok("lock", "rm -f /tmp/%s.json-patch /tmp/%s.json-patch.b64" % (_safe(marker.name), _safe(marker.name)))
+        Transaction.recover(self, marker)
+        return ("deleted its checkpoint %s (the running config was not rolled back)" % ", ".join(gone) if gone
+                else "marker removed")
+
+    # ---- helpers ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def _ops_of(cmds):
+        return [json.loads(c) if isinstance(c, str) else c for c in cmds]
+
+    def _image(self, step):
+        out = self.io.run(step, self.driver.show_running)
+        try:
+            return image(self.driver, out, self.intent, self.sections)
+        except ValueError as exc:
+            raise StepError(step, self.driver.show_running, out, str(exc))
+
+    @staticmethod
+    def _device_ops(ops, img):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
+        return sonic_db.device_patch(ops, *sonic_db.device_view(img.managed, img.outside))
+
+    def _checkpoints(self, step):
+        """``config list-checkpoints``: a JSON list of names (config/main.py, json.dumps indent 4)."""
+        out = self._ok(step, "%s list-checkpoints" % CONFIG, note="config list-checkpoints failed")
+        start, end = out.find("["), out.rfind("]")
+        if start < 0 or end < start:
+            raise StepError(step, "config list-checkpoints", out, "not a JSON list of checkpoints")
+        return [n for n in json.loads(out[start:end + 1]) if isinstance(n, str)]
+
+
+def _values(value):
+    """Every string inside a JSON Patch value."""
+    if isinstance(value, dict):
+        return [v for inner in value.values() for v in _values(inner)]
+    if isinstance(value, list):
+        return [v for inner in value for v in _values(inner)]
+    return [value] if isinstance(value, str) else []

@@ -1,0 +1,276 @@
+"""A community SONiC switch's login shell, for the commands the community_sonic driver sends (test code, no SSH):
+the SSH simulator (simulator.py, nos ``community_sonic``) and the unit tests' fake session both run it.
+
+State (one dict, kept in state.json by the simulator): ``running`` (CONFIG_DB as {TABLE: {key: {field: value}}}),
+``startup`` (/etc/sonic/config_db.json), ``checkpoints`` ({name: CONFIG_DB}), ``files`` (the few files the product
+writes: lock markers, the patch file and its base64 parts).
+
+What it answers, in the formats of sonic-net/sonic-utilities (commit 691b1bbc, 2026-07-23):
+* ``show runningconfiguration all``: show/main.py ``all``: ``json.dumps(config, indent=4)`` plus ``bgpraw`` (FRR's
+  running config, a string);
+* ``sudo -n config apply-patch F``: config/main.py ``apply_patch`` + generic_config_updater/generic_updater.py
+  ``PatchApplier.apply``: the RFC 6902 patch is simulated on the whole CONFIG_DB (the ``jsonpatch`` library, as GCU
+  does), an empty table is refused (EmptyTableError's text), the result is validated against SONiC's YANG models
+  (``Given patch will produce invalid config. Error: ...``, patch_sorter.py) before anything changes, then applied op
+  by op; a failure prints ``Failed to apply patch due to: ...`` and click's usage + ``Error: ...``, exit status 2;
+* ``checkpoint`` / ``rollback`` / ``delete-checkpoint`` / ``list-checkpoints`` (``Checkpoint 'x' does not exist``),
+  ``save -y``, ``hostname``; ``config`` without root: ``Root privileges are required for this operation`` (exit 1);
+* the Linux commands of the device lock and of the patch file (bash's noclobber text, grep's exit status 2).
+
+The YANG check: Debian's ``yanglint`` on SONiC's own models (configdb_yang.py) when ../shared/oracles is here, else a
+subset written from the same models (``subset_errors``: the leafrefs, ranges, patterns and enumerations of the tables
+this collection writes), so a fresh checkout's CI still refuses what SONiC refuses in the tables we write.
+"""
+import base64
+import copy
+import json
+import re
+import time
+
+import configdb_yang
+
+SUFFIX = " 2>&1; echo AIF-RC=$?"
+LOCK_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
+
+
+class Stop(Exception):
+    """Raised by a hook to stop mid-command (the SSH session is dropped there)."""
+
+
+def usage(command, metavar, message):
+    """click's ``ctx.fail`` answer (exit status 2)."""
+    return "Usage: config %s [OPTIONS] %s\nTry \"config %s -h\" for help.\n\nError: %s\n" % (command, metavar, command, message)
+
+
+def subset_errors(config):
+    """SONiC YANG checks on the tables this collection writes (sonic-port, sonic-port-qos-map, sonic-queue,
+    sonic-scheduler, sonic-wred-profile, sonic-buffer-pg, sonic-pfcwd, sonic-acl + sonic-types packet_action):
+    a list of messages, empty when none fails."""
+    errors = []
+    ports = set(config.get("PORT", {}))
+
+    def ref(table, name, where):
+        if name not in config.get(table, {}):
+            errors.append("%s: leafref %s %r: no target instance" % (where, table, name))
+    for port, fields in config.get("PORT", {}).items():
+        mtu = fields.get("mtu")
+        if mtu is not None and not (mtu.isdigit() and 1 <= int(mtu) <= 9216):
+            errors.append("PORT|%s mtu %r: value is out of range 1..9216" % (port, mtu))
+    maps = {"dscp_to_tc_map": "DSCP_TO_TC_MAP", "tc_to_queue_map": "TC_TO_QUEUE_MAP", "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
+            "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE", "dot1p_to_tc_map": "DOT1P_TO_TC_MAP"}
+    for key, fields in config.get("PORT_QOS_MAP", {}).items():
+        if key != "global" and key not in ports:
+            errors.append("PORT_QOS_MAP|%s: leafref PORT: no target instance" % key)
+        for field, table in maps.items():
+            if field in fields:
+                ref(table, fields[field], "PORT_QOS_MAP|%s %s" % (key, field))
+        for field in ("pfc_enable", "pfcwd_sw_enable"):
+            if field in fields and not re.match(r"^([0-7](,[0-7])*)?$", fields[field]):
+                errors.append("PORT_QOS_MAP|%s %s %r: does not match the pattern [0-7](,[0-7])*" % (key, field, fields[field]))
+    for key, fields in config.get("QUEUE", {}).items():
+        if key.split("|")[0] not in ports:
+            errors.append("QUEUE|%s: leafref PORT: no target instance" % key)
+        if "scheduler" in fields:
+            ref("SCHEDULER", fields["scheduler"], "QUEUE|%s scheduler" % key)
+        if "wred_profile" in fields:
+            ref("WRED_PROFILE", fields["wred_profile"], "QUEUE|%s wred_profile" % key)
+    for name, fields in config.get("SCHEDULER", {}).items():
+        if fields.get("type") not in (None, "DWRR", "WRR", "STRICT"):
+            errors.append("SCHEDULER|%s type %r: not in the enumeration DWRR/WRR/STRICT" % (name, fields.get("type")))
+    for name, fields in config.get("WRED_PROFILE", {}).items():
+        ecn = fields.get("ecn")
+        if ecn is not None and ecn not in ("ecn_none", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow",
+                                           "ecn_green_red", "ecn_yellow_red", "ecn_all"):
+            errors.append("WRED_PROFILE|%s ecn %r: not in the enumeration" % (name, ecn))
+    for key, fields in config.get("BUFFER_PG", {}).items():
+        if key.split("|")[0] not in ports:
+            errors.append("BUFFER_PG|%s: leafref PORT: no target instance" % key)
+        if fields.get("profile") not in (None, "NULL"):
+            ref("BUFFER_PROFILE", fields["profile"], "BUFFER_PG|%s profile" % key)
+    for key, fields in config.get("PFC_WD", {}).items():
+        if key != "GLOBAL" and key not in ports:
+            errors.append("PFC_WD|%s: leafref PORT: no target instance" % key)
+        if fields.get("action") not in (None, "drop", "forward", "alert"):
+            errors.append("PFC_WD|%s action %r: not in the enumeration drop/forward/alert" % (key, fields.get("action")))
+    for key, fields in config.get("ACL_RULE", {}).items():
+        ref("ACL_TABLE", key.split("|")[0], "ACL_RULE|%s" % key)
+        action = fields.get("PACKET_ACTION")
+        if action is not None and action not in ("DROP", "ACCEPT", "FORWARD", "REDIRECT", "DO_NOT_NAT", "DISABLE_TRIM"):
+            errors.append("ACL_RULE|%s PACKET_ACTION %r: Invalid value %r in \"PACKET_ACTION\" element "
+                          "(enumeration sonic-types packet_action)" % (key, action, action))
+    return errors
+
+
+def yang_errors(config):
+    """(checker, errors) for a whole CONFIG_DB: yanglint on SONiC's models when they are here, else the subset.
+    Tables the converter does not map (none of the product's) are left to the subset."""
+    if configdb_yang.available() is None:
+        known = dict((t, rows) for t, rows in config.items() if t in configdb_yang.SPEC)
+        ok, message = configdb_yang.validate(known)
+        return "yanglint", ([] if ok else [message])
+    return "subset", subset_errors(config)
+
+
+class SonicShell(object):
+    """One switch's shell. ``state``: the dict described above; ``persist()``: called after every change."""
+
+    def __init__(self, state, persist=lambda: None, clock=time.time, validate=yang_errors):
+        self.state, self.persist, self.clock, self.validate = state, persist, clock, validate
+        for key, empty in (("running", {}), ("startup", {}), ("checkpoints", {}), ("files", {})):
+            state.setdefault(key, copy.deepcopy(empty))
+        self.checked = []   # which checker judged each apply-patch (yanglint / subset), for the tests' figures
+
+    @property
+    def running(self):
+        return self.state["running"]
+
+    def show_running(self):
+        shown = dict(self.running, bgpraw="Building configuration...\n\nCurrent configuration:\n!\nend\n")
+        return json.dumps(shown, indent=4) + "\n"
+
+    # ---- one line -------------------------------------------------------------------------------------------
+    def line(self, line, on_op=None, reject=False):
+        """The answer to one shell line (None: not a command of this shell). ``on_op(i)`` is called after the i-th
+        op of an apply-patch (it may raise Stop: the session drops there); ``reject``: apply-patch fails after
+        applying half of its ops (a change step refused mid-way)."""
+        if line == "show runningconfiguration all":
+            return self.show_running()
+        if not line.endswith(SUFFIX):
+            return None
+        cmd = line[:-len(SUFFIX)]
+        now = ""
+        if cmd.startswith("echo AIF-NOW=$(date +%s); "):
+            cmd, now = cmd[len("echo AIF-NOW=$(date +%s); "):], "AIF-NOW=%d\n" % int(self.clock())
+        rc, out = self.command(cmd, on_op, reject)
+        return "%s%s%sAIF-RC=%d" % (now, out, "" if not out or out.endswith("\n") else "\n", rc)
+
+    def command(self, cmd, on_op=None, reject=False):
+        files = self.state["files"]
+        m = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
+        if m:
+            path = m.group(2).replace(LOCK_DIR, "/tmp")
+            if path in files:
+                return 1, "bash: %s: cannot overwrite existing file\n" % path
+            files[path] = m.group(1) + "\n"
+            self.persist()
+            return 0, ""
+        m = re.match(r"^grep -H '' (\S+) 2>/dev/null$", cmd)
+        if m:
+            prefix = m.group(1).replace(LOCK_DIR, "/tmp").rstrip("*")
+            hits = ["%s:%s" % (p, t.rstrip("\n")) for p, t in sorted(files.items()) if p.startswith(prefix)]
+            return (0, "\n".join(hits) + "\n") if hits else (2, "")
+        m = re.match(r"^rm -f (.+)$", cmd)
+        if m:
+            for path in m.group(1).split():
+                files.pop(path.replace(LOCK_DIR, "/tmp"), None)
+            self.persist()
+            return 0, ""
+        m = re.match(r"^printf '%s' '([A-Za-z0-9+/=]*)' >> (\S+)$", cmd)
+        if m:
+            files[m.group(2)] = files.get(m.group(2), "") + m.group(1)
+            self.persist()
+            return 0, ""
+        m = re.match(r"^base64 -d (\S+) > (\S+) && rm -f (\S+)$", cmd)
+        if m:
+            if m.group(1) not in files:
+                return 1, "base64: %s: No such file or directory\n" % m.group(1)
+            files[m.group(2)] = base64.b64decode(files.pop(m.group(1))).decode("utf-8")
+            self.persist()
+            return 0, ""
+        m = re.match(r"^test -e (\S+) -o -e (\S+)$", cmd)
+        if m:
+            return (0 if m.group(1) in files or m.group(2) in files else 1), ""
+        m = re.match(r"^(sudo -n )?config (.*)$", cmd)
+        if m:
+            if not m.group(1):
+                return 1, "Root privileges are required for this operation\n"
+            return self.config(m.group(2).split(), on_op, reject)
+        return 127, "-bash: %s: command not found\n" % cmd.split()[0]
+
+    # ---- sonic-utilities `config` -----------------------------------------------------------------------------
+    def config(self, argv, on_op, reject):
+        cps = self.state["checkpoints"]
+        sub, args = argv[0], argv[1:]
+        if sub == "checkpoint" and len(args) == 1:
+            cps[args[0]] = copy.deepcopy(self.running)   # an existing name is overwritten (no existence check)
+            self.persist()
+            return 0, "Checkpoint created successfully.\n"
+        if sub in ("rollback", "delete-checkpoint") and len(args) == 1:
+            if args[0] not in cps:
+                fail = "Failed to rollback config" if sub == "rollback" else "Failed to delete config checkpoint"
+                return 2, fail + "\n" + usage(sub, "CHECKPOINT_NAME", "Checkpoint '%s' does not exist" % args[0])
+            if sub == "rollback":
+                self.running.clear()
+                self.running.update(copy.deepcopy(cps[args[0]]))
+                self.persist()
+                return 0, "Config rolled back successfully.\n"
+            del cps[args[0]]
+            self.persist()
+            return 0, "Checkpoint deleted successfully.\n"
+        if sub == "list-checkpoints" and not args:
+            return 0, json.dumps(sorted(cps), indent=4) + "\n"
+        if sub == "save" and args == ["-y"]:
+            self.state["startup"] = copy.deepcopy(self.running)
+            self.persist()
+            return 0, "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n"
+        if sub == "hostname" and len(args) == 1:
+            self.running.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})["hostname"] = args[0]
+            self.persist()
+            return 0, ""
+        if sub == "apply-patch" and len(args) == 1:
+            return self.apply_patch(args[0], on_op, reject)
+        return 2, usage(sub, "", "No such command '%s'." % sub)
+
+    def apply_patch(self, path, on_op, reject):
+        import jsonpatch
+        try:
+            if path not in self.state["files"]:
+                raise ValueError("[Errno 2] No such file or directory: '%s'" % path)
+            ops = json.loads(self.state["files"][path])
+            target = jsonpatch.apply_patch(self.running, ops)   # GCU's PatchWrapper.simulate_patch
+            empty = sorted(t for t, rows in target.items() if not rows)
+            if empty:
+                raise ValueError("localhost: given patch is not valid because it will result in empty tables which is not "
+                                 "allowed in ConfigDb. Table%s: %s" % ("s" if len(empty) != 1 else "", ", ".join(empty)))
+            checker, errors = self.validate(target)
+            self.checked.append(checker)
+            if errors:
+                raise ValueError("Given patch will produce invalid config. Error: %s" % "; ".join(errors))
+        except Exception as exc:  # noqa: BLE001 - GCU reports every failure the same way
+            return 2, "Failed to apply patch due to: %s\n%s" % (exc, usage("apply-patch", "PATCH_FILE_PATH", exc))
+        log = ["Patch Applier: localhost: Patch application starting.",
+               "Patch Applier: localhost: applying %d change%s in order:" % (len(ops), "s" if len(ops) != 1 else "")]
+        stop = len(ops) // 2 if reject else None
+        for i, op in enumerate(ops, 1):
+            if stop is not None and i > stop:
+                return 2, "Failed to apply patch due to: change %d failed in orchagent\n%s" % (
+                    i, usage("apply-patch", "PATCH_FILE_PATH", "change %d failed in orchagent" % i))
+            new = jsonpatch.apply_patch(self.running, [op])
+            self.running.clear()
+            self.running.update(new)
+            self.persist()
+            log.append("Patch Applier:   * %s" % json.dumps(op))
+            if on_op is not None:
+                on_op(i)
+        return 0, "\n".join(log + ["Patch applied successfully."]) + "\n"
+
+
+def seed(name, intent):
+    """A community SONiC switch before this collection manages it: DEVICE_METADATA (sonic-device_metadata), its
+    ports with lanes/speed/alias (port_config.ini's columns), MTU 9100 (the default in sonic-port.yang's
+    description), and the default QoS objects of qos_config.j2 (the AZURE DSCP map, scheduler.0 on queue 1)."""
+    ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
+    config = {
+        "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Force10-S6000", "platform": "x86_64-dell_s6000_s1220-r0",
+                                          "mac": "52:54:00:12:34:56", "type": "LeafRouter"}},
+        "PORT": {},
+        "DSCP_TO_TC_MAP": {"AZURE": dict((str(d), "1") for d in range(64))},
+        "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
+        "QUEUE": {},
+    }
+    for p in ports:
+        lane = int(re.sub(r"\D", "", p) or 0)
+        config["PORT"][p] = {"lanes": ",".join(str(lane + i) for i in range(4)), "speed": "100000", "alias": "fortyGigE0/%d" % lane,
+                             "admin_status": "up", "mtu": "9100", "description": "aifabric %s" % p}
+        config["QUEUE"]["%s|1" % p] = {"scheduler": "scheduler.0"}
+    return config

@@ -1,0 +1,250 @@
+"""community_sonic on the shared apply flow (apply.Applier + gcu.GcuTxn), on a fake login shell that runs the lab's
+model of a community SONiC switch (tests/lab/switches/configdb_sim.py: GCU's apply-patch with its empty-table and
+YANG refusals, checkpoints, rollback, save, in sonic-utilities' formats). Each case asserts the whole switch state
+(running CONFIG_DB, saved config, checkpoints, files), not only the managed view."""
+import copy
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+from .helpers import ROOT, plan_on_platform
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+import configdb_sim  # noqa: E402
+
+SECTIONS = ("qos", "mtu")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return plan_on_platform("lab", "community_sonic")
+
+
+class Switch(object):
+    """One fake switch: the lab's shell model behind netmiko-like sessions, with a few faults."""
+
+    def __init__(self, intent, reject=False, drop_after_ops=None, hook=None):
+        self.state = {"running": configdb_sim.seed("csonic0", intent)}
+        self.state["startup"] = copy.deepcopy(self.state["running"])
+        # the subset of SONiC's YANG checks: the same refusals without yanglint's 0.25 s per apply
+        self.shell = configdb_sim.SonicShell(self.state, validate=lambda c: ("subset", configdb_sim.subset_errors(c)))
+        self.reject, self.drop_after_ops, self.hook = reject, drop_after_ops, hook
+        self.sent = []
+        self.mutex = threading.Lock()
+
+    def session(self):
+        return Session(self)
+
+
+class Dropped(EOFError):
+    pass
+
+
+class Session(object):
+    def __init__(self, switch):
+        self.switch = switch
+
+    def send_command(self, command, **_kw):
+        sw = self.switch
+        sw.sent.append(command)
+        if sw.hook:
+            sw.hook(command)
+
+        def on_op(i):
+            if sw.drop_after_ops and i >= sw.drop_after_ops:
+                sw.drop_after_ops = None
+                raise configdb_sim.Stop()
+        with sw.mutex:
+            try:
+                out = sw.shell.line(command, on_op, reject=sw.reject and "apply-patch" in command)
+            except configdb_sim.Stop:
+                raise Dropped("SSH session closed by the device")
+        assert out is not None, "unexpected command %r" % command
+        return out
+
+    def disconnect(self):
+        pass
+
+
+def applier(switch, plan, tmp_path, sections=SECTIONS, **kw):
+    drv = get_driver("community_sonic")
+    return Applier(drv, switch.session, plan["leafs"]["leaf0"], plan["qos"], sections, lock_key="127.0.0.1_23999",
+                   lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1, **kw)
+
+
+def configs(switch):
+    return json.dumps([switch.state["running"], switch.state["startup"]], sort_keys=True)
+
+
+def test_a_change_is_checkpointed_patched_verified_saved_and_idempotent(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"])
+    run = applier(sw, plan, tmp_path)
+    before, after, cmds = run.plan()
+    assert cmds and all(json.loads(c)["op"] in ("add", "replace", "remove") for c in cmds)
+    run.apply(before, after, cmds)
+    config = [c[:-len(configdb_sim.SUFFIX)] for c in sw.sent if c.endswith(configdb_sim.SUFFIX) and " config " in c]
+    assert [c.split()[3] for c in config if "list-checkpoints" not in c] == [
+        "checkpoint", "apply-patch", "save", "delete-checkpoint"], config
+    # one patch: the tables the switch lacked are added whole, its own tables (AZURE map, scheduler.0, QUEUE) keyed
+    patch_ops = [json.loads(op) for op in run.attempted if op.startswith("{")]
+    assert {"op": "add", "path": "/WRED_PROFILE", "value": {"AIF-ECN": run.driver.tables(
+        plan["leafs"]["leaf0"], plan["qos"], SECTIONS)["WRED_PROFILE"]["AIF-ECN"]}} in patch_ops
+    assert any(op["path"].startswith("/QUEUE/") for op in patch_ops) and not any(op["path"] == "/QUEUE" for op in patch_ops)
+    st = sw.state
+    assert st["running"] == st["startup"] and st["checkpoints"] == {} and st["files"] == {}
+    assert st["running"]["DSCP_TO_TC_MAP"]["AZURE"] and st["running"]["QUEUE"]["Ethernet0|1"] == {"scheduler": "scheduler.0"}
+    again = applier(sw, plan, tmp_path)
+    b, a, c = again.plan()
+    assert c == [] and b == a == run.driver.render(plan["leafs"]["leaf0"], plan["qos"], SECTIONS)
+    assert sw.shell.checked == ["subset"]
+
+
+def test_check_mode_reads_only(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"])
+    seen = configs(sw)
+    run = applier(sw, plan, tmp_path)
+    before, after, cmds = run.plan()
+    assert cmds and configs(sw) == seen and sw.sent == ["show runningconfiguration all"]
+
+
+def test_a_refused_step_mid_patch_is_rolled_back_to_the_checkpoint(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"], reject=True)
+    seen = configs(sw)
+    run = applier(sw, plan, tmp_path)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert err.value.rolled_back is True and "rejected" in str(err.value) and "rolled back to checkpoint" in str(err.value)
+    assert "Error: change" in err.value.device_error
+    assert configs(sw) == seen and sw.state["checkpoints"] == {} and sw.state["files"] == {}
+    assert any(c.startswith("sudo -n config rollback aif-") for c in sw.sent)
+
+
+def test_a_session_lost_mid_patch_is_rolled_back_on_a_new_one(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"], drop_after_ops=3)
+    seen = configs(sw)
+    run = applier(sw, plan, tmp_path)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert err.value.rolled_back is True, str(err.value)
+    assert configs(sw) == seen and sw.state["checkpoints"] == {}
+
+
+def test_a_yang_refusal_changes_nothing(plan, tmp_path):
+    """GCU validates the patched config before it changes anything: a PFC priority out of the pattern is refused
+    with SONiC's text, the switch never changed, and the run says so."""
+    qos = dict(plan["qos"], lossless_priorities=[3, 9])
+    sw = Switch(plan["leafs"]["leaf0"])
+    seen = configs(sw)
+    run = Applier(get_driver("community_sonic"), sw.session, plan["leafs"]["leaf0"], qos, SECTIONS,
+                  lock_key="127.0.0.1_23998", lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert "Given patch will produce invalid config" in err.value.device_error and "pfc_enable" in err.value.device_error
+    assert err.value.rolled_back is True and configs(sw) == seen and sw.state["checkpoints"] == {}
+
+
+def test_ppd_redirect_is_refused_before_anything_is_sent(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"])
+    seen = configs(sw)
+    run = applier(sw, plan, tmp_path, sections=("qos", "mtu", "pbr"))
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert err.value.rolled_back is None and "sonic-acl.yang" in str(err.value) and "pbr" in str(err.value)
+    assert configs(sw) == seen and not any(" config " in c for c in sw.sent)
+
+
+def test_a_foreign_change_during_the_apply_is_kept_and_only_ours_is_taken_back(plan, tmp_path):
+    """An engineer sets the hostname while GCU applies our patch: verification sees it, the checkpoint rollback
+    (which would undo it) is not used; this run's own fields are taken back by a patch, proven, and the message
+    names the engineer's change."""
+    sw = Switch(plan["leafs"]["leaf0"])
+
+    def engineer(command):
+        if "apply-patch" in command and sw.hook:
+            sw.hook = None
+            sw.shell.command("sudo -n config hostname operator-was-here")
+    sw.hook = engineer
+    run = applier(sw, plan, tmp_path)
+    before, after, cmds = run.plan()
+    run_read = copy.deepcopy(sw.state["running"])
+    # the verification read must fail: let the engineer's change land before the patch applies
+    with pytest.raises(ApplyError) as err:
+        run.apply(before, after, cmds)
+    assert err.value.rolled_back is False and "operator-was-here" in str(err.value), str(err.value)
+    assert "taken back and the foreign change kept" in str(err.value), str(err.value)
+    assert not any(c.startswith("sudo -n config rollback") for c in sw.sent)
+    expected = copy.deepcopy(run_read)
+    expected["DEVICE_METADATA"]["localhost"]["hostname"] = "operator-was-here"
+    assert sw.state["running"] == expected and sw.state["checkpoints"] == {}
+
+
+def test_a_rollback_is_refused_while_the_switch_holds_a_change_not_ours(plan, tmp_path):
+    """abort() itself re-reads the switch: with a foreign change there, config rollback is never sent."""
+    sw = Switch(plan["leafs"]["leaf0"])
+    drv = get_driver("community_sonic")
+    run = applier(sw, plan, tmp_path)
+    before, after, cmds = run.plan()
+    txn = run._transaction()
+    txn.base_image = run.before_image
+    txn.want_image = run.before_image.with_managed(after)
+    txn.committed = True
+    sw.shell.command("sudo -n config hostname someone-else")
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import StepError
+    with pytest.raises(StepError, match="not run"):
+        txn.abort(lambda: "", before)
+    assert not any("rollback" in c for c in sw.sent) and drv.name == "community_sonic"
+
+
+def test_a_dead_runs_checkpoint_and_patch_file_are_recovered_not_rolled_back(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"])
+    dead = "aif-200101000000-deadhost-0badc0-4242-abc"
+    sw.shell.command("sudo -n config checkpoint %s" % dead)
+    sw.state["files"]["/tmp/aifabric-lock.%s" % dead] = "controller=deadhost\n"
+    sw.state["files"]["/tmp/%s.json-patch" % dead] = "[]"
+    run = applier(sw, plan, tmp_path, lock_ttl=60)
+    run.apply(*run.plan())
+    assert any(dead in n and "deleted its checkpoint" in n for n in run.notes), run.notes
+    assert sw.state["checkpoints"] == {} and sw.state["files"] == {}
+    assert not any("rollback" in c for c in sw.sent)
+
+
+def test_device_patch_adds_missing_tables_whole_and_never_empties_one():
+    """The patch GCU gets: a missing table added whole; a table left with nothing is removed whole only when it held
+    nothing but ours; a key with fields not ours is changed field by field; a PORT key is never removed."""
+    config = {"PORT": {"Ethernet0": {"lanes": "0", "mtu": "9216"}}, "QUEUE": {"Ethernet0|1": {"scheduler": "scheduler.0"},
+                                                                             "Ethernet0|3": {"scheduler": "AIF-S"}},
+              "SCHEDULER": {"AIF-S": {"type": "STRICT"}}}
+    owned = {"PORT": {"Ethernet0": {"mtu": "9216"}}, "QUEUE": {"Ethernet0|3": {"scheduler": "AIF-S"}},
+             "SCHEDULER": {"AIF-S": {"type": "STRICT"}}}
+    foreign = {"PORT": {"Ethernet0": {"lanes"}}, "QUEUE": {"Ethernet0|1": {"scheduler"}}}
+    ops = [{"op": "remove", "path": "/PORT/Ethernet0"}, {"op": "remove", "path": "/QUEUE/Ethernet0|3"},
+           {"op": "remove", "path": "/SCHEDULER/AIF-S"}, {"op": "add", "path": "/WRED_PROFILE/AIF-ECN", "value": {"ecn": "ecn_all"}}]
+    assert sonic_db.device_patch(ops, config, owned, foreign) == [
+        {"op": "remove", "path": "/PORT/Ethernet0/mtu"},
+        {"op": "remove", "path": "/QUEUE/Ethernet0|3"},
+        {"op": "remove", "path": "/SCHEDULER"},
+        {"op": "add", "path": "/WRED_PROFILE", "value": {"AIF-ECN": {"ecn": "ecn_all"}}}]
+    # a key the switch holds with its own fields: ours go in field by field
+    ops = [{"op": "add", "path": "/QUEUE/Ethernet0|1", "value": {"wred_profile": "AIF-ECN"}}]
+    assert sonic_db.device_patch(ops, config, {}, foreign) == [
+        {"op": "add", "path": "/QUEUE/Ethernet0|1/wred_profile", "value": "AIF-ECN"}]
+
+
+def test_outside_shows_a_bare_key_of_the_switch_and_ignores_bgpraw(plan):
+    drv = get_driver("community_sonic")
+    leaf = plan["leafs"]["leaf0"]
+    shown = json.dumps({"INTERFACE": {"Ethernet200": {}, "Ethernet200|192.0.2.1/31": {}}, "bgpraw": "router bgp 1\n"})
+    assert drv.outside(shown, leaf, ("qos", "mtu")) == ["INTERFACE > Ethernet200", "INTERFACE > Ethernet200|192.0.2.1/31"]
+
+
+def test_the_transaction_class_is_gcu():
+    drv = get_driver("community_sonic")
+    assert drv.transaction is GcuTxn and GcuTxn.native_undo
