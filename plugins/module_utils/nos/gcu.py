@@ -47,6 +47,7 @@ class GcuTxn(ShellMarkers, Transaction):
     mechanism = ("GCU: config checkpoint, one config apply-patch (JSON Patch), read-back verify, config save -y; "
                  "config rollback to the checkpoint while the switch holds only this run's change")
     native_undo = True
+    chunk = 3000   # base64 characters per shell line (with the command, under a tty line's 4095 bytes)
 
     base_image = None   # the run's before-image and intended image (apply.py sets them before begin)
     want_image = None
@@ -62,8 +63,9 @@ class GcuTxn(ShellMarkers, Transaction):
                     raise RefusedError(
                         "community_sonic: the pbr section's ACL_RULE PACKET_ACTION %s is outside SONiC's sonic-acl.yang "
                         "(PACKET_ACTION is an enumeration without a next hop), and config apply-patch validates every "
-                        "patch against SONiC's YANG models, so the switch would refuse it; leave pbr out of the sections "
-                        "for community_sonic (switch_sections) until SONiC's models accept the redirect" % value)
+                        "patch against SONiC's YANG models, so the switch would refuse it; nothing was sent. Leave pbr out "
+                        "for community_sonic (--skip-tags switch_port_binding, or switch_sections: [qos, mtu] in its "
+                        "host_vars) until SONiC's models accept the redirect" % value)
 
     def begin(self):
         self._ok("begin", "%s checkpoint %s" % (CONFIG, _safe(self.tag)), note="config checkpoint failed")
@@ -74,7 +76,7 @@ class GcuTxn(ShellMarkers, Transaction):
             raise StepError("stage", None, "", "no before-image to build the device patch from")
         ops = self._device_ops(self._ops_of(cmds), self.base_image)
         self.staged = ops
-        self.put_file("stage", self.patch_file(), json.dumps(ops, indent=1, sort_keys=True) + "\n")
+        self.put_file("stage", self.patch_file(), _compact(ops))
 
     def commit(self, verify, precheck=None):
         if precheck is not None:
@@ -110,7 +112,7 @@ class GcuTxn(ShellMarkers, Transaction):
         if not ops:
             return
         self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
-        self.put_file("abort", self.patch_file(), json.dumps(ops, indent=1, sort_keys=True) + "\n")
+        self.put_file("abort", self.patch_file(), _compact(ops))
         self._ok("abort", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the reverse patch")
 
     def cleanup(self):
@@ -163,6 +165,10 @@ class GcuTxn(ShellMarkers, Transaction):
         if start < 0 or end < start:
             raise StepError(step, "config list-checkpoints", out, "not a JSON list of checkpoints")
         return [n for n in json.loads(out[start:end + 1]) if isinstance(n, str)]
+
+
+def _compact(ops):
+    return json.dumps(ops, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def _values(value):

@@ -14,11 +14,17 @@ def params(switch_lab, name):
                 host_key_checking=True, known_hosts=os.path.join(switch_lab["root"], "known_hosts"), timeout=10)
 
 
+# what the switch role plans: AsterNOS (Easy RoCE REST) carries QoS only; community_sonic no pbr (the PPD redirect rule
+# is outside SONiC's sonic-acl.yang, so GCU, and the transaction before it sends anything, refuses it there:
+# tests/integration/switches/test_community_sonic.py shows it)
+DEFAULT_SECTIONS = {"asternos": ("qos",), "community_sonic": ("qos", "mtu")}
+
+
 def applier(switch_lab, name, sections=None, platform=None, **kw):
     dev = switch_lab["devices"][name]
     drv = get_driver(platform or dev["platform"])
-    if sections is None:   # what the switch role plans: AsterNOS (Easy RoCE REST) carries QoS only
-        sections = ("qos",) if drv.name == "asternos" else ("qos", "mtu", "pbr")
+    if sections is None:
+        sections = DEFAULT_SECTIONS.get(drv.name, ("qos", "mtu", "pbr"))
     p = params(switch_lab, name)
     kw.setdefault("read_timeout", 20)
     kw.setdefault("reconnect_timeout", 5)
@@ -43,7 +49,7 @@ def canon(value):
 
 def full_state(name, root):
     st = lab.read_state(name, root)
-    return {"running": json.dumps(canon(st["running"])), "startup": json.dumps(canon(st["startup"])),
+    return {"running": json.dumps(canon(st["running"]), sort_keys=True), "startup": json.dumps(canon(st["startup"]), sort_keys=True),
             "checkpoints": sorted(st.get("checkpoints") or {}), "pending": st.get("pending"),
             "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}
 

@@ -20,31 +20,37 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import apply as 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError, DeviceLock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 
-NOS = {"leaf0": "asternos", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
+NOS = {"leaf0": "asternos", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos", "csonic0": "community_sonic"}
 READ_TIMEOUT = 4
 RECONNECT = 3
 SAVE_RE = {"asternos": r"^y$", "eos": r"^copy running-config", "nxos": r"^copy running-config", "nvue": r"^nv config save",
-           "dell_sonic": r"^write memory"}
+           "dell_sonic": r"^write memory", "community_sonic": r"^sudo -n config save"}
 # Enterprise SONiC (the fixture's extra sonic0) in the outage test too: every NOS driver recovers its leftovers
 OUTAGE = dict(NOS, sonic0="dell_sonic")
 MTU_RE = r"^mtu |link mtu "
-SHOW_RE = r"^show running-config|^nv config show"
+# community_sonic sends its change as one `config apply-patch`: a refusal there fails it after half of its ops
+PATCH_RE = r"^sudo -n config apply-patch "
+SHOW_RE = r"^show running-config|^nv config show|^show runningconfiguration all"
 REST_PATCH = r"^curl .* -X PATCH "
 
 
 def faults_for(name, n_cmds):
     nos = OUTAGE[name]
     commit = {"eos": {"drop_on": {"re": r"^commit timer", "when": "after"}},
-              "nvue": {"drop_on": {"re": r"^nv config apply", "when": "after"}}}.get(
+              "nvue": {"drop_on": {"re": r"^nv config apply", "when": "after"}},
+              "community_sonic": {"drop_on": {"re": PATCH_RE, "when": "after"}}}.get(
         nos, {"drop_on": {"re": r"^end$", "when": "before"}})   # NX-OS/klish: every line is in, config mode not yet left
+    change = PATCH_RE if nos == "community_sonic" else MTU_RE
     cases = {
-        "reject_mid_batch": {"reject": MTU_RE, "reject_skip": 2},
+        "reject_mid_batch": {"reject": change, "reject_skip": 0 if nos == "community_sonic" else 2},
         "drop_at_commit": commit,
         "drop_at_save": {"drop_on": {"re": SAVE_RE[nos], "when": "after"}},
         # reads: plan, preflight, then verification: the verification read outlasts the read timeout
-        "slow_read": {"slow": {"re": SHOW_RE, "secs": READ_TIMEOUT + 2, "skip": 2}},
-        "unexpected_prompt": {"prompt_on": MTU_RE},
+        # (community_sonic reads once more, just before its apply-patch: skip that one too)
+        "slow_read": {"slow": {"re": SHOW_RE, "secs": READ_TIMEOUT + 2, "skip": 3 if nos == "community_sonic" else 2}},
+        "unexpected_prompt": {"prompt_on": change},
         "no_reconnect": {"drop_after": max(2, n_cmds // 2), "down_for": RECONNECT + 1},
     }
     if nos == "asternos":
@@ -157,7 +163,7 @@ def aif_objects(name, root):
     st = lab.read_state(name, root)
     left = [k for k in (st.get("sessions") or {}) if k.startswith("aif-") and st["sessions"][k].startswith("pending")]
     left += [k for k in (st.get("checkpoints") or {}) if k.startswith("aif-")]
-    left += [k for k in (st.get("files") or {}) if "aifabric-lock" in k]
+    left += [k for k in (st.get("files") or {}) if "aifabric-lock" in k or k.startswith("/tmp/aif-")]
     if st.get("pending") is not None and st.get("pending") != st.get("running"):
         left.append("pending NVUE revision")
     return left
@@ -257,7 +263,8 @@ MUTATION_CASES = [(name, fault) for name in sorted(NOS) for fault in ("reject_mi
 
 def test_mutation_noop_rollback_fails_the_matrix(switch_lab, monkeypatch):
     """Rollback replaced by a no-op: the matrix must fail on every NOS."""
-    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn):
+    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn,
+                GcuTxn):
         monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
     failed = {}
     for name, fault in MUTATION_CASES:
@@ -271,7 +278,8 @@ def test_mutation_noop_rollback_fails_the_matrix(switch_lab, monkeypatch):
 def test_mutation_lying_rollback_is_caught_by_device_state(switch_lab, monkeypatch):
     """Rollback does nothing *and* the module claims "restored" without proof (the audited bug): the
     matrix's own device-state checks must catch it on every NOS."""
-    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn):
+    for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn,
+                GcuTxn):
         monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
 
     def lying(self, txn, base, want, err, resave):

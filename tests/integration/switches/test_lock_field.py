@@ -28,7 +28,7 @@ from test_fault_matrix import aif_objects
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD = os.path.join(HERE, "field_controller.py")
-NOS = {"leaf0": "asternos", "sonic0": "sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
+NOS = {"leaf0": "asternos", "sonic0": "sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos", "csonic0": "community_sonic"}
 RACES = int(os.environ.get("AIFABRIC_FIELD_RACES", "1"))
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="PID/UTS namespaces need root (CI runs as root)")

@@ -1,5 +1,5 @@
 """Many operators on one switch (issue 18 items 1-3, 8), on every NOS driver the lab simulates: AsterNOS and
-Dell SONiC (klish), EOS, NVUE, NX-OS (FRR: tests/unit/nos/test_frr_transaction.py and the routed twin).
+Dell SONiC (klish), EOS, NVUE, NX-OS, community SONiC (GCU) (FRR: tests/unit/nos/test_frr_transaction.py and the routed twin).
 
 * Two controllers (separate controller-lock directories: two machines, CLI + AWX, two AWX jobs) started
   together: one change lands, the other is refused with nothing sent; no lost update, no false claim,
@@ -22,7 +22,8 @@ from test_fault_matrix import aif_objects
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 
-NOS = {"leaf0": "asternos", "sonic0": "dell_sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos"}
+NOS = {"leaf0": "asternos", "sonic0": "dell_sonic", "leaf1": "eos", "leaf2": "nvue", "leaf3": "nxos",
+       "csonic0": "community_sonic"}
 RACES = int(os.environ.get("AIFABRIC_RACES", "3"))
 IDS = [NOS[n] for n in sorted(NOS)]
 
@@ -104,6 +105,8 @@ def operator_edit(switch_lab, name):
         elif NOS[name] == "asternos":   # an engineer's own Easy RoCE profile, over REST
             from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILES, request
             conn.send_command(request("POST", PROFILES, {"name": "operator-was-here", "mode": "lossless"}))
+        elif NOS[name] == "community_sonic":
+            conn.send_command("sudo config hostname operator-was-here")   # sonic-utilities config/main.py `hostname`
         else:
             conn.send_config_set([OPERATOR_LINE])
 
@@ -114,6 +117,8 @@ def operator_kept(switch_lab, name):
         return "system hostname operator-was-here" in st["running"]
     if NOS[name] == "asternos":
         return any(p["name"] == "operator-was-here" for p in st["running"]["rest"]["roce-profiles"])
+    if NOS[name] == "community_sonic":
+        return st["running"]["DEVICE_METADATA"]["localhost"].get("hostname") == "operator-was-here"
     return any(node[0] == OPERATOR_LINE for node in st["running"])
 
 
@@ -132,7 +137,9 @@ def test_cli_edit_during_apply_survives_or_is_named(switch_lab, name):
 def cli_edit_outcome(switch_lab, name):
     """One apply with an engineer's CLI edit in the middle -> (their change kept?, the run's claim)."""
     reset(switch_lab, name)
-    lab.set_faults(name, {"slow": {"re": r"^mtu |link mtu |^curl .* -X PATCH ", "secs": 3, "skip": 0}}, switch_lab["root"])
+    # the change's first line (community SONiC: its one `config apply-patch`) waits 3 s
+    change = r"^sudo -n config apply-patch " if NOS[name] == "community_sonic" else r"^mtu |link mtu |^curl .* -X PATCH "
+    lab.set_faults(name, {"slow": {"re": change, "secs": 3, "skip": 0}}, switch_lab["root"])
     run = applier(switch_lab, name, read_timeout=10)
     a = Background(run, run.plan())
     try:

@@ -135,8 +135,9 @@ class SonicShell(object):
         applying half of its ops (a change step refused mid-way)."""
         if line == "show runningconfiguration all":
             return self.show_running()
-        if not line.endswith(SUFFIX):
-            return None
+        if not line.endswith(SUFFIX):   # an engineer's line, without the product's exit-status marker
+            rc, out = self.command(line)
+            return None if rc == 127 else out
         cmd = line[:-len(SUFFIX)]
         now = ""
         if cmd.startswith("echo AIF-NOW=$(date +%s); "):
@@ -165,9 +166,9 @@ class SonicShell(object):
                 files.pop(path.replace(LOCK_DIR, "/tmp"), None)
             self.persist()
             return 0, ""
-        m = re.match(r"^printf '%s' '([A-Za-z0-9+/=]*)' >> (\S+)$", cmd)
+        m = re.match(r"^printf '%s' '([^']*)' (>>?) (\S+)$", cmd)
         if m:
-            files[m.group(2)] = files.get(m.group(2), "") + m.group(1)
+            files[m.group(3)] = (files.get(m.group(3), "") if m.group(2) == ">>" else "") + m.group(1)
             self.persist()
             return 0, ""
         m = re.match(r"^base64 -d (\S+) > (\S+) && rm -f (\S+)$", cmd)
@@ -180,7 +181,7 @@ class SonicShell(object):
         m = re.match(r"^test -e (\S+) -o -e (\S+)$", cmd)
         if m:
             return (0 if m.group(1) in files or m.group(2) in files else 1), ""
-        m = re.match(r"^(sudo -n )?config (.*)$", cmd)
+        m = re.match(r"^(sudo (?:-n )?)?config (.*)$", cmd)
         if m:
             if not m.group(1):
                 return 1, "Root privileges are required for this operation\n"

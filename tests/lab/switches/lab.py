@@ -58,11 +58,12 @@ def devices(plan=None, extra=False):
 
 
 # Drivers no lab leaf runs on: the fault and concurrency tests add them (`up(extra=True)`).
-EXTRA = {"sonic0": ("leaf0", "dell_sonic", 2221)}
+EXTRA = {"sonic0": ("leaf0", "dell_sonic", 2221), "csonic0": ("leaf0", "community_sonic", 2222)}
 
 
 def extra_devices():
-    """sonic0: Dell Enterprise SONiC (klish) in leaf0's place, planned with every switch on dell_sonic."""
+    """sonic0: Dell Enterprise SONiC (klish) in leaf0's place, planned with every switch on dell_sonic; csonic0:
+    community SONiC (CONFIG_DB, GCU) in leaf0's place, planned with every switch on community_sonic."""
     from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
     with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
         fabric = yaml.safe_load(fh)["fabric"]
@@ -77,6 +78,9 @@ def extra_devices():
 
 def seed(name, platform, intent):
     """Baseline config a switch has before we manage it: hostname, port descriptions."""
+    if platform == "community_sonic":
+        import configdb_sim
+        return configdb_sim.seed(name, intent)
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
     # plan port names are the device's own (fabric/platforms.py): swp1 on NVUE, Ethernet1/1 on NX-OS
     if platform == "asternos":   # Easy RoCE's REST model (GET /rest/v1/running/roce) and the switch's own ports

@@ -42,6 +42,7 @@ import paramiko
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
 import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
+import configdb_sim  # noqa: E402  (community SONiC: CONFIG_DB, GCU apply-patch/checkpoint/rollback)
 import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE)
 from nvue_ranges import compress_commands  # noqa: E402
 
@@ -124,6 +125,9 @@ class Device(object):
         # editing the device's one running config, not a copy that a new login replaced
         if isinstance(getattr(self, "running", None), list):
             self.running[:] = st["running"]
+        elif isinstance(getattr(self, "running", None), dict):   # CONFIG_DB (and AsterNOS REST): one object per device
+            self.running.clear()
+            self.running.update(st["running"])
         else:
             self.running = st["running"]
         self.startup = st.get("startup", copy.deepcopy(self.running))
@@ -1113,7 +1117,50 @@ class AsterNosSession(Session):
                      "diffserv-maps": ["roce_lossless_diffserv_map"]})
 
 
-SESSIONS = {"eos": EosSession, "nxos": NxosSession, "dell_sonic": KlishSession, "asternos": AsterNosSession, "nvue": NvueSession}
+class CommunitySonicSession(Session):
+    """A community SONiC login: bash with sonic-utilities (configdb_sim.SonicShell: CONFIG_DB, GCU, checkpoints).
+    Faults: ``reject`` on an apply-patch line fails it after half of its ops; ``drop_after`` counts the ops GCU
+    applies (the SSH session, and with it the running `config apply-patch`, is cut there)."""
+
+    def prompt(self):
+        return "admin@%s:~$ " % self.dev.name
+
+    def banner(self):
+        return "Linux %s 6.1.0-29-2-amd64 #1 SMP Debian x86_64\n" % self.dev.name
+
+    def handle(self, line):
+        dev = self.dev
+        if not line:
+            return ""
+        if line in ("exit", "logout"):
+            return None
+        shown = self.counter_show(line)
+        if shown is not None:
+            return shown
+        state = {"running": dev.running, "startup": dev.startup, "checkpoints": dev.checkpoints, "files": dev.files}
+
+        def persist():
+            dev.startup, dev.checkpoints, dev.files = state["startup"], state["checkpoints"], state["files"]
+            dev.persist()
+        shell = configdb_sim.SonicShell(state, persist, clock=lambda: time.time() + dev.clock_offset())
+        out = shell.line(line, on_op=lambda i: self.count_config(),
+                         reject="config apply-patch" in line and self.rejected(line))
+        if out is None:
+            return "-bash: %s: command not found" % line.split()[0]
+        return out
+
+    def counter_show(self, line):
+        ports = sorted(self.dev.running.get("PORT", {}))
+        table = counters_show.load(self.dev.state_dir)
+        shows = {"show pfc counters": lambda: counters_show.sonic_pfc(ports, table),
+                 "show queue counters": lambda: counters_show.sonic_queue(ports, table),
+                 "show queue wredcounters": lambda: counters_show.sonic_queue(ports, table, wred=True),
+                 "show pfcwd stats": lambda: counters_show.sonic_pfcwd(ports, table)}
+        return shows[line]() if line in shows else None
+
+
+SESSIONS = {"eos": EosSession, "nxos": NxosSession, "dell_sonic": KlishSession, "asternos": AsterNosSession, "nvue": NvueSession,
+            "community_sonic": CommunitySonicSession}
 
 
 # ----------------------------------------------------------------------------- SSH server
