@@ -497,9 +497,7 @@ class Applier(object):
             return drainmod.why_not(self.driver)
         if self.drain == "auto" and drainmod.single_homed_leaf(self.intent):
             return "a leaf: its hosts are single-homed on it, so there is no other path to drain them to"
-        if drainmod.commands(self.driver, before, True) is None:
-            return "no router bgp of this plan on the switch yet"
-        return None
+        return drainmod.blocked(self.driver, before, self.before_image.outside if self.before_image is not None else ())
 
     def _apply_drained(self, txn, before, after, cmds, save, expected_digest):
         """Drain, apply (verified, undone on failure), undrain: the drain is part of the transaction. Only
@@ -594,10 +592,12 @@ class Applier(object):
         finally:
             dtx.cleanup()
         got = self.read_image(step)
-        added, gone = set(got.outside) - set(ref.outside), set(ref.outside) - set(got.outside)
         moved = drainmod.drain_paths(self.driver, got.outside if on else ref.outside)
-        if got.managed != ref.managed or (added, gone) != ((set(moved), set()) if on else (set(), set(moved))) \
-                or len(moved) != 1:
+
+        def rest(img):   # everything but the drain setting (a line, or a CONFIG_DB field in either state)
+            return set(p for p in img.outside if not drainmod.is_drain_setting(self.driver, p))
+        if got.managed != ref.managed or rest(got) != rest(ref) or len(moved) != 1 \
+                or bool(drainmod.drain_paths(self.driver, got.outside)) != on:
             raise StepError(step, "; ".join(cmds), "", "the config read back is not the %s plus only the drain line: %s"
                             % ("before-image" if on else "applied config", differences(got, ref)))
         return got

@@ -17,6 +17,9 @@ checks that its drain added exactly that line and its undrain took exactly that 
   Cisco Nexus 9000 Unicast Routing Guide, BGP graceful shutdown). Receivers honour it by default
   (``graceful-shutdown aware``).
 * NVUE: ``nv set router bgp graceful-shutdown on`` (NVIDIA NVUE command reference, BGP).
+* community SONiC: not a line but a CONFIG_DB field, ``BGP_DEVICE_GLOBAL|STATE tsa_enabled`` ``true`` / ``false``
+  (SONiC's traffic shift away, the state its ``TSA`` / ``TSB`` scripts set), changed by a GCU patch; the drain and
+  the undrain each move only that field (``is_drain_setting``), proven by the read-back.
 
 ``auto`` drains spines (their traffic has the other spines to go to) and not host-facing leafs (their hosts are
 single-homed on them: nothing to move, measured to cost probes on the twin); ``always`` drains both.
@@ -35,6 +38,13 @@ DRAIN = {
     "frr": {"line": "bgp graceful-shutdown", "after": ("no bgp ebgp-requires-policy", "bgp router-id ")},
     "nxos": {"line": "graceful-shutdown activate"},
     "nvue": {"line": "nv set router bgp graceful-shutdown on"},
+    # a CONFIG_DB setting, not a line: SONiC's traffic shift away (TSA) is BGP_DEVICE_GLOBAL|STATE tsa_enabled
+    # (sonic-yang-models sonic-bgp-device-global.yang, boolean, default false; doc/Configuration.md "BGP Device
+    # Global": "When tsa_enabled is set to true, the device is isolated using traffic-shift-away (TSA) route-maps in
+    # BGP"; sonic-buildimage dockers/docker-fpm-frr/base_image_files/TSA writes it, bgpcfgd applies it), set by a
+    # GCU patch like every change (the GCU design's own example patches /BGP_DEVICE_GLOBAL/STATE/tsa_enabled)
+    "community_sonic": {"setting": "BGP_DEVICE_GLOBAL > STATE > tsa_enabled", "on": "true", "off": "false",
+                        "pointer": "/BGP_DEVICE_GLOBAL/STATE/tsa_enabled", "ours": "DEVICE_METADATA|localhost bgp_asn "},
 }
 
 UNSUPPORTED = {
@@ -42,9 +52,6 @@ UNSUPPORTED = {
            "router bgp: not rendered yet",
     "dell_sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
     "asternos": "no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a graceful-shutdown line",
-    "community_sonic": "SONiC drains with its traffic-shift scripts (sudo TSA / TSB / TSC, sonic-buildimage "
-                       "dockers/docker-fpm-frr/base_image_files/TSA: route-maps on every BGP peer, a chassis through "
-                       "CONFIG_DB BGP_DEVICE_GLOBAL|STATE tsa_enabled); not built here yet",
 }
 
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
@@ -64,7 +71,17 @@ def why_not(driver):
 
 
 def drain_line(driver):
-    return DRAIN[driver.name]["line"]
+    entry = DRAIN[driver.name]
+    return entry["line"] if "line" in entry else "%s %s" % (entry["setting"], entry["on"])
+
+
+def is_drain_setting(driver, path):
+    """True for a path that is the drain setting in any state (a CONFIG_DB field with its value, the drain line):
+    what a drain or an undrain may move, and nothing else."""
+    entry = DRAIN.get(driver.name) or {}
+    if "setting" in entry:
+        return path.startswith(entry["setting"] + " ")
+    return bool(drain_paths(driver, [path]))
 
 
 def is_drain_child(driver, parent, child):
@@ -78,6 +95,8 @@ def drain_paths(driver, outside):
     """The drain line(s) in an Image's ``outside`` paths."""
     if not supported(driver):
         return []
+    if "setting" in DRAIN[driver.name]:
+        return [p for p in outside if p == drain_line(driver)]
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
     line = drain_line(driver)
     if isinstance(driver, FlatPathDriver):   # a flat NOS: the line is its own full path (Driver.paths)
@@ -100,9 +119,30 @@ def drained_by_anyone(driver, outside):
     return drain_paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
 
 
+def blocked(driver, managed, outside):
+    """Why this switch cannot be drained by this collection now, or None."""
+    entry = DRAIN.get(driver.name) or {}
+    if "setting" in entry:
+        if not any(line.startswith(entry["ours"]) for line in managed.splitlines()):
+            return "no BGP of this plan on the switch yet (DEVICE_METADATA bgp_asn)"
+        if not any(is_drain_setting(driver, p) for p in outside):
+            return ("the switch shows no %s (a SONiC whose TSA is not kept in CONFIG_DB): drain it by hand with sudo TSA "
+                    "/ TSB" % entry["setting"].replace(" > ", "|", 1).replace(" > ", " "))
+        return None
+    return "no router bgp of this plan on the switch yet" if commands(driver, managed, True) is None else None
+
+
 def commands(driver, managed, on):
     """Config commands that add (``on``) or take back the drain line, for the NOS's plain push
-    (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours."""
+    (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours.
+    A CONFIG_DB NOS: one JSON Patch op setting the drain field (``blocked`` says when the switch lacks it)."""
+    entry = DRAIN[driver.name]
+    if "setting" in entry:
+        import json
+        if not any(line.startswith(entry["ours"]) for line in managed.splitlines()):
+            return None
+        return [json.dumps({"op": "replace", "path": entry["pointer"], "value": entry["on" if on else "off"]},
+                           sort_keys=True)]
     line = drain_line(driver)
     if line.startswith("nv set "):
         if not any(ln.startswith("nv set router bgp ") for ln in managed.splitlines()):

@@ -67,7 +67,10 @@ class GcuTxn(ShellMarkers, Transaction):
                         "for community_sonic (--skip-tags switch_port_binding, or switch_sections: [qos, mtu] in its "
                         "host_vars) until SONiC's models accept the redirect" % value)
 
+    checkpointed = False   # this object made the run's checkpoint (a drain's own object never deletes it)
+
     def begin(self):
+        self.checkpointed = True   # before the command: a lost answer may still have made it
         self._ok("begin", "%s checkpoint %s" % (CONFIG, _safe(self.tag)), note="config checkpoint failed")
 
     def stage(self, cmds):
@@ -117,7 +120,7 @@ class GcuTxn(ShellMarkers, Transaction):
 
     def cleanup(self):
         try:
-            if self.tag in self._checkpoints("cleanup"):
+            if self.checkpointed and self.tag in self._checkpoints("cleanup"):
                 self._ok("cleanup", "%s delete-checkpoint %s" % (CONFIG, _safe(self.tag)))
             self._ok("cleanup", "rm -f %s %s.b64" % (self.patch_file(), self.patch_file()))
         except Exception as exc:  # noqa: BLE001 - reported as a leftover; the config is not affected

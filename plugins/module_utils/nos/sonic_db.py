@@ -453,6 +453,9 @@ def device_patch(ops, config, owned, foreign):
             tables.append(table)
     out = []
     for table in tables:
+        if table not in TABLE:   # a table this driver does not manage (the drain's BGP_DEVICE_GLOBAL): as it is
+            out += [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
+            continue
         have = owned.get(table, {})
         want = jsonpatch.apply_patch({table: json.loads(json.dumps(have))},
                                      [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]

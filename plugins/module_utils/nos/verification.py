@@ -44,6 +44,8 @@ def ppd_row(platform):
 
 def drain_row(platform):
     line = drain.DRAIN.get(platform)
+    if line and "setting" in line:   # a CONFIG_DB field, set on and off
+        return "`%s` %s / %s" % (line["setting"], line["on"], line["off"])
     if line:
         return "`%s`" % line["line"]
     return "none: %s" % drain.UNSUPPORTED.get(platform, "no drain line known for %s" % platform)

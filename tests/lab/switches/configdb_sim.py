@@ -259,12 +259,15 @@ class SonicShell(object):
 def seed(name, intent):
     """A community SONiC switch before this collection manages it: DEVICE_METADATA (sonic-device_metadata), its
     ports with lanes/speed/alias (port_config.ini's columns), MTU 9100 (the default in sonic-port.yang's
-    description), and the default QoS objects of qos_config.j2 (the AZURE DSCP map, scheduler.0 on queue 1)."""
+    description), the default QoS objects of qos_config.j2 (the AZURE DSCP map, scheduler.0 on queue 1) and
+    BGP_DEVICE_GLOBAL|STATE as SONiC's config_db.json carries it (tsa_enabled false: not traffic-shifted)."""
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
     config = {
         "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Force10-S6000", "platform": "x86_64-dell_s6000_s1220-r0",
                                           "mac": "52:54:00:12:34:56", "type": "LeafRouter"}},
         "PORT": {},
+        # the traffic-shift state SONiC images carry (sonic-bgp-device-global.yang, default false)
+        "BGP_DEVICE_GLOBAL": {"STATE": {"tsa_enabled": "false", "wcmp_enabled": "false", "idf_isolation_state": "unisolated"}},
         "DSCP_TO_TC_MAP": {"AZURE": dict((str(d), "1") for d in range(64))},
         "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
         "QUEUE": {},

@@ -248,3 +248,31 @@ def test_outside_shows_a_bare_key_of_the_switch_and_ignores_bgpraw(plan):
 def test_the_transaction_class_is_gcu():
     drv = get_driver("community_sonic")
     assert drv.transaction is GcuTxn and GcuTxn.native_undo
+
+
+def test_drain_is_sonic_traffic_shift_away_by_a_patch_and_only_that_field_moves(plan, tmp_path):
+    """SONiC's TSA state (CONFIG_DB BGP_DEVICE_GLOBAL|STATE tsa_enabled) is the drain: set true by one patch before the
+    change, false after it, each proven by the read-back; a switch without the field is not drained, saying why."""
+    sections = ("qos", "mtu", "underlay")
+    sw = Switch(plan["leafs"]["leaf0"])
+    run = applier(sw, plan, tmp_path, sections=sections)
+    run.apply(*run.plan())
+    leaf = dict(plan["leafs"]["leaf0"], mtu=9100)
+    run = Applier(get_driver("community_sonic"), sw.session, leaf, plan["qos"], sections, lock_key="127.0.0.1_23997",
+                  lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1, drain="always", drain_wait=0)
+    run.apply(*run.plan())
+    ops = [json.loads(c) for c in run.attempted if c.startswith("{")]
+    tsa = [i for i, op in enumerate(ops) if op["path"] == "/BGP_DEVICE_GLOBAL/STATE/tsa_enabled"]
+    mtu = [i for i, op in enumerate(ops) if op["path"].endswith("/mtu")]
+    assert [ops[i]["value"] for i in tsa] == ["true", "false"] and tsa[0] < min(mtu) and tsa[1] > max(mtu), ops
+    assert run.drained.startswith("drained (drain: always)") and "proven" in run.drained
+    assert sw.state["running"]["BGP_DEVICE_GLOBAL"]["STATE"]["tsa_enabled"] == "false"
+    assert sw.state["running"] == sw.state["startup"] and sw.state["checkpoints"] == {} and sw.state["files"] == {}
+    # a SONiC that keeps no TSA state in CONFIG_DB: not drained, and the run says why
+    del sw.state["running"]["BGP_DEVICE_GLOBAL"]
+    leaf = dict(plan["leafs"]["leaf0"], mtu=9000)
+    run = Applier(get_driver("community_sonic"), sw.session, leaf, plan["qos"], sections, lock_key="127.0.0.1_23997",
+                  lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1, drain="always", drain_wait=0)
+    run.apply(*run.plan())
+    assert run.drained.startswith("not drained") and "TSA" in run.drained, run.drained
+    assert "BGP_DEVICE_GLOBAL" not in sw.state["running"]
