@@ -236,6 +236,12 @@ def test_device_patch_adds_missing_tables_whole_and_never_empties_one():
     ops = [{"op": "add", "path": "/QUEUE/Ethernet0|1", "value": {"wred_profile": "AIF-ECN"}}]
     assert sonic_db.device_patch(ops, config, {}, foreign) == [
         {"op": "add", "path": "/QUEUE/Ethernet0|1/wred_profile", "value": "AIF-ECN"}]
+    # jsonpatch's move (a row of ours under another key) becomes the remove and the add it stands for
+    have, want = {"QUEUE": {"Ethernet0|3": {"scheduler": "AIF-S"}}}, {"QUEUE": {"Ethernet4|3": {"scheduler": "AIF-S"}}}
+    moved = sonic_db.patch(have, want)
+    assert [op["op"] for op in moved] == ["move"]
+    assert sonic_db.device_patch(moved, config, have, foreign) == [
+        {"op": "remove", "path": "/QUEUE/Ethernet0|3"}, {"op": "add", "path": "/QUEUE/Ethernet4|3", "value": {"scheduler": "AIF-S"}}]
 
 
 def test_outside_shows_a_bare_key_of_the_switch_and_ignores_bgpraw(plan):
