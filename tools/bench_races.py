@@ -1,6 +1,6 @@
 """Two controllers on one switch, many times (issue 18 "done when"): `make bench-races`.
 
-For every NOS the switch lab simulates (AsterNOS, Dell SONiC, EOS, NVUE, NX-OS), RACES (default 50)
+For every NOS the switch lab simulates (AsterNOS, Dell SONiC, EOS, NVUE, NX-OS, community SONiC), RACES (default 50)
 two-controller races: two Appliers with separate controller-lock directories (two machines, CLI + AWX,
 two AWX jobs) released by one barrier, so both start within a few milliseconds. Each race is judged
 by tests/integration/switches/test_many_operators.race(): exactly one success and one refusal with
