@@ -219,8 +219,8 @@ def test_a_dead_runs_checkpoint_and_patch_file_are_recovered_not_rolled_back(pla
 def test_device_patch_adds_missing_tables_whole_and_never_empties_one():
     """The patch GCU gets: a missing table added whole; a table left with nothing is removed whole only when it held
     nothing but ours; a key with fields not ours is changed field by field; a PORT key is never removed."""
-    config = {"PORT": {"Ethernet0": {"lanes": "0", "mtu": "9216"}}, "QUEUE": {"Ethernet0|1": {"scheduler": "scheduler.0"},
-                                                                             "Ethernet0|3": {"scheduler": "AIF-S"}},
+    config = {"PORT": {"Ethernet0": {"lanes": "0", "mtu": "9216"}},
+              "QUEUE": {"Ethernet0|1": {"scheduler": "scheduler.0"}, "Ethernet0|3": {"scheduler": "AIF-S"}},
               "SCHEDULER": {"AIF-S": {"type": "STRICT"}}}
     owned = {"PORT": {"Ethernet0": {"mtu": "9216"}}, "QUEUE": {"Ethernet0|3": {"scheduler": "AIF-S"}},
              "SCHEDULER": {"AIF-S": {"type": "STRICT"}}}
