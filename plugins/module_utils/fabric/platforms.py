@@ -441,7 +441,7 @@ ASTERNOS_DOC = [
     "naming the opt-in. With it, plan.yml writes those sections as CONFIG_DB (`<build>/switches/<switch>.config_db.json`), "
     "rendered by the community_sonic driver (nos/sonic_db.py: the same tables, fields and sources); **applying them is "
     "refused** by switch_config, check mode included, before anything is sent (\"applying is not implemented yet (the "
-    "SONiC GCU transaction ...)\", as on community_sonic) until that transaction exists.",
+    "SONiC GCU transaction ...) on AsterNOS\"): community_sonic's GCU transaction (nos/gcu.py) is not wired to AsterNOS.",
     "- **Capture kit**: `playbooks/capture.yml` (read-only) records what this driver needs from a real switch into "
     "`build/capture/<switch>/` so it can become a fixture (docs/runbooks.md, \"10. Capturing an AsterNOS switch\").",
 ]

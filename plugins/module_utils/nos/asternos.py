@@ -29,8 +29,8 @@ Canonical managed text: one line per managed REST leaf, ``roce-profiles <name> <
 
 Everything else (underlay, MTU, PPD) has no Asterfusion-documented interface; it is refused unless the fabric
 opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which renders it with the community SONiC
-driver (``nos/sonic_db.py``; plan.yml writes the tables) and still refuses to apply it until the SONiC GCU
-transaction exists, as community_sonic does.
+driver (``nos/sonic_db.py``; plan.yml writes the tables) and still refuses to apply it: community_sonic's GCU
+transaction (``nos/gcu.py``) is not wired to AsterNOS, where nothing says GCU is supported.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class AsterNosDriver(Driver):
     def refusal(self, sections, intent):
         """The one message refusing SONiC-native sections (None: nothing to refuse): without the opt-in they have no
         Asterfusion-documented interface; with it they render as CONFIG_DB (``config_db_tables``), but applying them
-        waits for the SONiC GCU transaction, refused in the same words as on community_sonic (nos/sonic_db.py)."""
+        is refused: community_sonic's GCU transaction (nos/gcu.py) is not wired to AsterNOS."""
         asked = [s for s in sections if s in SONIC_NATIVE]
         if not asked:
             return None
@@ -161,8 +161,8 @@ class AsterNosDriver(Driver):
                     "docs/platforms.md#asternos); otherwise leave them out of sections" % (", ".join(asked), OPT_IN, OPT_IN))
         return ("AsterNOS with `%s`: section(s) %s render as community SONiC CONFIG_DB tables (nos/sonic_db.py; "
                 "plan.yml writes them to <build>/switches/<switch>.config_db.json), but applying is not implemented yet "
-                "(the SONiC GCU transaction: config checkpoint, config apply-patch, config rollback), as on "
-                "community_sonic; nothing was sent. Run with sections [qos] (Easy RoCE) meanwhile, or take the "
+                "(the SONiC GCU transaction: config checkpoint, config apply-patch, config rollback) on AsterNOS: "
+                "community_sonic's (nos/gcu.py) is not wired to it; nothing was sent. Run with sections [qos] (Easy RoCE) meanwhile, or take the "
                 "CONFIG_DB from plan.yml" % (OPT_IN, ", ".join(asked)))
 
     def config_db_tables(self, intent, qos):
