@@ -175,7 +175,8 @@ def test_concurrent_runs_do_not_lose_updates(switch_lab):
     for name in sorted(NOS):
         reset(switch_lab, name)
         a = applier(switch_lab, name, read_timeout=READ_TIMEOUT)
-        b = applier(switch_lab, name, sections=("mtu",), read_timeout=READ_TIMEOUT)
+        # B changes one section (AsterNOS has only its Easy RoCE profile: both runs push it)
+        b = applier(switch_lab, name, sections=("qos",) if NOS[name] == "asternos" else ("mtu",), read_timeout=READ_TIMEOUT)
         pa, pb = a.plan(), b.plan()
         results = {}
 
@@ -264,7 +265,7 @@ MUTATION_CASES = [(name, fault) for name in sorted(NOS) for fault in ("reject_mi
 def test_mutation_noop_rollback_fails_the_matrix(switch_lab, monkeypatch):
     """Rollback replaced by a no-op: the matrix must fail on every NOS."""
     for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn,
-                GcuTxn):
+                transactions.AsterNosRestTxn, GcuTxn):
         monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
     failed = {}
     for name, fault in MUTATION_CASES:
@@ -279,7 +280,7 @@ def test_mutation_lying_rollback_is_caught_by_device_state(switch_lab, monkeypat
     """Rollback does nothing *and* the module claims "restored" without proof (the audited bug): the
     matrix's own device-state checks must catch it on every NOS."""
     for cls in (transactions.EosSessionTxn, transactions.NxosCheckpointTxn, transactions.NvueRevisionTxn, transactions.KlishReverseTxn,
-                GcuTxn):
+                transactions.AsterNosRestTxn, GcuTxn):
         monkeypatch.setattr(cls, "abort", lambda self, read, before: "no-op (mutation)")
 
     def lying(self, txn, base, want, err, resave):
