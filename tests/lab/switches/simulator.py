@@ -144,6 +144,11 @@ class Device(object):
         self.config_entries += 1
         self.persist()
 
+    def save(self):
+        """The NOS's save: running config becomes the startup config."""
+        self.startup = copy.deepcopy(self.running)
+        self.persist()
+
     def persist(self):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
               "pending": self.pending, "revision": self.revision,
@@ -240,6 +245,20 @@ class Session(object):
         self.slow_seen = 0
         self.eat_next = False
         self.quiet = False
+        self.confirm = False   # a save asked "[y/N]": the next line answers it
+
+    def ask_save(self, question):
+        """A save that asks first (AsterNOS klish `write`): the question waits on its line without a prompt, and
+        the next line answers it (answer_save)."""
+        self.confirm = self.quiet = True
+        return question
+
+    def answer_save(self, line):
+        """The answer to ask_save's question: y/yes saves, anything else leaves the startup config as it was."""
+        self.confirm = False
+        if line.lower().startswith("y"):
+            self.dev.save()
+        return ""
 
     def write(self, text):
         if self.f.get("delay"):
@@ -289,7 +308,7 @@ class Session(object):
             self.f = dict(self.f, prompt_on=None)
             self.eat_next, self.quiet = True, True
             return "Proceed? [y/N] "
-        out = self.handle(line)
+        out = self.answer_save(line) if self.confirm else self.handle(line)
         if drop and re.search(drop["re"], line):
             self.drop()
         return out
@@ -522,8 +541,7 @@ class EosSession(CliSession):
         if line == "show configuration sessions":
             return self.show_sessions()
         if line in ("copy running-config startup-config", "write memory", "write"):
-            self.dev.startup = copy.deepcopy(self.dev.running)
-            self.dev.persist()
+            self.dev.save()
             return "Copy completed successfully."
         if line == "show priority-flow-control counters | json":
             return self.pfc_counters()
@@ -777,8 +795,7 @@ class NxosSession(CliSession):
                     out.append("%-18s %-4s %-14s %-10d %d" % (n[0].split()[1], mode, oper, rx, tx))
             return "\n".join(out)
         if line == "copy running-config startup-config":
-            self.dev.startup = copy.deepcopy(self.dev.running)
-            self.dev.persist()
+            self.dev.save()
             return "[########################################] 100%\nCopy complete, now saving to disk (please wait)...\nCopy complete."
         return self.invalid(line)
 
@@ -792,22 +809,13 @@ class KlishSession(CliSession):
     def __init__(self, dev, chan):
         CliSession.__init__(self, dev, chan)
         self.shell = True  # login lands in the Linux shell; `sonic-cli` enters klish
-        self.confirm = None
 
     def prompt(self):
         if self.shell:
             return "admin@%s:~$" % self.dev.name
-        if self.confirm:
-            return ""
         return CliSession.prompt(self)
 
     def handle(self, line):
-        if self.confirm:
-            self.confirm = None
-            if line.lower().startswith("y"):
-                self.dev.startup = copy.deepcopy(self.dev.running)
-                self.dev.persist()
-            return ""
         if self.shell:
             if line == "sonic-cli":
                 self.shell = False
@@ -858,8 +866,7 @@ class KlishSession(CliSession):
         if line in ("show running-configuration", "show running-configuration | no-more"):
             return self.show_running()
         if line == "write memory" and self.dev.nos == "dell_sonic":
-            self.dev.startup = copy.deepcopy(self.dev.running)
-            self.dev.persist()
+            self.dev.save()
             return ""
         return self.invalid(line)
 
@@ -919,8 +926,7 @@ class NvueSession(Session):
             dev.persist()
             return "applied [rev_id: %d]" % dev.revision
         if line == "nv config save":
-            dev.startup = list(dev.running)
-            dev.persist()
+            dev.save()
             return "saved [rev_id: %d]" % dev.revision
         m = re.match(r"nv (set|unset) (.+)$", line)
         if m:
@@ -976,20 +982,11 @@ class AsterNosSession(Session):
     def __init__(self, dev, chan):
         Session.__init__(self, dev, chan)
         self.modes = ["shell"]
-        self.confirm = False
 
     def prompt(self):
-        if self.confirm:
-            return ""
         return "admin@%s:~$" % self.dev.name if self.modes[-1] == "shell" else "%s#" % self.dev.name
 
     def handle(self, line):
-        if self.confirm:
-            self.confirm = False
-            if line.lower().startswith("y"):
-                self.dev.startup = copy.deepcopy(self.dev.running)
-                self.dev.persist()
-            return ""
         if not line:
             return ""
         if line in ("exit", "logout", "quit"):
@@ -1024,9 +1021,7 @@ class AsterNosSession(Session):
             self.modes.append("shell")
             return ""
         if line == "write":
-            self.confirm = True
-            self.quiet = True
-            return "Existing file will be overwritten, continue? [y/N]:"
+            return self.ask_save("Existing file will be overwritten, continue? [y/N]:")
         return "%Error: Invalid input detected at \"^\" marker."
 
     # ---- Easy RoCE REST
