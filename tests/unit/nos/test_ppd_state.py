@@ -5,18 +5,15 @@ sends a host port's source to the planned next hop, and the lab simulators print
 import copy
 import json
 import os
-import sys
 
 import pytest
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from .helpers import ROOT, push, simulator_session
+
 CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
 
 
 def capture(*path):
@@ -91,49 +88,13 @@ def test_vendor_platforms_run_ppd_and_leave_the_rest_unverified():
 
 
 # --- the lab simulators print the captures' formats ----------------------------------------------------------------
-@pytest.fixture(scope="module")
-def plan():
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
-        return build_plan(yaml.safe_load(fh)["fabric"])
-
-
-class FakeDevice(object):
-    def __init__(self, nos):
-        self.name, self.nos = "sw", nos
-        self.running, self.checkpoints, self.pending, self.revision, self.startup = [], {}, None, 1, []
-        self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
-
-    def persist(self):
-        pass
-
-    def entered(self):
-        pass
-
-    def faults(self):
-        return {}
-
-
 def configured(plan, leaf_name):
     """A simulator session of the leaf's NOS holding the product's config for it (pushed through the CLI)."""
-    simulator = pytest.importorskip("simulator")
     leaf = plan["leafs"][leaf_name]
     drv = get_driver(leaf["platform"])
-    sess = simulator.SESSIONS[leaf["platform"]](FakeDevice(leaf["platform"]), None)
-    cmds = drv.diff("", drv.render(leaf, plan["qos"]))
-    send(sess, leaf["platform"], cmds)
+    sess = simulator_session(leaf["platform"])
+    push(sess, drv.diff("", drv.render(leaf, plan["qos"])))
     return leaf, drv, sess
-
-
-def send(sess, platform, cmds):
-    if platform == "nvue":
-        for c in cmds:
-            assert not sess.handle(c), c
-        assert "applied" in sess.handle("nv config apply -y")
-        return
-    sess.handle("configure terminal")
-    for c in cmds:
-        assert not sess.handle(c.strip()), c
-    sess.handle("end")
 
 
 def read(platform, leaf, drv, sess):
@@ -156,10 +117,10 @@ def test_simulator_shows_the_pushed_pins_and_a_moved_pin_is_named(plan, leaf_nam
     second = leaf["bindings"][1]
     other = next(b["next_hop"] for b in leaf["bindings"] if b["next_hop"] != second["next_hop"])
     if platform == "nvue":
-        send(sess, platform, [c.format(other_dashed=other.replace(".", "-")) for c in moved]
+        push(sess, [c.format(other_dashed=other.replace(".", "-")) for c in moved]
              + ["nv set router nexthop group AIF-NH-%s via %s" % (other.replace(".", "-"), other)])
     else:
-        send(sess, platform, [c.format(other=other) for c in moved])
+        push(sess, [c.format(other=other) for c in moved])
     findings = read(platform, leaf, drv, sess)
     failed = [f for f in findings if f["status"] != "ok"]
     assert len(failed) == 1 and failed[0]["probe"].startswith("pinned %s " % second["source"].split("/")[0]), findings
@@ -168,7 +129,7 @@ def test_simulator_shows_the_pushed_pins_and_a_moved_pin_is_named(plan, leaf_nam
 
 def test_eos_policy_taken_off_the_svi_is_failed(plan):
     leaf, drv, sess = configured(plan, "leaf1")
-    send(sess, "eos", ["interface Vlan100", "no service-policy type pbr input AIF-PBR-Vlan100"])
+    push(sess, ["interface Vlan100", "no service-policy type pbr input AIF-PBR-Vlan100"])
     findings = read("eos", leaf, drv, sess)
     assert [f["status"] for f in findings] == ["fail"] * 4 and all("not on Vlan100" in f["message"] for f in findings)
 

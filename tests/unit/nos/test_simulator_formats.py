@@ -3,56 +3,14 @@ a config pushed through a simulated CLI and read back with the driver is a no-op
 real-device shape (NVUE range keys, EOS hidden defaults, Dell klish WRED units). Covers the Dell klish simulator,
 which the lab topology does not start."""
 import copy
-import os
-import sys
 
 import pytest
-import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
-simulator = pytest.importorskip("simulator")
+from .helpers import FakeDevice, plan_on_platform, push, simulator_module, simulator_session as session
 
-
-@pytest.fixture(scope="module")
-def plan():
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
-        return build_plan(yaml.safe_load(fh)["fabric"])
-
-
-class FakeDevice(object):
-    def __init__(self, nos):
-        self.name, self.nos = "sw", nos
-        self.running, self.checkpoints, self.pending, self.revision = [], {}, None, 1
-        self.startup = []
-        self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
-
-    def persist(self):
-        pass
-
-    def entered(self):
-        pass
-
-    def faults(self):
-        return {}
-
-
-def session(nos):
-    sess = simulator.SESSIONS[nos](FakeDevice(nos), None)
-    if isinstance(sess, simulator.KlishSession):
-        sess.shell = False   # past `sonic-cli`
-    return sess
-
-
-def push(sess, cmds):
-    sess.handle("configure terminal")
-    for c in cmds:
-        out = sess.handle(c.strip())
-        assert not out, (c, out)
-    sess.handle("end")
+simulator = simulator_module()
 
 
 def test_eos_simulator_hides_defaults_and_readback_is_a_noop(plan):
@@ -80,9 +38,7 @@ def test_nvue_simulator_prints_range_keys_and_readback_is_a_noop(plan):
     leaf = plan["leafs"]["leaf2"]
     drv = get_driver("nvue")
     sess = session("nvue")
-    for cmd in drv.diff("", drv.render(leaf, plan["qos"])):
-        assert not sess.handle(cmd), cmd
-    assert "applied" in sess.handle("nv config apply -y")
+    push(sess, drv.diff("", drv.render(leaf, plan["qos"])))
     shown = sess.handle("nv config show -o commands")
     assert "nv set interface swp1-4,9-12 link mtu 9216 \n" in shown
     assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
@@ -102,16 +58,12 @@ def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan
 
 
 @pytest.mark.parametrize("nos", ["nxos", "dell_sonic"])
-def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(plan, nos):
+def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(nos):
     """The underlay + L3-ingress PBR of a leaf and a spine through the simulated CLI, read back: a no-op. Dell
     prints ` !` before nested blocks (dellemc sonic_bgp_af output); a neighbor change is a small diff."""
     drv = get_driver(nos)
     sections = ("qos", "mtu", "pbr", "underlay")
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as fh:
-        fabric = yaml.safe_load(fh)["fabric"]
-    fabric["leafs"].pop("platform_overrides", None)
-    fabric["leafs"]["platform"] = fabric["spines"]["platform"] = nos   # the NOS's own port names
-    plan = build_plan(fabric)
+    plan = plan_on_platform("lab", nos)   # the NOS's own port names
     for name in ("leaf0", "spine1"):
         intent = plan["leafs"].get(name) or plan["spines"][name]
         sess = session(nos)
@@ -160,9 +112,7 @@ def test_nvue_simulator_takes_the_underlay_and_readback_is_a_noop(plan):
     leaf = plan["leafs"]["leaf2"]
     drv = get_driver("nvue")
     sess = session("nvue")
-    for cmd in drv.diff("", drv.render(leaf, plan["qos"], ALL)):
-        assert not sess.handle(cmd), cmd
-    assert "applied" in sess.handle("nv config apply -y")
+    push(sess, drv.diff("", drv.render(leaf, plan["qos"], ALL)))
     shown = sess.handle("nv config show -o commands")
     assert "nv set interface swp1-4 bridge domain br_default access 100 \n" in shown
     assert drv.parse(shown, leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
