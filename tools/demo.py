@@ -1,6 +1,9 @@
 """The main job on the built-in lab, end to end (README's `make demo`; `make test-e2e` runs it too).
 
-1. bring-up: playbooks/site.yml (plan, switches, hosts, validation) - must succeed;
+1. bring-up: playbooks/site.yml (plan, switches, hosts, validation) - must succeed; the validation's
+   LLDP check passes on every rail NIC of every host (the lab runs lldpd on the hosts and on the leafs'
+   ports: tests/lab/hosts/lab_lldp.py), and a miscabled port (one leaf port announcing another port id)
+   fails rail_validate's LLDP check naming that NIC;
 2. a second site.yml run changes nothing;
 3. audit: playbooks/audit.yml reports zero drift (also run through ansible-runner from an
    AWX-style private_data_dir when --with-runner is given);
@@ -116,6 +119,75 @@ def validation_summary():
         print("  not run on %d device(s): %s" % (len(devices), why))
 
 
+def lab_hosts():
+    """tests/lab/hosts/lab.py as a module: the lab's topology from the plan, its leaf namespace and LLDP daemons."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    spec = importlib.util.spec_from_file_location("aifabric_lab_hosts", os.path.join(ROOT, "tests", "lab", "hosts", "lab.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_lldp_report(hosts):
+    """validation: an LLDP result per rail NIC of every host, each passed with the planned leaf and port."""
+    with open(VALIDATION) as handle:
+        report = json.load(handle)
+    want = sorted((h["name"], "lldp %s" % n["netdev"], "passed", "%s %s" % (n["leaf"], n["leaf_port"]))
+                  for h in hosts for n in h["nics"])
+    got = sorted((e["device"], r["subject"], r["result"], r["expected"]) for e in report["entries"] if e["kind"] == "host"
+                 for r in e.get("results", []) if r["subject"].startswith("lldp"))
+    if got != want:
+        raise SystemExit("validation's LLDP results are not the plan's neighbours, all passed:\n  want %s\n  got  %s" % (want, got))
+    print("LLDP: %d/%d rail NICs of %d hosts hear their planned leaf port" % (len(got), len(want), len(hosts)))
+
+
+def rail_validate_lldp(host, expected):
+    """rail_validate's LLDP check alone on one host (what validate.yml runs there): its findings."""
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1")
+    proc = subprocess.run([os.path.join(BIN, "ansible"), host, "-m", "aifabric.roce.rail_validate", "-a",
+                           json.dumps({"lldp": dict((k, list(v)) for k, v in expected.items())})],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    try:
+        return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"][host]["findings"]
+    except (ValueError, KeyError, IndexError):
+        raise SystemExit("rail_validate on %s gave no findings (rc %d): %s" % (host, proc.returncode, (proc.stdout + proc.stderr)[-2000:]))
+
+
+def check_miscabled(lab, host="gpu02", netdev="rail1", wrong="Ethernet9"):
+    """Make one leaf port announce another port id (as if the cable sat in the leaf's port `wrong`), check that
+    rail_validate fails that NIC by name and passes the others, then put the planned port id back."""
+    hosts = dict((h["name"], h) for h in lab.lab_topology()[0])
+    nic = next(n for n in hosts[host]["nics"] if n["netdev"] == netdev)
+    expected = dict((n["netdev"], (n["leaf"], n["leaf_port"])) for n in hosts[host]["nics"])
+    daemons = lab.leaf_lldpd()
+    port = lab.leaf_port(hosts[host], nic["rail"])
+    container = hosts[host]["container"]
+
+    def announce(port_id):
+        result = daemons.lldpcli(nic["leaf"], "configure", "ports", port, "lldp", "portidsubtype", "local", port_id)
+        if result.returncode != 0:
+            raise SystemExit("lldpcli of %s refused the port id: %s" % (nic["leaf"], result.stderr))
+        deadline = time.time() + 10 * lab.lldp.TX_INTERVAL
+        while lab.lldp.host_neighbours(container).get(netdev) != (nic["leaf"], port_id):
+            if time.time() > deadline:
+                raise SystemExit("%s %s did not hear %s %s within %d s" % (host, netdev, nic["leaf"], port_id, 10 * lab.lldp.TX_INTERVAL))
+            time.sleep(0.2)
+
+    print("miscabled: %s's port %s (cabled to %s %s) announces %s" % (nic["leaf"], nic["leaf_port"], host, netdev, wrong))
+    announce(wrong)
+    try:
+        findings = rail_validate_lldp(host, expected)
+    finally:
+        announce(nic["leaf_port"])
+    findings = [f for f in findings if f["probe"].startswith("lldp ")]   # (rdma bandwidth: not asked for, skipped)
+    failed = [(f["probe"], f["expected"], f["actual"]) for f in findings if f["status"] != "ok"]
+    passed = sorted(f["probe"] for f in findings if f["status"] == "ok")
+    print("  rail_validate on %s: failed %s; passed %s" % (host, failed, passed))
+    if failed != [("lldp %s" % netdev, "%s %s" % (nic["leaf"], nic["leaf_port"]), "%s %s" % (nic["leaf"], wrong))] \
+            or passed != sorted("lldp %s" % n for n in expected if n != netdev):
+        raise SystemExit("rail_validate did not fail exactly %s %s for the miscabled port" % (host, netdev))
+
+
 def audit():
     playbook("audit.yml")
     with open(REPORT) as handle:
@@ -169,6 +241,9 @@ def run():
     say("bring-up: ansible-playbook playbooks/site.yml")
     playbook("site.yml")
     validation_summary()
+    lab = lab_hosts()
+    check_lldp_report(lab.lab_topology()[0])
+    check_miscabled(lab)
     say("second run changes nothing (validation skipped: its report holds measurements, which may differ)")
     recap = playbook("site.yml", "--skip-tags", "validate")
     changed = dict((host, counts[0]) for host, counts in recap.items() if counts[0])

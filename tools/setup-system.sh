@@ -5,7 +5,8 @@ set -euo pipefail
 # frr: the routed twin (tests/lab/twin); prometheus: promtool for the alert rules (make test-monitoring);
 # iputils-ping, lldpd: validate.yml's DF pings and LLDP check on the twin's hosts (namespaces that use this machine's
 # binaries; without them those probes are "not run" and the validation report says NOT VERIFIED). The twin runs its
-# own lldpd per leaf and host namespace; the package's service in the root namespace, if any, is not used.
+# own lldpd per leaf and host namespace, and so does the podman lab's leaf namespace (tests/lab/hosts/lab_lldp.py; the
+# lab's host containers get lldpd from their image); the package's service in the root namespace, if any, is not used.
 # libyang-tools: yanglint, the SONiC YANG oracle of the community_sonic driver (tests/unit/nos/test_sonic_yang_oracle.py).
 packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools)
 missing=()

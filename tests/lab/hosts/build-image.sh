@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Build the lab GPU-host image once: Debian 12 minbase (debootstrap) + python3 (Ansible needs it on
-# the target) + iproute2 + ping, imported into podman as localhost/aifabric-lab-host:<hash>.
+# the target) + iproute2 + ping and lldpd (validate.yml's DF pings and LLDP neighbour check; lab.py up
+# starts lldpd in every host), imported into podman as localhost/aifabric-lab-host:<hash>.
 # The tag is a hash of this file, so editing the recipe rebuilds and an unchanged recipe is a no-op.
 set -euo pipefail
 suite=${LAB_SUITE:-bookworm}
 mirror=${LAB_MIRROR:-http://deb.debian.org/debian}
-packages=python3,iproute2,iputils-ping,procps
+packages=python3,iproute2,iputils-ping,procps,lldpd
 hash=$( (cat "$0"; echo "$suite $mirror $packages") | sha256sum | cut -c1-12)
 image="localhost/aifabric-lab-host:$hash"
 if podman image exists "$image"; then

@@ -20,7 +20,11 @@ checkouts on one machine never meet (`make demo` here leaves a `make test` there
   bridge per rail (MTU 9000) carrying each rail subnet's gateway address from the plan (.6 of each
   /29), IPv4 forwarding on, so gateways answer and cross-rail traffic is routed by them;
 * each host's rail NIC is the container end of a veth into that bridge, named after the plan's
-  netdev (rail0..rail3) and created at MTU 1500, like a NIC nobody has configured yet.
+  netdev (rail0..rail3) and created at MTU 1500, like a NIC nobody has configured yet;
+* LLDP (tests/lab/hosts/lab_lldp.py): lldpd in every host container, and in the leaf namespace one lldpd per
+  rail leaf on that rail's bridge ports, announcing the leaf's name and, per port, the port the cabling
+  plan cables that NIC to (files and pids under /tmp/aif-lab-lldp-<id>); ``up`` returns once every host
+  hears its planned neighbours, so validate.yml's LLDP check runs and passes.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FABRIC_FILE = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")
 sys.path.insert(0, os.path.dirname(HERE))
 import labid  # noqa: E402  pylint: disable=wrong-import-position
+sys.path.insert(0, HERE)
+import lab_lldp as lldp  # noqa: E402  pylint: disable=wrong-import-position
 
 LAB_ID = labid.lab_id(ROOT)
 LABEL = "aifabric.lab=hosts-" + LAB_ID
@@ -43,6 +49,7 @@ PREFIX = "aifabric-%s-" % LAB_ID
 LEAF_NS = "aflab-%s-leaf" % LAB_ID
 MGMT_NS = "aflab-%s-mgmt" % LAB_ID
 MGMT_BRIDGE = "mgmt"
+LLDP_DIR = "/tmp/aif-lab-lldp-%s" % LAB_ID
 MGMT_NET = ipaddress.ip_network(os.environ.get("LAB_MGMT_NET", "192.168.250.0/24"))
 RAIL_MTU = 9000
 NIC_INITIAL_MTU = 1500
@@ -92,7 +99,7 @@ def lab_topology():
             "index": index,
             "mgmt_interface": intent["mgmt_interface"],
             "mgmt_address": str(MGMT_NET.network_address + 10 + index),
-            "nics": [{"rail": nic["rail"], "netdev": nic["netdev"]} for nic in intent["nics"]],
+            "nics": [dict((k, nic[k]) for k in ("rail", "netdev", "leaf", "leaf_port")) for nic in intent["nics"]],
             "plan_nics": [dict((k, nic[k]) for k in ("netdev", "rdma", "gpu", "address", "speed_gbps") if k in nic)
                           for nic in intent["nics"]],
         })
@@ -150,6 +157,20 @@ def ensure_leaf(gateways):
         for addr in addrs:
             run(in_leaf("ip", "addr", "replace", addr, "dev", bridge))
         run(in_leaf("ip", "link", "set", bridge, "mtu", str(RAIL_MTU), "up"))
+
+
+def leaf_lldpd():
+    return lldp.LeafDaemons(LLDP_DIR, LEAF_NS)
+
+
+def ensure_lldp(hosts):
+    """lldpd on the leaf side (one per rail leaf) and in every host, then wait until the frames have crossed."""
+    leafs = lldp.leaf_ports(hosts, leaf_port)
+    daemons = leaf_lldpd()
+    daemons.ensure(leafs)
+    for host in hosts:
+        lldp.ensure_host(host["container"])
+    lldp.wait_neighbours(daemons, leafs, hosts)
 
 
 def container_pid(host):
@@ -247,6 +268,7 @@ def up(_args):
     finally:
         for tree in trees.values():
             shutil.rmtree(os.path.dirname(tree), ignore_errors=True)
+    ensure_lldp(hosts)
     return status(_args)
 
 
@@ -254,6 +276,8 @@ def down(_args):
     names = run(["podman", "ps", "-a", "--filter", "label=" + LABEL, "--format", "{{.Names}}"]).split()
     if names:
         run(["podman", "rm", "-f", "-t", "0"] + names)
+    # before the namespace goes: a process inside would keep it alive, unnamed
+    leaf_lldpd().stop()
     # the namespaces take their bridges and veth ends with them
     for netns in (LEAF_NS, MGMT_NS):
         if netns in run(["ip", "netns", "list"]).split():
@@ -282,6 +306,10 @@ def status(_args):
         for rail in gateways:
             if not ok(in_leaf("ip", "link", "show", "dev", bridge_name(rail))):
                 missing.append("leaf bridge %s missing" % bridge_name(rail))
+        running = leaf_lldpd().pids()
+        for leaf in sorted(lldp.leaf_ports(hosts, leaf_port)):
+            if leaf not in running:
+                missing.append("lldpd of %s not running (netns %s)" % (leaf, LEAF_NS))
     for line in missing:
         print("lab hosts: " + line)
     if missing:
