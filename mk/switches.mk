@@ -22,7 +22,8 @@ test-switches-unit: setup
 # tests (tests/unit/nos) run once, in `make test-unit` (alone: `make test-switches-unit`).
 # The suite waits on the simulators' timers far more than it computes (about 150 CPU-s in 16-20 min), so it runs as
 # three pytest sessions side by side, each with its own simulators on ports offset by 0, 30 and 60 from
-# AIFABRIC_TEST_PORT_OFFSET (300 unless set; ports 2201-2222 + offset, so a block of 100 per offset stays private).
+# AIFABRIC_TEST_PORT_OFFSET (ports 2201-2222 + offset, so a block of 100 per offset stays private); unset, this
+# checkout's own offset (tests/lab/labid.py port-offset: 300..7700 from the lab id; `make test` claims it on the machine).
 # Every test file runs in exactly one part: part 3 takes every file the first two do not name (new ones too).
 SWITCHES_TESTS := tests/integration/switches
 SWITCHES_PART_1 := test_playbook.py test_audit_goes_on.py test_switch_facts.py test_roce_health.py test_drain.py test_switch_lab.py
@@ -37,7 +38,7 @@ test-switches: setup
 	$(MAKE) --no-print-directory -j$(SWITCHES_JOBS) --output-sync=target test-switches-part1 test-switches-part2 test-switches-part3
 
 test-switches-part1 test-switches-part2 test-switches-part3: setup
-	AIFABRIC_TEST_PORT_OFFSET=$$(( $${AIFABRIC_TEST_PORT_OFFSET:-300} + 30 * ($(@:test-switches-part%=%) - 1) )) \
+	offset=$$($(PY) tests/lab/labid.py port-offset --part $(@:test-switches-part%=%)) && AIFABRIC_TEST_PORT_OFFSET=$$offset \
 	  $(PY) -m pytest -q -p no:logging --durations=12 $(addprefix $(SWITCHES_TESTS)/,$(SWITCHES_PART_$(@:test-switches-part%=%)))
 
 # no-op switch_config vs bare netmiko connect+show (ratio), and a 64-switch fleet with forks 16

@@ -13,6 +13,10 @@ target (wall, CPU user+sys of the target and its reaped children, CPU/wall, idle
 the machine's CPU use over the run (to tell a quiet machine from a shared one), the tail of every
 failed target's log, and exit status 1 when any target failed.
 
+Unless AIFABRIC_TEST_PORT_OFFSET is set, the run claims this checkout's test port offset on the machine
+(tests/lab/labid.py claim_port_offset: the next free one when another run holds it) and hands it to every target, so
+the private simulators and twins of two checkouts' `make test` never share a port or a namespace.
+
 Targets whose tests measure real time (--timed: the twin's traffic probes, the switch simulators' timers) run at
 normal priority; every other target runs under `nice -n <--nice>` (10 by default), so that the CPU-bound lanes beside
 them (unit, sanity, lint, the podman lab) cannot starve a probe into a false loss on a 2-core machine.
@@ -26,6 +30,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TAIL_LINES = 150
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+import labid  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def machine_cpu():
@@ -110,12 +116,19 @@ def main(argv=None):
         lanes = [order]
 
     os.makedirs(args.logs, exist_ok=True)
+    if os.environ.get("AIFABRIC_TEST_PORT_OFFSET"):
+        offset_note = "test port offset %d (AIFABRIC_TEST_PORT_OFFSET)" % labid.port_offset()   # refuses a malformed one
+    else:
+        # held (the lock stays open) until this process ends: another checkout's run takes another slot
+        offset, _held = labid.claim_port_offset()
+        os.environ["AIFABRIC_TEST_PORT_OFFSET"] = str(offset)
+        offset_note = "test port offset %d (this checkout's, claimed on the machine)" % offset
     timed = [t for group in args.timed for t in group.split()]
     runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"], timed, args.nice)
     skipped = ("; not in this run: " + " ".join(unknown)) if unknown else ""
     lanes_text = " | ".join(" ".join(lane) for lane in lanes)
-    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s, the rest at nice %d"
-               % (loadavg(), os.cpu_count() or 0, lanes_text, skipped, " ".join(timed) or "none", args.nice))
+    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s, the rest at nice %d; %s"
+               % (loadavg(), os.cpu_count() or 0, lanes_text, skipped, " ".join(timed) or "none", args.nice, offset_note))
     busy0, total0 = machine_cpu()
     threads = [threading.Thread(target=runner.run_lane, args=(lane,), daemon=True) for lane in lanes]
     for thread in threads:

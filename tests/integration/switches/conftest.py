@@ -7,10 +7,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 
 import lab  # noqa: E402
+import labid  # noqa: E402
 
-PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
+# AIFABRIC_TEST_PORT_OFFSET, or this checkout's own (tests/lab/labid.py): two checkouts' runs never share a port
+PORT_OFFSET = labid.port_offset()
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TWIN = os.path.join(ROOT, "tests", "lab", "twin", "twin.py")
-OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+import labid  # noqa: E402  (tests/lab)
+
 # each role's apply task, as the JSON callback names it (role FQCN : task name)
 APPLY = {"host_network": "aifabric.roce.host_network : Configure rail NICs (MTU, addresses, routing tables, rules, sysctls, persistence)",
          "host_rdma_qos": "aifabric.roce.host_rdma_qos : Apply the RoCE QoS profile to the rail NICs",
@@ -64,8 +66,8 @@ def twin(tmp_path_factory):
             yield {"state": reuse, "plan": json.load(handle), "prefix": record["prefix"]}
         return
     state = str(tmp_path_factory.mktemp("twin-hosts"))
-    prefix = "aifh%d-" % OFFSET
-    base = ["--state", state, "--ns-prefix", prefix, "--base-port", str(24050 + OFFSET)]
+    prefix, base_port = labid.twin_names("aifh")
+    base = ["--state", state, "--ns-prefix", prefix, "--base-port", str(base_port)]
     try:
         up = subprocess.run([sys.executable, TWIN, "up", "--inventory", os.path.join(ROOT, "inventories", "lab")] + base,
                             capture_output=True, text=True, check=False)

@@ -16,10 +16,12 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TWIN = os.path.join(ROOT, "tests", "lab", "twin")
 PROBE = os.path.join(TWIN, "probe.py")
-PORT_OFFSET = int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "300"))
-PREFIX = "aift%d-" % PORT_OFFSET     # one twin per test port offset: parallel runs do not meet
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, TWIN)
+sys.path.insert(0, os.path.dirname(TWIN))
+import labid  # noqa: E402  (tests/lab)
+# one twin per test port offset (AIFABRIC_TEST_PORT_OFFSET, or this checkout's own): parallel runs do not meet
+PREFIX, BASE_PORT = labid.twin_names("aift")
 import failover  # noqa: E402  (tests/lab/twin)
 import gom  # noqa: E402  (tests/lab/twin)
 import paths  # noqa: E402  (tests/lab/twin)
@@ -56,7 +58,7 @@ def twin(tmp_path_factory):
         return
     state = str(tmp_path_factory.mktemp("twin"))
     cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", PREFIX,
-           "--base-port", str(24000 + PORT_OFFSET)]
+           "--base-port", str(BASE_PORT)]
     # --host-config: the hosts get the plan's addresses from the twin itself (this suite converges the routers only;
     # the Molecule scenario converges the hosts with site.yml)
     out = subprocess.run(cmd[:2] + ["up", "--host-config"] + cmd[2:], capture_output=True, text=True, check=False)
@@ -552,9 +554,9 @@ def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
     (inventory / "group_vars" / "all").mkdir(parents=True)
     (inventory / "group_vars" / "all" / "fabric.yml").write_text(yaml.safe_dump(fabric))
     state = str(tmp_path / "state")
-    prefix = "aifp%d-" % PORT_OFFSET
+    prefix, base_port = labid.twin_names("aifp")
     cmd = [sys.executable, os.path.join(TWIN, "twin.py"), "--state", state, "--ns-prefix", prefix,
-           "--base-port", str(24100 + PORT_OFFSET)]
+           "--base-port", str(base_port)]
     try:
         out = subprocess.run(cmd[:2] + ["up", "--configure", "--host-config", "--inventory", str(inventory)] + cmd[2:],
                              capture_output=True, text=True, check=False)

@@ -5,11 +5,14 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+import labid  # noqa: E402  pylint: disable=wrong-import-position
 FAKE_MAKE = r'''#!/bin/sh
 # stand-in for make: the target is the last argument; it records start and end and sleeps
 t="$(eval echo \${$#})"
 echo "start $t $(date +%s.%N)" >> "$CI_TRACE"
 echo "nice $t $(nice)" >> "$CI_TRACE"
+echo "offset $t ${AIFABRIC_TEST_PORT_OFFSET:--1}" >> "$CI_TRACE"
 echo "output of $t"
 case "$t" in
   slow-*) sleep 1 ;;
@@ -19,16 +22,23 @@ echo "end $t $(date +%s.%N)" >> "$CI_TRACE"
 '''
 
 
-def run(tmp_path, *args):
+def run(tmp_path, *args, **env_changes):
     make = tmp_path / "make"
     make.write_text(FAKE_MAKE)
     make.chmod(0o755)
     trace = tmp_path / "trace"
+    if trace.exists():
+        trace.unlink()
     env = dict(os.environ, MAKE=str(make), CI_TRACE=str(trace))
+    for name, value in env_changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "ci_run.py"), "--logs", str(tmp_path / "logs")] + list(args),
                           env=env, capture_output=True, text=True, timeout=60, check=False)
     events = {}
-    for line in trace.read_text().splitlines():
+    for line in (trace.read_text().splitlines() if trace.exists() else []):
         what, target, when = line.split()
         events[(what, target)] = float(when)
     return proc, events
@@ -67,3 +77,17 @@ def test_timed_targets_keep_normal_priority_and_the_rest_run_niced(tmp_path):
     assert ev[("nice", "quick-twin")] == base and ev[("nice", "quick-unit")] == min(base + 10, 19)
     proc, ev = run(tmp_path, "--nice", "0", "--", "quick-unit")
     assert ev[("nice", "quick-unit")] == base
+
+
+def test_every_target_gets_one_test_port_offset_and_a_given_one_wins(tmp_path):
+    """Unset, the run claims a test port offset for the checkout (labid.claim_port_offset) and every target gets it;
+    set, it is handed on as given; a malformed one stops the run with the fix before any target starts."""
+    proc, ev = run(tmp_path, "--lane", "quick-twin", "--", "quick-unit", "quick-twin", AIFABRIC_TEST_PORT_OFFSET=None)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    offsets = {ev[("offset", "quick-unit")], ev[("offset", "quick-twin")]}
+    assert len(offsets) == 1 and int(offsets.pop()) in {labid.offset_of_slot(s) for s in range(labid.OFFSET_SLOTS)}
+    assert "(this checkout's, claimed on the machine)" in proc.stdout
+    proc, ev = run(tmp_path, "--", "quick-unit", AIFABRIC_TEST_PORT_OFFSET="3000")
+    assert ev[("offset", "quick-unit")] == 3000 and "test port offset 3000 (AIFABRIC_TEST_PORT_OFFSET)" in proc.stdout
+    proc, ev = run(tmp_path, "--", "quick-unit", AIFABRIC_TEST_PORT_OFFSET="3OO")
+    assert proc.returncode == 1 and "AIFABRIC_TEST_PORT_OFFSET='3OO': give a whole number" in proc.stderr and not ev

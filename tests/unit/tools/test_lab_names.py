@@ -5,6 +5,7 @@ state dir with labid.py; Ansible finds them through inventories/lab/group_vars/a
 again from the inventory's own path. If the two formulas drifted apart, ansible-playbook would reach another
 checkout's lab, or none.
 """
+import functools
 import json
 import os
 import shutil
@@ -69,3 +70,97 @@ def test_a_malformed_lab_id_is_refused_with_the_fix(monkeypatch):
     monkeypatch.setenv("AIFABRIC_LAB_ID", "../x")
     with pytest.raises(SystemExit, match="AIFABRIC_LAB_ID='../x': give 6 lowercase hex digits"):
         labid.lab_id()
+
+
+# --- the integration tests' port offset (AIFABRIC_TEST_PORT_OFFSET) ------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def switch_lab():
+    """tests/lab/switches/lab.py and the size of a test twin of the lab plan (routers + hosts: one SSH port each)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+    import lab  # pylint: disable=import-outside-toplevel
+    plan = lab.lab_plan()
+    return lab, len(plan["leafs"]) + len(plan["spines"]) + len(plan["hosts"])
+
+
+def footprint(offset):
+    """Every port and namespace prefix a test run with this offset uses: the switch simulators of the three parts
+    mk/switches.mk runs side by side (tests/lab/switches/lab.py's test ports) and the three test twins
+    (tests/lab/twin/twin.py), each as large as the lab plan's."""
+    lab, twin_size = switch_lab()
+    assert twin_size <= labid.TWIN_SIZE
+    switch_ports = list(lab.PORTS.values()) + [port for _like, _platform, port in lab.EXTRA.values()]
+    ports = {port + offset + labid.SWITCH_PART_STEP * (part - 1) for part in (1, 2, 3) for port in switch_ports}
+    prefixes = set()
+    for kind in labid.TWIN_PORTS:
+        prefix, first = labid.twin_names(kind, offset)
+        ports |= set(range(first, first + twin_size))
+        prefixes.add(prefix)
+    assert all(any(lo <= port < hi for lo, hi in labid.port_ranges(offset)) for port in ports), offset
+    return ports, prefixes
+
+
+def checkout_in_slot(tmp_path, slot, avoid=()):
+    """A checkout path (not created) whose lab id falls in the given test offset slot."""
+    for n in range(10000):
+        path = str(tmp_path / ("checkout-%d" % n))
+        if path not in avoid and int(labid.lab_id(path), 16) % labid.OFFSET_SLOTS == slot:
+            return path
+    raise AssertionError("no path found for slot %d" % slot)
+
+
+def test_every_test_offset_slot_is_private_and_in_range():
+    """The checkouts' own offsets: no two slots share a port or a namespace; every port is above 1024, the switch
+    simulators below the labs' ports (10000-), the twins below the kernel's ephemeral ports (32768-)."""
+    seen_ports, seen_prefixes = set(), set()
+    for slot in range(labid.OFFSET_SLOTS):
+        ports, prefixes = footprint(labid.offset_of_slot(slot))
+        assert not ports & seen_ports and not prefixes & seen_prefixes, slot
+        seen_ports |= ports
+        seen_prefixes |= prefixes
+    assert min(seen_ports) > 1024 and max(seen_ports) < 32768
+    assert max(p for p in seen_ports if p < 24000) < labid.PORT_BASE_FIRST
+
+
+def test_two_checkouts_get_disjoint_test_ports_and_the_same_checkout_the_same(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIFABRIC_TEST_PORT_OFFSET", raising=False)
+    monkeypatch.delenv("AIFABRIC_LAB_ID", raising=False)
+    here = labid.lab_id(ROOT)
+    here_slot = int(here, 16) % labid.OFFSET_SLOTS
+    other = labid.lab_id(checkout_in_slot(tmp_path, (here_slot + 1) % labid.OFFSET_SLOTS))
+    assert labid.port_offset(here) == labid.port_offset(labid.lab_id(ROOT)) == labid.port_offset()
+    ports_here, prefixes_here = footprint(labid.port_offset(here))
+    ports_other, prefixes_other = footprint(labid.port_offset(other))
+    assert not ports_here & ports_other and not prefixes_here & prefixes_other
+    assert labid.port_offset(here, part=3) == labid.port_offset(here) + 2 * labid.SWITCH_PART_STEP
+    # what mk/switches.mk and the Molecule twin (create.yml, verify.yml) run: the same number
+    cli = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "lab", "labid.py"), "port-offset", "--part", "2"],
+                         capture_output=True, text=True, check=True, env=dict(os.environ))
+    assert int(cli.stdout) == labid.port_offset(part=2)
+
+
+def test_checkouts_in_one_slot_claim_two_offsets(tmp_path, monkeypatch):
+    """Two checkouts whose lab ids fall in one slot: the first `make test` claims the slot, the second one the next
+    free one, while both run; once the first is done the slot is free again."""
+    monkeypatch.delenv("AIFABRIC_LAB_ID", raising=False)
+    one = checkout_in_slot(tmp_path, 7)
+    two = checkout_in_slot(tmp_path, 7, avoid=(one,))
+    locks = str(tmp_path / "locks")
+    first, held = labid.claim_port_offset(labid.lab_id(one), locks)
+    second, held_too = labid.claim_port_offset(labid.lab_id(two), locks)
+    assert first == labid.offset_of_slot(7) and second == labid.offset_of_slot(8)
+    assert not footprint(first)[0] & footprint(second)[0]
+    held.close()
+    third, held_three = labid.claim_port_offset(labid.lab_id(two), locks)
+    assert third == first
+    held_too.close()
+    held_three.close()
+
+
+def test_a_given_test_port_offset_wins_and_a_malformed_one_is_refused(monkeypatch):
+    monkeypatch.setenv("AIFABRIC_TEST_PORT_OFFSET", "3000")
+    assert labid.port_offset("abcdef") == 3000 and labid.port_offset(part=2) == 3030
+    assert labid.twin_names("aift") == ("aift3000-", 27000)
+    for bad in ("-5", "3OO", str(labid.OFFSET_MAX + 1)):
+        monkeypatch.setenv("AIFABRIC_TEST_PORT_OFFSET", bad)
+        with pytest.raises(SystemExit, match="AIFABRIC_TEST_PORT_OFFSET='%s': give a whole number 0..%d" % (bad, labid.OFFSET_MAX)):
+            labid.port_offset()
