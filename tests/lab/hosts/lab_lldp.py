@@ -187,7 +187,9 @@ def ensure_host(container):
         return False
     result = subprocess.run(["podman", "exec", container, "lldpd"], capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise SystemExit("lab: lldpd did not start in %s: %s" % (container, (result.stderr or result.stdout).strip()))
+        # a container kept from a lab started before the image had lldpd: up keeps running containers
+        raise SystemExit("lab: lldpd did not start in %s (%s); if its image predates lldpd in build-image.sh, "
+                         "recreate the lab: make lab-down && make lab-up" % (container, (result.stderr or result.stdout).strip()))
     return True
 
 
