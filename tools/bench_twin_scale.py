@@ -63,7 +63,7 @@ def phase_of(play):
     text = play.lower()
     if "plan the fabric" in text:
         return "plan"
-    if text.startswith("switch "):
+    if text.startswith("switch ") or text.startswith("read every switch"):
         return "switches"
     if text.startswith("gpu host") or text.startswith("preview summary"):
         return "hosts"

@@ -311,31 +311,15 @@ except ImportError:
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError, ConnectError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, lock_key, netmiko_factory
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 
 
 def main():
-    argument_spec = dict(
-        platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
-        intent=dict(type="dict", required=True),
-        qos=dict(type="dict", required=True),
-        sections=dict(type="list", elements="str", choices=["qos", "mtu", "pbr", "underlay"], default=["qos", "mtu", "pbr"]),
-        save=dict(type="bool", default=True),
-        commit_timer=dict(type="int", default=0),
-        expected_config_digest=dict(type="str"),
-        read_timeout=dict(type="int", default=120),
-        reconnect_timeout=dict(type="int", default=30),
-        lock_dir=dict(type="path"),
-        lock_timeout=dict(type="int", default=300),
-        takeover=dict(type="bool", default=False),
-        lock_ttl=dict(type="int", default=1800),
-        drain=dict(type="str", choices=["auto", "always", "never"], default="auto"),
-        drain_wait=dict(type="int", default=5),
-    )
-    argument_spec.update(CONNECTION_ARGS)
+    argument_spec = switch_args.argument_spec()
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))

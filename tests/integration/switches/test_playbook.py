@@ -14,7 +14,7 @@ PLAYBOOK = os.path.join(ROOT, "tests", "integration", "switches", "converge.yml"
 SWITCHES = ["leaf0", "leaf1", "leaf2", "leaf3", "spine1", "spine2"]
 
 
-def run_playbook(switch_lab, *args):
+def run_playbook(switch_lab, *args, **kw):
     over = os.path.join(switch_lab["root"], "ports.yml")
     with open(over, "w") as fh:
         # the lab's switches only (the fixture also runs drivers no lab leaf uses, e.g. sonic0)
@@ -23,7 +23,7 @@ def run_playbook(switch_lab, *args):
                ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "inventories/lab", "-i", over,
-                           PLAYBOOK] + list(args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
+                           kw.get("playbook", PLAYBOOK)] + list(args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = json.loads(proc.stdout[proc.stdout.index("{"):])
     # with serial, each batch runs the role's task again: one task entry per batch
@@ -38,6 +38,8 @@ def run_playbook(switch_lab, *args):
 
 
 TASK = "Reconcile RoCE QoS, port MTU and port binding with the plan"
+READ = "Read every switch once, side by side"
+SITE = os.path.join(ROOT, "playbooks", "site.yml")
 
 
 def entries(switch_lab):
@@ -125,3 +127,43 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     assert [c.strip() for c in res["leaf1"][TASK]["commands"]][-1] == "mtu 9214"  # EOS: clamped to 9214
     stats, res = run_playbook(switch_lab, "--check")
     assert all(stats[n]["changed"] == 0 for n in SWITCHES), stats
+
+
+def one_read(res):
+    """The run_once read's result (reported under the first switch of the play)."""
+    found = [r[READ] for r in res.values() if READ in r]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_site_reads_every_switch_once_and_reconciles_only_the_drifted(switch_lab):
+    """playbooks/site.yml (issue 28): one switch_state read of the whole lab; a switch in sync ends its play before
+    switch_config (no module run, no session of its own), a drifted one is previewed and repaired as without the read."""
+    site = ("--limit", "switches,localhost", "--tags", "switches")
+    for name in SWITCHES:
+        reset(switch_lab, name)
+    stats, res = run_playbook(switch_lab, *site, playbook=SITE)      # converge: every switch drifted, every one reconciled
+    read = one_read(res)
+    assert read["drifted"] == sorted(SWITCHES) and read["in_sync"] == [], read
+    assert all(res[n][TASK]["changed"] for n in SWITCHES)
+    seen = entries(switch_lab)
+    stats, res = run_playbook(switch_lab, *site, playbook=SITE)      # no-op: read once, nothing else runs
+    read = one_read(res)
+    assert read["in_sync"] == sorted(SWITCHES) and read["drifted"] == [], read["switches"]
+    assert all(TASK not in res[n] for n in SWITCHES), [n for n in SWITCHES if TASK in res[n]]
+    assert all(stats[n]["changed"] == 0 for n in SWITCHES) and entries(switch_lab) == seen
+    # an engineer changes one port's MTU on leaf1 (EOS) in its own CLI: only leaf1 is previewed, with that drift
+    a = applier(switch_lab, "leaf1")
+    a._conn().send_config_set(["interface Ethernet2", "mtu 1500"])
+    a.close()
+    stats, res = run_playbook(switch_lab, *(site + ("--check", "--diff")), playbook=SITE)
+    read = one_read(res)
+    assert read["drifted"] == ["leaf1"] and read["switches"]["leaf1"]["reason"] == "2 command(s) to send", read   # interface, mtu
+    assert [n for n in SWITCHES if TASK in res[n]] == ["leaf1"]
+    assert res["leaf1"][TASK]["drift"] == [{"item": "interface Ethernet2 > mtu", "expected": "mtu 9214", "actual": "mtu 1500"}]
+    # without the read every switch runs switch_config, and the verdicts agree
+    stats, without = run_playbook(switch_lab, *(site + ("--check", "-e", "site_switch_read=false")), playbook=SITE)
+    assert all(without[n][TASK]["changed"] == (n == "leaf1") for n in SWITCHES)
+    stats, res = run_playbook(switch_lab, *site, playbook=SITE)      # apply repairs leaf1 only
+    assert {n for n in SWITCHES if stats[n]["changed"]} == {"leaf1"}, stats
+    assert [n for n in SWITCHES if TASK in res[n]] == ["leaf1"]
