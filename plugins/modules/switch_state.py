@@ -15,7 +15,7 @@ description:
     login, one read of the running config, the plan rendered for the switch's sections, the diff, any drain on the
     switch - over up to O(workers) sessions at once in one process.
   - A switch is in sync when that read finds nothing to send, no drain line, no object the plan would take over. Any
-    other outcome - commands to send, a drain, a takeover, a reviewed digest to verify (O(switches[].expected_config_digest)),
+    other outcome - commands to send, a drain, a takeover, a reviewed digest to verify (C(expected_config_digest)),
     arguments or a request the driver refuses, a read that failed - makes it drifted with the reason, and
     switch_config then runs for it and reports as always. C(playbooks/site.yml) ends the switch play early for the
     switches in sync, so a no-op run costs one process for the fabric instead of one per switch.

@@ -81,3 +81,15 @@ def test_the_audit_goes_in_one_batch_and_slices_divide_it():
     assert sliced["hosts"] == pytest.approx(round(128 * HOST[0] / 16 + 128 * HOST[1], 1), abs=0.11)
     with pytest.raises(ValueError):
         model.predict_wall(costs, gpus=4096, hosts=512, switch_batch_sizes=[1], cores=16, forks=16, slices=2)
+
+
+def test_the_32k_audit_target_names_the_fewest_execution_nodes_that_meet_it():
+    import bench_twin_scale as bench  # tools/ (the path above): its module imports need no twin
+    figures = {"cores": 16, "forks": 16, "32k": {"audit_wall_s": {"slices_1": 2228.2, "slices_2": 1114.4, "slices_4": 557.5,
+                                                                   "slices_8": 279.0}}}
+    assert bench.audit_nodes_needed(figures) == 8
+    figures["32k"]["audit_wall_s"].update(slices_1=290.0)
+    assert bench.audit_nodes_needed(figures) == 1
+    figures["32k"]["audit_wall_s"] = {"slices_1": 2228.2, "slices_8": 301.0}
+    assert bench.audit_nodes_needed(figures) is None
+    assert [m for m in bench.judge([], figures) if m.startswith("modelled 32K")]
