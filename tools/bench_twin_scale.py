@@ -346,9 +346,9 @@ def main():
     if figures:
         print("model: %s" % json.dumps(figures, sort_keys=True))
         nodes = audit_nodes_needed(figures)
-        print("modelled 32K no-op audit under %d s: %s" % (MODEL_32K_TARGET_S, "not within %d AWX execution nodes" % MAX_SLICES
-                                                         if nodes is None else "%d AWX execution node(s) of %d cores (job slices)"
-                                                         % (nodes, figures["cores"])))
+        where = ("not within %d AWX execution nodes" % MAX_SLICES if nodes is None
+                 else "%d AWX execution node(s) of %d cores (job slices)" % (nodes, figures["cores"]))
+        print("modelled 32K no-op audit under %d s: %s" % (MODEL_32K_TARGET_S, where))
         for name in ("4k_full", "32k"):
             f = figures[name]
             print("modelled no-op %s: %d GPUs, %d hosts, %d switches (%d batches) on %d cores / %d forks: site.yml %.0f s "

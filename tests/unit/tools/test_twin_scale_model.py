@@ -85,8 +85,8 @@ def test_the_audit_goes_in_one_batch_and_slices_divide_it():
 
 def test_the_32k_audit_target_names_the_fewest_execution_nodes_that_meet_it():
     import bench_twin_scale as bench  # tools/ (the path above): its module imports need no twin
-    figures = {"cores": 16, "forks": 16, "32k": {"audit_wall_s": {"slices_1": 2228.2, "slices_2": 1114.4, "slices_4": 557.5,
-                                                                   "slices_8": 279.0}}}
+    walls = {"slices_1": 2228.2, "slices_2": 1114.4, "slices_4": 557.5, "slices_8": 279.0}
+    figures = {"cores": 16, "forks": 16, "32k": {"audit_wall_s": walls}}
     assert bench.audit_nodes_needed(figures) == 8
     figures["32k"]["audit_wall_s"].update(slices_1=290.0)
     assert bench.audit_nodes_needed(figures) == 1
