@@ -27,9 +27,15 @@ description:
     and checks per host port that the policy holding its host source sends it to the planned next hop (EOS - the
     policy is configured on the L3 ingress; NVUE - the rule is installed). A command the switch refuses leaves the
     check C(skipped) (not run) with the reason.
-  - Everything else is witnessed on FRR 8.4 on Linux only (the routed twin, docs/twin.md). A check a platform has no
-    witnessed implementation of is reported C(skipped) with C(unverified - not implemented for <platform>), without
-    connecting when no check is left.
+  - C(bgp_sessions) reads the switch's own BGP summary - FRR C(vtysh -c 'show bgp ipv4 unicast summary json'), EOS
+    C(show ip bgp summary vrf all | json), NX-OS C(show bgp all summary vrf all | json) (default VRF, IPv4 unicast),
+    NVUE C(nv show vrf default router bgp neighbor) (the Cumulus Linux 5.12+ table) - each parser tested on a real
+    capture. An answer that is not the summary (a refused command, BGP not running) fails the check with the switch's
+    answer; it never passes.
+  - C(failover) and the route-lookup form of C(ppd_paths) are witnessed on FRR 8.4 on Linux only (the routed twin,
+    docs/twin.md). A check a platform has no witnessed implementation of (every check on AsterNOS, Dell Enterprise
+    SONiC and community SONiC; C(failover) on EOS, NX-OS and NVUE) is reported C(skipped) with
+    C(unverified - not implemented for <platform>), without connecting when no check is left.
 author: aifabric.roce developers (@aifabric)
 options:
   device:
@@ -199,7 +205,7 @@ def main():
     try:
         if "bgp_sessions" in checks:
             text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
-            result["findings"] += validation.bgp_findings(record, text)
+            result["findings"] += validation.bgp_findings(record, text, platform)
         remote = validation.remote_destination(plan, name) if is_leaf else None
         if "ppd_paths" in checks and platform in ppd_state.PLATFORMS:
             # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup

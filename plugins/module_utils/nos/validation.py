@@ -16,18 +16,21 @@ shape the validation report reads):
 Witnessed on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
 captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS and NVUE reads the switch's own PBR
 state instead (nos/ppd_state.py: the policy holding each host source and its next hop, parsers tested on
-real captures). Any check a platform has no witnessed implementation of is reported skipped with
+real captures); ``bgp_sessions`` there reads each NOS's own BGP summary (nos/bgp_state.py, parsers tested
+on real captures). Any check a platform has no witnessed implementation of is reported skipped with
 "unverified: not implemented for <platform>", never silently.
 """
 
 from __future__ import annotations
 
-import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
+
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
-SUPPORTED = {"frr": CHECKS, "eos": ("ppd_paths",), "nxos": ("ppd_paths",), "nvue": ("ppd_paths",)}
-BGP_SUMMARY = {"frr": "vtysh -c 'show bgp ipv4 unicast summary json'"}
+SUPPORTED = {"frr": CHECKS, "eos": ("bgp_sessions", "ppd_paths"), "nxos": ("bgp_sessions", "ppd_paths"),
+             "nvue": ("bgp_sessions", "ppd_paths")}
+BGP_SUMMARY = bgp_state.COMMANDS
 FAILOVER_TIMEOUT_MS = 5000
 
 
@@ -44,39 +47,9 @@ def unsupported(platform, checks):
 
 
 # --- BGP sessions ---------------------------------------------------------------------------
-def bgp_findings(intent, text):
-    """Judge ``show bgp ipv4 unicast summary json`` (FRR) against the planned neighbors."""
-    try:
-        peers = json.loads(text).get("peers", {})
-    except (ValueError, AttributeError) as exc:
-        return [finding("bgp_sessions", "fail", "BGP summary as JSON", text.strip()[:200],
-                        "cannot read the BGP summary: %s" % exc)]
-    planned = dict((n["address"], n) for n in (intent.get("bgp") or {}).get("neighbors", []))
-    out, up = [], 0
-    for address in sorted(planned, key=_ip_key):
-        n = planned[address]
-        want = "Established, AS %d (%s %s)" % (n["remote_as"], n.get("peer", "?"), n.get("port", "?"))
-        peer = peers.get(address)
-        if peer is None:
-            out.append(finding("bgp %s" % address, "fail", want, "not configured"))
-            continue
-        state, remote_as = peer.get("state"), peer.get("remoteAs")
-        ok = state == "Established" and remote_as == n["remote_as"]
-        up += ok
-        out.append(finding("bgp %s" % address, "ok" if ok else "fail", want, "%s, AS %s" % (state, remote_as)))
-    for address in sorted(set(peers) - set(planned), key=_ip_key):
-        out.append(finding("bgp %s" % address, "fail", "no session (not in the plan)",
-                           "%s, AS %s" % (peers[address].get("state"), peers[address].get("remoteAs"))))
-    out.append(finding("bgp_sessions", "ok" if up == len(planned) == len(peers) else "fail",
-                       "%d planned sessions Established" % len(planned), "%d of %d Established" % (up, len(peers))))
-    return out
-
-
-def _ip_key(address):
-    try:
-        return tuple(int(part) for part in address.split("."))
-    except ValueError:
-        return (999, address)
+def bgp_findings(intent, text, platform="frr"):
+    """Judge the BGP summary of ``platform`` (its command: ``BGP_SUMMARY``) against the planned neighbors."""
+    return bgp_state.findings(platform, intent, text)
 
 
 # --- PPD paths --------------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the collection verifies on each switch OS, read from the tables the code runs on: the counters
 each NOS's show commands are parsed for (nos/counters.py EVIDENCE), the forwarding checks switch_validate
-runs (nos/validation.py SUPPORTED) and the drain line (nos/drain.py). docs/platforms.md carries it
+runs (nos/validation.py SUPPORTED, the BGP summary each reads: nos/bgp_state.py) and the drain line (nos/drain.py). docs/platforms.md carries it
 (tools/gen_docs.py), so the docs cannot claim more than the code does. Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, platforms_doc
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, drain, ppd_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters, drain, ppd_state, validation
 
 COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked": "ECN marked", "drops": "lossless drops",
                  "drop_bytes": "dropped bytes", "wd_storms": "PFC watchdog storms", "wd_restores": "PFC watchdog restores"}
@@ -42,6 +42,21 @@ def ppd_row(platform):
     return "not run (**unverified**): no captured PBR show output of %s to test a parser on" % platform
 
 
+BGP_NOT_READ = {
+    "asternos": "no BGP is configured on AsterNOS here, and no captured AsterNOS BGP summary (Asterfusion's guides "
+                "stop after their first pages)",
+    "dell_sonic": "no captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC",
+    "community_sonic": "no parser yet for sonic-utilities' `show ip bgp summary` table",
+}
+
+
+def bgp_row(platform):
+    """The command the BGP session check reads on a platform, or why it does not run."""
+    if platform in bgp_state.COMMANDS and "bgp_sessions" in validation.SUPPORTED.get(platform, ()):
+        return "`%s`" % bgp_state.COMMANDS[platform]
+    return "not run (**unverified**): %s" % BGP_NOT_READ.get(platform, "no captured BGP summary of %s" % platform)
+
+
 def drain_row(platform):
     line = drain.DRAIN.get(platform)
     if line and "setting" in line:   # a CONFIG_DB field, set on and off
@@ -67,16 +82,19 @@ def verification_doc():
            "Drain: the BGP graceful-shutdown line a run sends before a change that can disturb forwarding; without "
            "one the run goes on undrained and says so. PPD path: what `ppd_paths` reads per host port (the policy "
            "holding its host source and the next hop it sends it to; passed only where that is the plan's uplink "
-           "next hop); its parsers are tested on real captures (tests/fixtures/switches/SOURCE.md).", "",
+           "next hop); its parsers are tested on real captures (tests/fixtures/switches/SOURCE.md). BGP sessions: the "
+           "summary `bgp_sessions` reads (every planned neighbor Established with the planned remote AS, no unplanned "
+           "session; nos/bgp_state.py, parsers tested on real captures).", "",
            "| platform | counters read (verified) | counters read (unverified) | counters not read | forwarding checks "
-           "run (`switch_validate`) | not run (switch NOT VERIFIED) | PPD path read with | drain |",
-           "|---|---|---|---|---|---|---|---|"]
+           "run (`switch_validate`) | not run (switch NOT VERIFIED) | BGP sessions read with | PPD path read with | drain |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for platform in sorted(PLATFORMS):
         verified, unverified, absent = counters_row(platform)
         run, not_run = checks_row(platform)
-        out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             platform, _words(verified), _words(unverified), _words(absent), _words(run), _words(not_run),
-            ppd_row(platform).replace("|", "\\|"), drain_row(platform).replace("|", "\\|")))
+            bgp_row(platform).replace("|", "\\|"), ppd_row(platform).replace("|", "\\|"),
+            drain_row(platform).replace("|", "\\|")))
     return "\n".join(out) + "\n"
 
 

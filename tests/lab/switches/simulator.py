@@ -44,6 +44,7 @@ import grammar  # noqa: E402
 import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
 import configdb_sim  # noqa: E402  (community SONiC: CONFIG_DB, GCU apply-patch/checkpoint/rollback)
 import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE)
+import bgp_show  # noqa: E402  (BGP summary show commands: switch_validate's bgp_sessions on EOS, NX-OS, NVUE)
 from nvue_ranges import compress_commands  # noqa: E402
 
 USER, PASSWORD = "admin", "admin"
@@ -552,6 +553,8 @@ class EosSession(CliSession):
             return counters_show.eos_pfc_watchdog_json(counters_show.load(self.dev.state_dir))
         if line == "show policy-map type pbr | json":
             return ppd_show.eos_pbr_json(self.dev.running)
+        if line == "show ip bgp summary vrf all | json":
+            return bgp_show.eos_summary_json(self.dev)
         return CliSession.exec_cmd(self, line)
 
     def pfc_counters(self):
@@ -783,6 +786,9 @@ class NxosSession(CliSession):
                     "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.")
         if line == "show route-map":
             return ppd_show.nxos_show_route_map(self.dev.running)
+        if line == "show bgp all summary vrf all | json":
+            summary = bgp_show.nxos_summary_json(self.dev)
+            return summary if summary is not None else self.invalid(line)
         if line == "show interface priority-flow-control":
             out = ["", "slot  1", "=======", "", "=" * 60, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP", "=" * 60, ""]
             extra = counters_show.load(self.dev.state_dir)
@@ -961,6 +967,8 @@ class NvueSession(Session):
         m = re.match(r"nv show router pbr map (\S+) rule -o json$", line)
         if m:
             return ppd_show.nvue_pbr_rules_json(dev.running, m.group(1))
+        if line == "nv show vrf default router bgp neighbor":
+            return bgp_show.nvue_neighbor_table(dev)
         if line.startswith("nv "):
             return "Error: Invalid command: %s" % line
         shell = shell_command(dev, line)

@@ -82,8 +82,8 @@ def test_a_refused_or_unreadable_show_is_not_run_never_passed():
 
 def test_vendor_platforms_run_ppd_and_leave_the_rest_unverified():
     assert set(ppd_state.PLATFORMS) <= set(validation.SUPPORTED)
-    skipped = validation.unsupported("eos", ["bgp_sessions", "ppd_paths"])
-    assert [f["probe"] for f in skipped] == ["bgp_sessions"]
+    skipped = validation.unsupported("eos", ["bgp_sessions", "ppd_paths", "failover"])
+    assert [f["probe"] for f in skipped] == ["failover"]
     assert [f["probe"] for f in validation.unsupported("dell_sonic", ["ppd_paths"])] == ["ppd_paths"]
 
 

@@ -1,0 +1,165 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""BGP session state read from a switch's own show output, one parser per NOS, judged against the plan by one
+function (``judge``): every planned neighbor Established with the planned remote AS, no unplanned session.
+
+Which command, and the capture each parser is tested on (tests/fixtures/switches/SOURCE.md):
+  frr   ``vtysh -c 'show bgp ipv4 unicast summary json'``: ``peers`` -> address -> ``state`` / ``remoteAs``
+        (FRR 8.4 itself, the routed twin)
+  eos   ``show ip bgp summary vrf all | json``: ``vrfs.default.peers`` -> address -> ``peerState`` / ``asn`` (a string,
+        asdot where the switch prints asdot) (napalm's EOS driver sends this command; its captured answer)
+  nxos  ``show bgp all summary vrf all | json``: ``TABLE_vrf.ROW_vrf`` (``vrf-name-out`` default) -> ``TABLE_af.ROW_af``
+        -> ``TABLE_saf.ROW_saf`` (``af-name`` IPv4 Unicast) -> ``TABLE_neighbor.ROW_neighbor`` -> ``neighborid``,
+        ``neighboras``, ``state``; NX-OS gives a ROW as an object, not a one-element list, when there is one
+        (napalm's NX-OS driver sends this command; its captured answers)
+  nvue  ``nv show vrf default router bgp neighbor``: the Cumulus Linux 5.12+ table ``Neighbor AS State ...
+        Afi-Safi``, columns as wide as their dashes, one line per address family, the AS blank while a session is
+        down (NVIDIA's Cumulus Linux user guide, Troubleshooting BGP, 5.12 and 5.14)
+
+The NVUE ``-o json`` summary has no published example, so its table is read instead. Pure: no Ansible, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+COMMANDS = {
+    "frr": "vtysh -c 'show bgp ipv4 unicast summary json'",
+    "eos": "show ip bgp summary vrf all | json",
+    "nxos": "show bgp all summary vrf all | json",
+    "nvue": "nv show vrf default router bgp neighbor",
+}
+PLATFORMS = tuple(sorted(COMMANDS))
+
+
+def finding(probe, status, expected="", actual="", message=""):
+    return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
+
+
+def as_number(value):
+    """An AS as the NOS prints it (int, "65001", asdot "65001.1028", blank) -> int, or None when there is none."""
+    if value is None or isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    if "." in text:
+        high, low = text.split(".", 1)
+        return int(high) * 65536 + int(low)
+    return int(text)
+
+
+# --- parsers: output -> {address: {"state": as printed, "remote_as": int or None}} ------------------------------
+def parse_frr(text):
+    peers = json.loads(text).get("peers", {})
+    return dict((a, {"state": p.get("state"), "remote_as": as_number(p.get("remoteAs"))}) for a, p in peers.items())
+
+
+def parse_eos(text):
+    data = json.loads(text)
+    peers = ((data.get("vrfs") or {}).get("default") or {}).get("peers") or {}
+    return dict((a, {"state": p.get("peerState"), "remote_as": as_number(p.get("asn"))}) for a, p in peers.items())
+
+
+def _rows(table, row):
+    """NX-OS JSON: ``{TABLE_x: {ROW_x: [..] or {..}}}`` -> the rows as a list (a single row comes as an object)."""
+    rows = (table or {}).get(row) or []
+    return rows if isinstance(rows, list) else [rows]
+
+
+def parse_nxos(text, vrf_name="default"):
+    data = json.loads(text)
+    out = {}
+    for vrf in _rows(data.get("TABLE_vrf"), "ROW_vrf"):
+        if vrf.get("vrf-name-out") != vrf_name:
+            continue
+        for af in _rows(vrf.get("TABLE_af"), "ROW_af"):
+            for saf in _rows(af.get("TABLE_saf"), "ROW_saf"):
+                if saf.get("af-name") != "IPv4 Unicast":
+                    continue
+                for n in _rows(saf.get("TABLE_neighbor"), "ROW_neighbor"):
+                    out[n["neighborid"]] = {"state": n.get("state"), "remote_as": as_number(n.get("neighboras"))}
+    return out
+
+
+NVUE_HEAD = re.compile(r"^Neighbor\s+AS\s+State\s")
+
+
+def parse_nvue(text):
+    """The ``Neighbor AS State ...`` table: column spans from its dash line; a neighbor's first line names it, its
+    further address-family lines leave the neighbor column blank. A neighbor that shows no ipv4-unicast line (and
+    some other family) is not an IPv4 unicast session, as FRR's ``show bgp ipv4 unicast summary`` leaves it out."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if NVUE_HEAD.match(ln)), None)
+    if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
+        raise ValueError("no `Neighbor AS State` table")
+    spans = [m.span() for m in re.finditer(r"-+", lines[start + 1])]
+    spans = [(s, spans[i + 1][0] if i + 1 < len(spans) else None) for i, (s, _e) in enumerate(spans)]
+    names = [lines[start][s:e].strip() for s, e in spans]
+    col = dict((name, i) for i, name in enumerate(names))
+    if not {"Neighbor", "AS", "State", "Afi-Safi"} <= set(col):
+        raise ValueError("table columns %s" % ", ".join(names))
+    peers, families, current = {}, {}, None
+    for line in lines[start + 2:]:
+        if not line.strip():
+            continue
+        cells = [line[s:e].strip() if e is not None else line[s:].strip() for s, e in spans]
+        if cells[col["Neighbor"]]:
+            current = cells[col["Neighbor"]]
+            peers[current] = {"state": cells[col["State"]], "remote_as": as_number(cells[col["AS"]])}
+            families[current] = []
+        if current is not None and cells[col["Afi-Safi"]]:
+            families[current].append(cells[col["Afi-Safi"]])
+    return dict((a, p) for a, p in peers.items() if not families[a] or "ipv4-unicast" in families[a])
+
+
+PARSERS = {"frr": parse_frr, "eos": parse_eos, "nxos": parse_nxos, "nvue": parse_nvue}
+
+
+# --- judging ----------------------------------------------------------------------------------------------------
+def established(state):
+    return str(state or "").lower() == "established"   # NVUE prints the states in lower case
+
+
+def findings(platform, intent, text):
+    """Findings of the ``bgp_sessions`` check from the output of ``COMMANDS[platform]``: one per planned and per
+    unplanned session, then the check's own. An output that is not the command's format (a refused command, BGP not
+    running) fails the check with the switch's answer: planned sessions were not shown Established."""
+    try:
+        peers = PARSERS[platform](text)
+    except (ValueError, AttributeError, TypeError, KeyError) as exc:
+        return [finding("bgp_sessions", "fail", "BGP summary (`%s`)" % COMMANDS[platform], (text or "").strip()[:200],
+                        "cannot read the BGP summary: %s" % exc)]
+    return judge(intent, peers)
+
+
+def judge(intent, peers):
+    planned = dict((n["address"], n) for n in (intent.get("bgp") or {}).get("neighbors", []))
+    out, up = [], 0
+    for address in sorted(planned, key=_ip_key):
+        n = planned[address]
+        want = "Established, AS %d (%s %s)" % (n["remote_as"], n.get("peer", "?"), n.get("port", "?"))
+        peer = peers.get(address)
+        if peer is None:
+            out.append(finding("bgp %s" % address, "fail", want, "not configured"))
+            continue
+        ok = established(peer["state"]) and peer["remote_as"] == n["remote_as"]
+        up += ok
+        out.append(finding("bgp %s" % address, "ok" if ok else "fail", want, _actual(peer)))
+    for address in sorted(set(peers) - set(planned), key=_ip_key):
+        out.append(finding("bgp %s" % address, "fail", "no session (not in the plan)", _actual(peers[address])))
+    out.append(finding("bgp_sessions", "ok" if up == len(planned) == len(peers) else "fail",
+                       "%d planned sessions Established" % len(planned), "%d of %d Established" % (up, len(peers))))
+    return out
+
+
+def _actual(peer):
+    return "%s, AS %s" % (peer["state"], peer["remote_as"] if peer["remote_as"] is not None else "not shown")
+
+
+def _ip_key(address):
+    try:
+        return tuple(int(part) for part in address.split("."))
+    except ValueError:
+        return (999, address)

@@ -1,0 +1,91 @@
+"""BGP sessions read over SSH from the EOS, NVUE and NX-OS simulators (issue 27 item 1): after the product pushed the
+underlay (Applier, the switch_config path) on the lab's leafs and spines, switch_validate's reading (nos/bgp_state.py,
+netmiko, the NOS's own summary command in the format of its real capture) passes every session between configured
+switches; a neighbor line removed on the spine in its own CLI takes the leaf's session out of Established (the check
+fails naming it), and the session is back once the line is."""
+import json
+import os
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+from helpers import applier, params, reset
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
+from ansible_collections.aifabric.roce.plugins.modules import switch_validate
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+
+SWITCHES = ("leaf1", "leaf2", "leaf3", "spine1", "spine2")   # eos, nvue, nxos, eos, eos in the lab fabric
+
+
+def read(switch_lab, name):
+    dev = switch_lab["devices"][name]
+    conn = netmiko_factory(params(switch_lab, name), get_driver(dev["platform"]))()
+    try:
+        text = conn.send_command(bgp_state.COMMANDS[dev["platform"]], read_timeout=30)
+    finally:
+        conn.disconnect()
+    return dict((f["probe"], f) for f in bgp_state.findings(dev["platform"], dev["intent"], text))
+
+
+def spine_cli(switch_lab, spine, lines):
+    """An engineer on the spine's EOS CLI."""
+    dev = switch_lab["devices"][spine]
+    conn = netmiko_factory(params(switch_lab, spine), get_driver(dev["platform"]))()
+    try:
+        conn.send_config_set(lines, error_pattern=r"% Invalid input|% Incomplete command")
+    finally:
+        conn.disconnect()
+
+
+def module(switch_lab, capsys, name, checks):
+    """switch_validate's main(), in process, against the simulator (as AnsiballZ runs it)."""
+    plan_dir = os.path.join(switch_lab["root"], "plan")
+    write_plan(switch_lab["plan"], plan_dir)
+    args = dict((k, v) for k, v in params(switch_lab, name).items() if k in ("host", "port", "username", "password"))
+    args.update(plan=plan_dir, device=name, checks=checks, failover=True,
+                known_hosts=os.path.join(switch_lab["root"], "known_hosts"))
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            switch_validate.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def same_link(a, b):
+    return a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0] and int(a.rsplit(".", 1)[1]) // 2 == int(b.rsplit(".", 1)[1]) // 2
+
+
+def test_underlay_sessions_pass_and_a_neighbor_removed_on_the_spine_fails(switch_lab, capsys):
+    for name in SWITCHES:
+        reset(switch_lab, name)
+        a = applier(switch_lab, name, sections=("underlay",))
+        before, after, cmds = a.plan()
+        a.apply(before, after, cmds)
+        a.close()
+    for name in SWITCHES:
+        got = read(switch_lab, name)
+        for n in switch_lab["devices"][name]["intent"]["bgp"]["neighbors"]:
+            # leaf0 (AsterNOS) carries no underlay in the lab: the spines' sessions towards it are not up
+            assert got["bgp %s" % n["address"]]["status"] == ("fail" if n["peer"] == "leaf0" else "ok"), (name, got)
+    assert read(switch_lab, "leaf3")["bgp_sessions"]["actual"] == "4 of 4 Established"
+    # the module itself (what validate.yml runs): BGP on the NX-OS leaf checked, failover left unverified
+    capsys.readouterr()
+    result = module(switch_lab, capsys, "leaf3", ["bgp_sessions", "failover"])
+    assert result["platform"] == "nxos" and result["findings"][-1] == bgp_state.finding(
+        "bgp_sessions", "ok", "4 planned sessions Established", "4 of 4 Established")
+    assert [f["status"] for f in result["findings"]] == ["skipped"] + ["ok"] * 5
+
+    leaf = switch_lab["devices"]["leaf2"]["intent"]        # NVUE
+    n = leaf["bgp"]["neighbors"][0]
+    spine = switch_lab["devices"][n["peer"]]["intent"]
+    # the spine's neighbor on the same /31: the leaf's own address there
+    mine = next(s for s in spine["bgp"]["neighbors"] if s["peer"] == "leaf2" and same_link(s["address"], n["address"]))
+    asn = "router bgp %d" % spine["bgp"]["asn"]
+    spine_cli(switch_lab, n["peer"], [asn, "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    got = read(switch_lab, "leaf2")
+    assert got["bgp %s" % n["address"]]["status"] == "fail" and got["bgp %s" % n["address"]]["actual"] == "active, AS not shown"
+    assert got["bgp_sessions"]["status"] == "fail" and got["bgp_sessions"]["actual"] == "3 of 4 Established"
+    spine_cli(switch_lab, n["peer"], [asn, "neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    assert read(switch_lab, "leaf2")["bgp_sessions"]["status"] == "ok"
