@@ -130,7 +130,7 @@ def findings(platform, intent, text):
         peers = PARSERS[platform](text)
     except (ValueError, AttributeError, TypeError, KeyError) as exc:
         return [finding("bgp_sessions", "fail", "BGP summary (`%s`)" % COMMANDS[platform], (text or "").strip()[:200],
-                        "cannot read the BGP summary: %s" % exc)]
+                        "cannot read the BGP summary (BGP not running, or the command refused): %s" % exc)]
     return judge(intent, peers)
 
 
