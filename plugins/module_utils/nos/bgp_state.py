@@ -15,6 +15,10 @@ Which command, and the capture each parser is tested on (tests/fixtures/switches
   nvue  ``nv show vrf default router bgp neighbor``: the Cumulus Linux 5.12+ table ``Neighbor AS State ...
         Afi-Safi``, columns as wide as their dashes, one line per address family, the AS blank while a session is
         down (NVIDIA's Cumulus Linux user guide, Troubleshooting BGP, 5.12 and 5.14)
+  community_sonic  ``show ip bgp summary``: sonic-utilities' table (it runs ``vtysh -c 'show ip bgp vrf default summary
+        json'`` in the bgp container and prints ``Neighbhor V AS ... State/PfxRcd NeighborName``, the header misspelt
+        as SONiC prints it); State/PfxRcd holds the prefix count when the session is Established, else the state
+        (sonic-utilities' own CLI test output)
 
 The NVUE ``-o json`` summary has no published example, so its table is read instead. Pure: no Ansible, no I/O.
 """
@@ -29,6 +33,7 @@ COMMANDS = {
     "eos": "show ip bgp summary vrf all | json",
     "nxos": "show bgp all summary vrf all | json",
     "nvue": "nv show vrf default router bgp neighbor",
+    "community_sonic": "show ip bgp summary",
 }
 PLATFORMS = tuple(sorted(COMMANDS))
 
@@ -94,9 +99,8 @@ def parse_nvue(text):
     start = next((i for i, ln in enumerate(lines) if NVUE_HEAD.match(ln)), None)
     if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
         raise ValueError("no `Neighbor AS State` table")
-    spans = [m.span() for m in re.finditer(r"-+", lines[start + 1])]
-    spans = [(s, spans[i + 1][0] if i + 1 < len(spans) else None) for i, (s, _e) in enumerate(spans)]
-    names = [lines[start][s:e].strip() for s, e in spans]
+    spans = _spans(lines[start + 1])
+    names = [lines[start][s:e].strip() if e is not None else lines[start][s:].strip() for s, e in spans]
     col = dict((name, i) for i, name in enumerate(names))
     if not {"Neighbor", "AS", "State", "Afi-Safi"} <= set(col):
         raise ValueError("table columns %s" % ", ".join(names))
@@ -114,7 +118,35 @@ def parse_nvue(text):
     return dict((a, p) for a, p in peers.items() if not families[a] or "ipv4-unicast" in families[a])
 
 
-PARSERS = {"frr": parse_frr, "eos": parse_eos, "nxos": parse_nxos, "nvue": parse_nvue}
+SONIC_HEAD = re.compile(r"^Neighb\w*\s+V\s+AS\s.*State/PfxRcd")
+
+
+def parse_sonic(text):
+    """sonic-utilities' ``show ip bgp summary`` table: column spans from its dash line, rows up to the blank line."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if SONIC_HEAD.match(ln)), None)
+    if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
+        raise ValueError("no `Neighbhor V AS ... State/PfxRcd` table")
+    spans = _spans(lines[start + 1])
+    names = [lines[start][s:e].strip() if e is not None else lines[start][s:].strip() for s, e in spans]
+    col = dict((name, i) for i, name in enumerate(names))
+    peers = {}
+    for line in lines[start + 2:]:
+        if not line.strip():
+            break
+        cells = [line[s:e].strip() if e is not None else line[s:].strip() for s, e in spans]
+        state = cells[col["State/PfxRcd"]]
+        peers[cells[0]] = {"state": "Established" if state.isdigit() else state, "remote_as": as_number(cells[col["AS"]])}
+    return peers
+
+
+def _spans(dashes):
+    """Column spans of a table from its dash line: each from its dashes to the next column's (the last to the end)."""
+    starts = [m.start() for m in re.finditer(r"-+", dashes)]
+    return [(s, starts[i + 1] if i + 1 < len(starts) else None) for i, s in enumerate(starts)]
+
+
+PARSERS = {"frr": parse_frr, "eos": parse_eos, "nxos": parse_nxos, "nvue": parse_nvue, "community_sonic": parse_sonic}
 
 
 # --- judging ----------------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
 SUPPORTED = {"frr": CHECKS, "eos": ("bgp_sessions", "ppd_paths"), "nxos": ("bgp_sessions", "ppd_paths"),
-             "nvue": ("bgp_sessions", "ppd_paths")}
+             "nvue": ("bgp_sessions", "ppd_paths"), "community_sonic": ("bgp_sessions",)}
 BGP_SUMMARY = bgp_state.COMMANDS
 FAILOVER_TIMEOUT_MS = 5000
 

@@ -46,7 +46,6 @@ BGP_NOT_READ = {
     "asternos": "no BGP is configured on AsterNOS here, and no captured AsterNOS BGP summary (Asterfusion's guides "
                 "stop after their first pages)",
     "dell_sonic": "no captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC",
-    "community_sonic": "no parser yet for sonic-utilities' `show ip bgp summary` table",
 }
 
 

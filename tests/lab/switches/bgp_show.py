@@ -4,6 +4,7 @@ product's parsers are tested on (tests/fixtures/switches/SOURCE.md), from the ru
   EOS   show ip bgp summary vrf all | json      eos/napalm-eos-show-ip-bgp-summary-vrf-all.json
   NX-OS show bgp all summary vrf all | json     nxos/napalm-nxos-show-bgp-all-summary-vrf-all-*.json
   NVUE  nv show vrf default router bgp neighbor nvue/cl5.12-nv-show-vrf-default-router-bgp-neighbor.txt
+  community SONiC  show ip bgp summary          sonic/sonic-utilities-show-ip-bgp-summary*.txt
 
 There is no BGP speaker in the lab. The simplest honest stand-in: a session is Established when this switch has
 ``neighbor A remote-as R`` on an address A of a subnet one of its interfaces carries, and the switch of the lab
@@ -26,8 +27,22 @@ def _tree(running):
 def view(running):
     """A switch's BGP as its running config has it: {asn, router_id, neighbors {address: remote AS}, addresses
     [ip_interface]}, from a CLI tree (EOS ``neighbor A remote-as R``, NX-OS ``neighbor A`` / ``remote-as R``) or
-    NVUE paths. Other stores (CONFIG_DB, AsterNOS REST) carry no BGP here: an empty view."""
+    NVUE paths or CONFIG_DB (community SONiC: DEVICE_METADATA bgp_asn, BGP_NEIGHBOR, INTERFACE ``port|address``).
+    AsterNOS's Easy RoCE store carries no BGP: an empty view."""
     out = {"asn": None, "router_id": None, "neighbors": {}, "addresses": []}
+    if isinstance(running, dict):
+        asn = ((running.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("bgp_asn")
+        out["asn"] = int(asn) if asn else None
+        for key, entry in (running.get("BGP_NEIGHBOR") or {}).items():
+            if entry.get("asn"):
+                out["neighbors"][key.split("|")[-1]] = int(entry["asn"])
+        for table in ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE"):
+            for key in running.get(table) or {}:
+                if "|" in key:
+                    out["addresses"].append(ipaddress.ip_interface(key.split("|", 1)[1]))
+        lo = next((a for a in out["addresses"] if a.network.prefixlen == 32), None)
+        out["router_id"] = str(lo.ip) if lo else None
+        return out
     if isinstance(running, list) and all(isinstance(p, str) for p in running):
         for p in running:
             m = re.match(r"router bgp autonomous-system (\d+)$", p)
@@ -92,7 +107,7 @@ def sessions(dev):
     me = view(dev.running)
     others = lab_views(dev)
     out = []
-    for address in sorted(me["neighbors"], key=lambda a: ipaddress.ip_address(a)):
+    for address in sorted(me["neighbors"], key=ipaddress.ip_address):
         asn = me["neighbors"][address]
         ip = ipaddress.ip_address(address)
         mine = next((a for a in me["addresses"] if ip in a.network and ip != a.ip), None)
@@ -165,3 +180,28 @@ def nvue_neighbor_table(dev):
     lines = ["  ".join(c.ljust(w) for c, w in zip(NVUE_HEAD, widths)).rstrip(), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(NVUE_LEGEND + lines)
+
+
+SONIC_HEAD = ["Neighbhor", "V", "AS", "MsgRcvd", "MsgSent", "TblVer", "InQ", "OutQ", "Up/Down", "State/PfxRcd", "NeighborName"]
+SONIC_RIGHT = set(["V", "AS", "MsgRcvd", "MsgSent", "TblVer", "InQ", "OutQ"])
+
+
+def sonic_summary(dev):
+    """sonic-utilities' ``show ip bgp summary`` as its own CLI tests print it: the FRR header lines, then a table whose
+    columns are two wider than their header (wider where a cell is), numbers right-aligned, State/PfxRcd the prefix
+    count when Established, else the state; NeighborName from BGP_NEIGHBOR ``name``."""
+    me, peers = sessions(dev)
+    names = dict((k.split("|")[-1], v.get("name", "")) for k, v in (dev.running.get("BGP_NEIGHBOR") or {}).items())
+    rows = [[a, "4", str(asn), "0", "0", "0", "0", "0", "1d21h11m" if state == "Established" else "never",
+             "0" if state == "Established" else state, names.get(a, "")] for a, asn, state in peers]
+    widths = [max([len(h) + 2] + [len(r[i]) for r in rows]) for i, h in enumerate(SONIC_HEAD)]
+
+    def line(cells):   # an empty table aligns every header left (the capture without neighbors)
+        return "  ".join(c.rjust(w) if h in SONIC_RIGHT and rows else c.ljust(w)
+                         for c, w, h in zip(cells, widths, SONIC_HEAD)).rstrip()
+    out = ["", "IPv4 Unicast Summary:",
+           "BGP router identifier %s, local AS number %s vrf-id 0" % (me["router_id"] or "0.0.0.0", me["asn"] or 0),
+           "BGP table version 0", "RIB entries 0, using 0 bytes of memory", "Peers %d, using 0 KiB of memory" % len(rows),
+           "Peer groups 0, using 0 bytes of memory", "", "", line(SONIC_HEAD), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows] + ["", "Total number of neighbors %d" % len(rows)]
+    return "\n".join(out) + "\n"

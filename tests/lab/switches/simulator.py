@@ -44,7 +44,7 @@ import grammar  # noqa: E402
 import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
 import configdb_sim  # noqa: E402  (community SONiC: CONFIG_DB, GCU apply-patch/checkpoint/rollback)
 import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE)
-import bgp_show  # noqa: E402  (BGP summary show commands: switch_validate's bgp_sessions on EOS, NX-OS, NVUE)
+import bgp_show  # noqa: E402  (BGP summary show commands: switch_validate's bgp_sessions on EOS, NX-OS, NVUE, SONiC)
 from nvue_ranges import compress_commands  # noqa: E402
 
 USER, PASSWORD = "admin", "admin"
@@ -1140,6 +1140,8 @@ class CommunitySonicSession(Session):
         shown = self.counter_show(line)
         if shown is not None:
             return shown
+        if line == "show ip bgp summary":
+            return bgp_show.sonic_summary(dev)
         state = {"running": dev.running, "startup": dev.startup, "checkpoints": dev.checkpoints, "files": dev.files}
 
         def persist():

@@ -40,6 +40,20 @@ def fabric(tmp_path):
     return out
 
 
+@pytest.fixture()
+def with_csonic(fabric, tmp_path):
+    """csonic0 (community SONiC, CONFIG_DB) in leaf0's place, its underlay tables in its running CONFIG_DB."""
+    plan = lab.lab_plan()
+    d = lab.devices(extra=True)["csonic0"]
+    lab.reset("csonic0", d["platform"], d["intent"], str(tmp_path))
+    dev = simulator.Device("csonic0", "community_sonic", str(tmp_path / "csonic0"))
+    for table, rows in get_driver("community_sonic").tables(d["intent"], plan["qos"], ("underlay",)).items():
+        dev.running.setdefault(table, {}).update(rows)
+    dev.persist()
+    fabric["csonic0"] = (d["intent"], simulator.SESSIONS["community_sonic"](dev, None))
+    return fabric
+
+
 def config(sess, cmds):
     sess.handle("configure terminal")
     for cmd in cmds:
@@ -108,3 +122,18 @@ def test_without_router_bgp_nxos_refuses_the_command_and_the_check_fails(tmp_pat
     sess = simulator.SESSIONS["nxos"](simulator.Device("leaf3", "nxos", str(tmp_path / "leaf3")), None)
     (got,) = bgp_state.findings("nxos", intent, sess.handle(bgp_state.COMMANDS["nxos"]))
     assert got["status"] == "fail" and "Invalid command" in got["actual"]
+
+
+def test_community_sonic_in_leaf0s_place_brings_its_sessions_up_and_a_spine_cli_takes_one_down(with_csonic):
+    fabric = with_csonic
+    intent = fabric["csonic0"][0]
+    got = judged(fabric, "csonic0")
+    assert got["bgp_sessions"]["status"] == "ok" and got["bgp_sessions"]["actual"] == "4 of 4 Established", got
+    assert judged(fabric, "spine1")["bgp_sessions"]["actual"] == "8 of 8 Established"
+    n = intent["bgp"]["neighbors"][0]
+    spine_intent, spine = fabric[n["peer"]]
+    mine = next(s for s in spine_intent["bgp"]["neighbors"] if s["peer"] == "leaf0" and _same_link(s["address"], n["address"]))
+    config(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    got = judged(fabric, "csonic0")
+    assert got["bgp %s" % n["address"]]["actual"] == "Active, AS %d" % n["remote_as"]
+    assert got["bgp_sessions"]["actual"] == "3 of 4 Established"

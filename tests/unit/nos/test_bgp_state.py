@@ -21,6 +21,8 @@ NXOS_SHUT = _load("nxos", "napalm-nxos-show-bgp-all-summary-vrf-all-admin-shut.j
 NXOS_EVPN = _load("nxos", "napalm-nxos-show-bgp-all-summary-vrf-all-l2vpn.json")
 NVUE_512 = _load("nvue", "cl5.12-nv-show-vrf-default-router-bgp-neighbor.txt")
 NVUE_514 = _load("nvue", "cl5.14-nv-show-vrf-default-router-bgp-neighbor.txt")
+SONIC = _load("sonic", "sonic-utilities-show-ip-bgp-summary.txt")
+SONIC_NONE = _load("sonic", "sonic-utilities-show-ip-bgp-summary-no-neighbor.txt")
 
 
 def intent(*neighbors):
@@ -86,11 +88,23 @@ def test_nvue_neighbor_without_an_ipv4_unicast_line_is_not_an_ipv4_session():
     assert "swp2" not in bgp_state.parse_nvue("\n".join(cut))
 
 
+def test_sonic_table_reads_the_prefix_count_as_established_and_the_state_otherwise():
+    peers = bgp_state.parse_sonic(SONIC)
+    assert len(peers) == 24
+    assert peers["10.0.0.1"] == {"state": "Established", "remote_as": 65200}
+    assert peers["10.0.0.63"] == {"state": "Active", "remote_as": 64016}
+    assert sorted(a for a, p in peers.items() if p["state"] == "Established") == [
+        "10.0.0.%d" % n for n in (1, 13, 17, 21, 25, 29, 5, 9)]
+    # SONiC's table without a neighbor (its header laid out otherwise): no session
+    assert bgp_state.parse_sonic(SONIC_NONE) == {}
+
+
 # --- judged against the plan ---------------------------------------------------------------------------------------
 CASES = {
     # platform: (output, a peer up with its AS, a peer down with its AS and state as printed)
     "eos": (EOS, ("10.0.0.1", 65002), ("10.0.0.3", 65003, "Active")),
     "nvue": (NVUE_514, ("swp3", 65103), ("swp1", 65101, "connect")),
+    "community_sonic": (SONIC, ("10.0.0.1", 65200), ("10.0.0.33", 64001, "Active")),
 }
 
 
@@ -133,6 +147,12 @@ def test_nxos_judged_on_the_capture():
     assert f["bgp 10.1.1.134"]["actual"] == "not configured" and f["bgp_sessions"]["status"] == "fail"
 
 
+def test_sonic_without_neighbors_every_planned_session_is_missing():
+    f = by_probe(bgp_state.findings("community_sonic", intent(("10.0.0.1", 65200)), SONIC_NONE))
+    assert f["bgp 10.0.0.1"]["actual"] == "not configured" and f["bgp_sessions"]["actual"] == "0 of 0 Established"
+    assert f["bgp_sessions"]["status"] == "fail"
+
+
 def test_nvue_idle_session_shows_no_as_and_fails():
     f = by_probe(bgp_state.findings("nvue", intent(("swp51", 65199), ("swp53", 65199)), NVUE_512))
     assert f["bgp swp53"]["status"] == "fail" and f["bgp swp53"]["actual"] == "idle, AS not shown"
@@ -145,6 +165,8 @@ def test_nvue_idle_session_shows_no_as_and_fails():
     ("nvue", "Error: Invalid command: nv show vrf default router bgp neighbor"),
     ("nvue", ""),
     ("eos", ""),
+    ("community_sonic", "Usage: summary [OPTIONS]\nTry 'summary --help' for help.\n\n"
+                        "Error: bgp summary from bgp container not in json format\n"),
 ])
 def test_an_answer_that_is_not_the_summary_fails_never_passes(platform, answer):
     (got,) = bgp_state.findings(platform, intent(("10.0.0.1", 65002)), answer)
