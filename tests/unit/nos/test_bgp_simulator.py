@@ -3,62 +3,44 @@ format (the real captures the parsers are tested on) from the running configs of
 judges it (nos/bgp_state.py). With the underlay pushed on every switch through its simulated CLI, every planned
 session is Established; a neighbor line removed in the peer's own CLI takes the session out of Established, and
 putting it back brings it back."""
-import os
-import sys
-
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
-simulator = pytest.importorskip("simulator")
-lab = pytest.importorskip("lab")
+from .helpers import push, simulator_module, simulator_session
+
+simulator = simulator_module()
+lab = pytest.importorskip("lab")   # tests/lab/switches/lab.py, on the path simulator_module set
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "spine1", "spine2")   # eos, nvue, nxos, eos, eos in the lab fabric
 
 
 @pytest.fixture()
-def fabric(tmp_path):
+def fabric(tmp_path, plan):
     """The lab's EOS, NVUE and NX-OS switches as simulator devices sharing one state directory, underlay pushed."""
-    plan = lab.lab_plan()
     out = {}
     for name in SWITCHES:
         intent = plan["leafs"].get(name) or plan["spines"][name]
         lab.reset(name, intent["platform"], intent, str(tmp_path))
-        dev = simulator.Device(name, intent["platform"], str(tmp_path / name))
-        sess = simulator.SESSIONS[intent["platform"]](dev, None)
+        sess = simulator_session(intent["platform"], simulator.Device(name, intent["platform"], str(tmp_path / name)))
         drv = get_driver(intent["platform"])
-        cmds = drv.diff("", drv.render(intent, plan["qos"], ("underlay",)))
-        if intent["platform"] == "nvue":
-            for cmd in cmds + ["nv config apply -y"]:
-                assert "Error" not in (sess.handle(cmd) or ""), cmd
-        else:
-            config(sess, cmds)
+        push(sess, drv.diff("", drv.render(intent, plan["qos"], ("underlay",))))
         out[name] = (intent, sess)
     return out
 
 
 @pytest.fixture()
-def with_csonic(fabric, tmp_path):
+def with_csonic(fabric, tmp_path, plan):
     """csonic0 (community SONiC, CONFIG_DB) in leaf0's place, its underlay tables in its running CONFIG_DB."""
-    plan = lab.lab_plan()
     d = lab.devices(extra=True)["csonic0"]
     lab.reset("csonic0", d["platform"], d["intent"], str(tmp_path))
     dev = simulator.Device("csonic0", "community_sonic", str(tmp_path / "csonic0"))
     for table, rows in get_driver("community_sonic").tables(d["intent"], plan["qos"], ("underlay",)).items():
         dev.running.setdefault(table, {}).update(rows)
     dev.persist()
-    fabric["csonic0"] = (d["intent"], simulator.SESSIONS["community_sonic"](dev, None))
+    fabric["csonic0"] = (d["intent"], simulator_session("community_sonic", dev))
     return fabric
-
-
-def config(sess, cmds):
-    sess.handle("configure terminal")
-    for cmd in cmds:
-        assert not sess.handle(cmd.strip()), cmd
-    sess.handle("end")
 
 
 def judged(fabric, name):
@@ -89,14 +71,14 @@ def test_a_neighbor_removed_in_the_spines_cli_takes_the_leafs_session_down(fabri
     spine_intent, spine = fabric[n["peer"]]
     # the spine's neighbor on the same /31: the leaf's own address there
     mine = next(s for s in spine_intent["bgp"]["neighbors"] if s["peer"] == leaf and _same_link(s["address"], n["address"]))
-    config(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    push(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
     got = judged(fabric, leaf)
     down = got["bgp %s" % n["address"]]
     assert down["status"] == "fail" and down["actual"].split(",")[0].lower() == "active", down
     assert got["bgp_sessions"]["status"] == "fail" and got["bgp_sessions"]["actual"] == "3 of 4 Established"
     # the spine's own summary no longer shows the session at all: the plan's neighbor is missing there
     assert judged(fabric, n["peer"])["bgp %s" % mine["address"]]["actual"] == "not configured"
-    config(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    push(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
     assert judged(fabric, leaf)["bgp_sessions"]["status"] == "ok"
 
 
@@ -109,17 +91,16 @@ def test_a_wrong_remote_as_on_the_leaf_keeps_the_session_down(fabric):
     """NX-OS leaf3: its neighbor's remote-as typed wrong in its own CLI: the spine's AS does not match, not up."""
     intent, sess = fabric["leaf3"]
     n = intent["bgp"]["neighbors"][1]
-    config(sess, ["router bgp %d" % intent["bgp"]["asn"], "neighbor %s" % n["address"], "remote-as 65123"])
+    push(sess, ["router bgp %d" % intent["bgp"]["asn"], "neighbor %s" % n["address"], "remote-as 65123"])
     got = judged(fabric, "leaf3")
     assert got["bgp %s" % n["address"]]["actual"] == "Active, AS 65123"
     assert got["bgp_sessions"]["actual"] == "3 of 4 Established"
 
 
-def test_without_router_bgp_nxos_refuses_the_command_and_the_check_fails(tmp_path):
-    plan = lab.lab_plan()
+def test_without_router_bgp_nxos_refuses_the_command_and_the_check_fails(tmp_path, plan):
     intent = plan["leafs"]["leaf3"]
     lab.reset("leaf3", "nxos", intent, str(tmp_path))
-    sess = simulator.SESSIONS["nxos"](simulator.Device("leaf3", "nxos", str(tmp_path / "leaf3")), None)
+    sess = simulator_session("nxos", simulator.Device("leaf3", "nxos", str(tmp_path / "leaf3")))
     (got,) = bgp_state.findings("nxos", intent, sess.handle(bgp_state.COMMANDS["nxos"]))
     assert got["status"] == "fail" and "Invalid command" in got["actual"]
 
@@ -133,7 +114,7 @@ def test_community_sonic_in_leaf0s_place_brings_its_sessions_up_and_a_spine_cli_
     n = intent["bgp"]["neighbors"][0]
     spine_intent, spine = fabric[n["peer"]]
     mine = next(s for s in spine_intent["bgp"]["neighbors"] if s["peer"] == "leaf0" and _same_link(s["address"], n["address"]))
-    config(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
+    push(spine, ["router bgp %d" % spine_intent["bgp"]["asn"], "no neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
     got = judged(fabric, "csonic0")
     assert got["bgp %s" % n["address"]]["actual"] == "Active, AS %d" % n["remote_as"]
     assert got["bgp_sessions"]["actual"] == "3 of 4 Established"
