@@ -30,12 +30,13 @@ description:
   - C(bgp_sessions) reads the switch's own BGP summary - FRR C(vtysh -c 'show bgp ipv4 unicast summary json'), EOS
     C(show ip bgp summary vrf all | json), NX-OS C(show bgp all summary vrf all | json) (default VRF, IPv4 unicast),
     NVUE C(nv show vrf default router bgp neighbor) (the Cumulus Linux 5.12+ table), community SONiC
-    C(show ip bgp summary) (sonic-utilities' table) - each parser tested on a real capture. An answer that is not the summary (a refused command, BGP not running) fails the check with the switch's
-    answer; it never passes.
+    C(show ip bgp summary) (sonic-utilities' table) - each parser tested on a real capture. An answer that is not
+    the summary (a refused command, BGP not running) fails the check with the switch's answer; it never passes.
   - C(failover) and the route-lookup form of C(ppd_paths) are witnessed on FRR 8.4 on Linux only (the routed twin,
-    docs/twin.md). A check a platform has no witnessed implementation of (every check on AsterNOS and Dell Enterprise
-    SONiC; C(ppd_paths) and C(failover) on community SONiC; C(failover) on EOS, NX-OS and NVUE) is reported C(skipped) with
-    C(unverified - not implemented for <platform>), without connecting when no check is left.
+    docs/twin.md). A check a platform has no witnessed implementation of (every check on AsterNOS and Dell
+    Enterprise SONiC; C(ppd_paths) and C(failover) on community SONiC; C(failover) on EOS, NX-OS and NVUE) is
+    reported C(skipped) with C(unverified - not implemented for <platform>), without connecting when no check is
+    left.
 author: aifabric.roce developers (@aifabric)
 options:
   device:
