@@ -89,3 +89,16 @@ def test_underlay_sessions_pass_and_a_neighbor_removed_on_the_spine_fails(switch
     assert got["bgp_sessions"]["status"] == "fail" and got["bgp_sessions"]["actual"] == "3 of 4 Established"
     spine_cli(switch_lab, n["peer"], [asn, "neighbor %s remote-as %d" % (mine["address"], mine["remote_as"])])
     assert read(switch_lab, "leaf2")["bgp_sessions"]["status"] == "ok"
+
+
+def test_community_sonic_sessions_over_ssh(switch_lab):
+    """csonic0 (community SONiC in leaf0's place): the underlay through GCU, then sonic-utilities' `show ip bgp summary`
+    read over SSH: its sessions to the EOS spines are up once the spines carry theirs."""
+    for name in ("csonic0", "spine1", "spine2"):
+        reset(switch_lab, name)
+        a = applier(switch_lab, name, sections=("underlay",))
+        before, after, cmds = a.plan()
+        a.apply(before, after, cmds)
+        a.close()
+    got = read(switch_lab, "csonic0")
+    assert got["bgp_sessions"]["status"] == "ok" and got["bgp_sessions"]["actual"] == "4 of 4 Established", got

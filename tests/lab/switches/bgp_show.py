@@ -125,7 +125,7 @@ def sessions(dev):
 def eos_summary_json(dev):
     """``show ip bgp summary vrf all | json`` with napalm's EOS capture keys; ASNs as strings, as EOS prints them."""
     me, peers = sessions(dev)
-    if me["asn"] is None:
+    if me["asn"] is None:   # no capture shows EOS without router bgp: an empty VRF table, which shows no session
         return json.dumps({"vrfs": {}}, indent=2)
     out = {}
     for address, asn, state in peers:
