@@ -113,8 +113,6 @@ failover_ms:
   sample: {"fallback": 9, "back": 1029}
 """
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 try:
@@ -123,41 +121,9 @@ try:
 except ImportError:
     HAS_NETMIKO = False
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
-
-OUTPUT = re.compile(r"@@AIF-BEGIN@@[^\n]*\n(.*?)@@AIF-END@@", re.S)
-
-
-LINE_BUDGET = 2000   # characters per command line: well under the 4095 a terminal in canonical mode takes
-
-
-def chunks(commands, budget=LINE_BUDGET):
-    """``commands`` wrapped in their markers, grouped into lines of at most ``budget`` characters
-    (a single longer command still goes, alone)."""
-    line, count = [], 0
-    for cmd in commands:
-        wrapped = "echo '@@AIF-BEGIN'@@; %s 2>&1; echo '@@AIF-END'@@" % cmd
-        if line and count + len(wrapped) + 2 > budget:
-            yield line
-            line, count = [], 0
-        line.append(wrapped)
-        count += len(wrapped) + 2
-    if line:
-        yield line
-
-
-def run_batch(conn, commands):
-    """Outputs of ``commands``, as many per round trip as fit a line, each between two markers whose echoed
-    form differs from their output (the quotes), so the terminal's echo of a long line is never taken
-    for an answer."""
-    outputs = []
-    for chunk in chunks(commands):
-        found = OUTPUT.findall(conn.send_command("; ".join(chunk), read_timeout=60, cmd_verify=False))
-        outputs += [text.strip() for text in found] + [""] * (len(chunk) - len(found))
-    return outputs
 
 
 def main():
@@ -172,71 +138,12 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **PLAN_CONSTRAINTS)
     p = module.params
     plan = plan_or_fail(module)
-    name = p["device"]
-    record = plan["leafs"].get(name) or plan["spines"].get(name)
-    if record is None:
-        module.fail_json(msg="device %s is not a leaf or spine of the plan; check device (inventory_hostname) "
-                             "against the plan's leafs and spines" % name)
-    is_leaf = name in plan["leafs"]
-    platform = record["platform"]
-    checks = [c for c in p["checks"] if c != "failover" or p["failover"]]
-    result = dict(changed=False, platform=platform, findings=[])
-    skipped = validation.unsupported(platform, checks)
-    result["findings"] += skipped
-    checks = [c for c in checks if c not in [f["probe"] for f in skipped]]
-    if not is_leaf:
-        if checks and "bgp_sessions" not in checks:
-            result["findings"].append(dict(validation.finding(", ".join(checks), "skipped",
-                                                              message="not applicable on a spine (no host ports)"),
-                                           required=False))
-        checks = [c for c in checks if c == "bgp_sessions"]
-    if "failover" in checks and module.check_mode:
-        result["findings"].append(validation.finding("failover", "skipped", message="not run in check mode (it sets a link down)"))
-        checks.remove("failover")
-    if not checks:
-        module.exit_json(**result)
-    if not HAS_NETMIKO:
-        module.fail_json(msg=missing_required_lib("netmiko"))
-    driver = get_driver(platform)
-    params = dict(p, device_type=p["device_type"] or record.get("device_type"))
     try:
-        conn = netmiko_factory(params, driver)()
-    except Exception as exc:  # noqa: BLE001 - netmiko raises timeouts, auth and SSH errors alike
-        module.fail_json(msg="cannot connect to %s:%s: %s" % (p["host"], p["port"], exc), failed_step="connect", **result)
-    try:
-        if "bgp_sessions" in checks:
-            text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
-            result["findings"] += validation.bgp_findings(record, text, platform)
-        remote = validation.remote_destination(plan, name) if is_leaf else None
-        if "ppd_paths" in checks and platform in ppd_state.PLATFORMS:
-            # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup
-            pins = driver.ppd_pins(record)
-            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in ppd_state.commands(platform, pins)]
-            result["findings"] += ppd_state.judge(platform, record, pins, outputs)
-        elif "ppd_paths" in checks:
-            if remote is None:
-                result["findings"].append(dict(validation.finding(
-                    "ppd_paths", "skipped", message="no host on another leaf of this plane to route towards"), required=False))
-            queries = validation.path_queries(record, remote)
-            for query, output in zip(queries, run_batch(conn, [q["command"] for q in queries])):
-                result["findings"].append(validation.judge_path(query, output))
-        if "failover" in checks and record.get("bindings") and remote:
-            binding = record["bindings"][0]
-            src = binding["source"].split("/")[0]
-            cmd = validation.failover_command(binding["uplink"], remote, src, validation.ingress_of(record, binding),
-                                              p["failover_timeout_ms"])
-            output = conn.send_command(cmd, read_timeout=2 * p["failover_timeout_ms"] / 1000.0 + 30, cmd_verify=False)
-            result["findings"] += validation.failover_findings(binding, output, p["failover_timeout_ms"])
-            marks = dict(re.findall(r"^AIF-(FALLBACK|BACK)-MS=(\d+)", output, re.M))
-            if marks:
-                result["failover_ms"] = dict((k.lower(), int(v)) for k, v in marks.items())
-    except Exception as exc:  # noqa: BLE001 - a dead session or a refused command fails the task with the reason
-        module.fail_json(msg="validation of %s failed: %s" % (name, exc), **result)
-    finally:
-        try:
-            conn.disconnect()
-        except Exception:  # noqa: BLE001 - the session may already be gone
-            pass
+        result = switch_check.check_switch(plan, p["device"], p, p["checks"], p["failover"], p["failover_timeout_ms"],
+                                           module.check_mode, netmiko_factory if HAS_NETMIKO else None,
+                                           missing_required_lib("netmiko"))
+    except switch_check.CheckError as exc:
+        module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(**result)
 
 

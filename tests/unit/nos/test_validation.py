@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
 from ansible_collections.aifabric.roce.plugins.modules import switch_validate
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check
 
 from ..fabric import intents
 from ..module_runner import run_module
@@ -191,7 +192,7 @@ class FakeTerminal(object):
 
 def test_run_batch_takes_answers_not_the_wrapped_echo():
     commands = ["ip route get 10.103.0.4 from 10.100.0.1 iif vlan100", "ip route get 10.100.0.2 from 10.100.0.1 iif vlan100"]
-    got = switch_validate.run_batch(FakeTerminal({commands[0]: PINNED, commands[1]: LOCAL}), commands * 5)
+    got = switch_check.run_batch(FakeTerminal({commands[0]: PINNED, commands[1]: LOCAL}), commands * 5)
     assert got == [PINNED.strip(), LOCAL.strip()] * 5
 
 
@@ -210,9 +211,9 @@ class CountingTerminal(FakeTerminal):
 def test_run_batch_fills_lines_up_to_the_terminal_budget_in_order():
     commands = ["ip route get 10.100.%d.%d from 10.100.0.1 iif vlan100" % divmod(n, 250) for n in range(128)]
     terminal = CountingTerminal(dict((cmd, "answer %d\n" % n) for n, cmd in enumerate(commands)))
-    got = switch_validate.run_batch(terminal, commands)
+    got = switch_check.run_batch(terminal, commands)
     assert got == ["answer %d" % n for n in range(128)]
-    assert all(len(line) <= switch_validate.LINE_BUDGET for line in terminal.lines)
+    assert all(len(line) <= switch_check.LINE_BUDGET for line in terminal.lines)
     # 128 queries of a 64-port leaf in a handful of round trips (was 16 at 8 per line)
     assert len(terminal.lines) <= 10
 
@@ -237,3 +238,56 @@ def test_module_refuses_a_device_not_in_the_plan(tmp_path, capsys):
     result = run_module(switch_validate, {"plan": str(tmp_path), "device": "leaf99", "host": "192.0.2.1",
                                           "username": "admin"}, capsys)
     assert result["rc"] == 1 and "leaf99 is not a leaf or spine of the plan" in result["msg"]
+
+
+# --- the whole fabric in one process (switch_check.check_all, module switches_validate) -------------------------------
+class SummaryConn(object):
+    def __init__(self, text):
+        self.text, self.closed = text, False
+
+    def send_command(self, cmd, **_kwargs):
+        assert cmd == validation.BGP_SUMMARY["frr"], cmd
+        return self.text
+
+    def disconnect(self):
+        self.closed = True
+
+
+def test_check_all_checks_every_switch_and_keeps_a_failed_one_apart():
+    plan = {"leafs": {}, "spines": {"sw-up": LEAF0, "sw-down": LEAF0, "sw-dead": LEAF0}}   # spines: BGP only
+    texts = {"up": _load("leaf0-bgp-summary.json"), "down": _load("leaf0-bgp-summary-swp9-down.json")}
+    opened = []
+
+    def factory(params, _driver):
+        def connect():
+            if params["host"] == "dead":
+                raise OSError("timed out")
+            opened.append(SummaryConn(texts[params["host"]]))
+            return opened[-1]
+        return connect
+
+    sessions = [{"device": "sw-" + h, "host": h, "port": 22, "username": "admin"} for h in ("up", "down", "dead")]
+    sessions.append({"device": "leaf99", "host": "up", "port": 22, "username": "admin"})
+    got = switch_check.check_all(plan, sessions, ["bgp_sessions", "ppd_paths"], False, factory, workers=2)
+    assert got["sw-up"]["findings"][-1]["status"] == "ok" and not got["sw-up"].get("failed")
+    assert [f["probe"] for f in _bad(got["sw-down"]["findings"])] == ["bgp 10.254.0.0", "bgp_sessions"]
+    assert got["sw-dead"]["failed"] and got["sw-dead"]["msg"] == "cannot connect to dead:22: timed out"
+    assert got["sw-dead"]["failed_step"] == "connect"
+    assert got["leaf99"]["failed"] and "leaf99 is not a leaf or spine of the plan" in got["leaf99"]["msg"]
+    assert len(opened) == 2 and all(c.closed for c in opened)
+    with pytest.raises(ValueError, match="unique device name"):
+        switch_check.check_all(plan, sessions[:1] * 2, ["bgp_sessions"], False, factory)
+
+
+def test_switches_validate_refuses_bad_sessions_by_name(tmp_path, capsys):
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
+    from ansible_collections.aifabric.roce.plugins.modules import switches_validate
+    write_plan(build_plan(intents.lab()), str(tmp_path))
+    for args, said in (
+            ({"devices": [{"device": "leaf1", "host": "192.0.2.1"}]}, "devices[0] (leaf1): missing required arguments: username"),
+            ({"devices": [{"device": "leaf1", "host": "192.0.2.1", "username": "a"}], "credentials": {"leaf9": {"password": "x"}}},
+             "credentials: devices not listed in devices: leaf9"),
+            ({"devices": [{"device": "leaf1", "host": "192.0.2.1", "username": "a"}], "credentials": {"leaf1": {"user": "x"}}},
+             "credentials.leaf1: only password and secret are taken, not user")):
+        result = run_module(switches_validate, dict(args, plan=str(tmp_path)), capsys)
+        assert result["rc"] == 1 and result["msg"] == said, result
