@@ -74,16 +74,19 @@ def verification_doc():
     out = ["", "## What is verified on the switch", "",
            "Generated from `nos/counters.py` (`EVIDENCE`), `nos/validation.py` (`SUPPORTED`) and `nos/drain.py`: "
            "what each platform's counters, forwarding checks and drain rest on. Counters: **verified** = parsed from a "
-           "real capture of the NOS's show output (tests/fixtures, with SOURCE.md); **unverified** = parsed from a "
-           "format we have no capture of; **not read** = no show command known, the RoCE health section and the "
+           "real capture of that NOS's show output (tests/fixtures, with SOURCE.md); **unverified** = no capture of that "
+           "NOS's output (the parser may be tested on a related NOS's: community SONiC's for Enterprise SONiC and AsterNOS); "
+           "**not read** = no show command known, the RoCE health section and the "
            "Prometheus export have nothing for it. A forwarding check that does not run on a platform is reported "
            "`not run` and leaves that switch `NOT VERIFIED` in the validation report, never clean. "
-           "Drain: the BGP graceful-shutdown line a run sends before a change that can disturb forwarding; without "
+           "Drain: the BGP graceful-shutdown line (community SONiC: the traffic-shift-away field) a run sets before a "
+           "change that can disturb forwarding; without "
            "one the run goes on undrained and says so. PPD path: what `ppd_paths` reads per host port (the policy "
            "holding its host source and the next hop it sends it to; passed only where that is the plan's uplink "
-           "next hop); its parsers are tested on real captures (tests/fixtures/switches/SOURCE.md). BGP sessions: the "
-           "summary `bgp_sessions` reads (every planned neighbor Established with the planned remote AS, no unplanned "
-           "session; nos/bgp_state.py, parsers tested on real captures).", "",
+           "next hop); its parsers are tested on the vendors' published outputs (Arista's ANTA test fixture, Cisco's "
+           "genieparser capture, NVIDIA's command reference: tests/fixtures/switches/SOURCE.md), not on a switch of ours. "
+           "BGP sessions: the summary `bgp_sessions` reads (every planned neighbor Established with the planned remote "
+           "AS, no unplanned session; nos/bgp_state.py, parsers tested on real captures).", "",
            "| platform | counters read (verified) | counters read (unverified) | counters not read | forwarding checks "
            "run (`switch_validate`) | not run (switch NOT VERIFIED) | BGP sessions read with | PPD path read with | drain |",
            "|---|---|---|---|---|---|---|---|---|"]
