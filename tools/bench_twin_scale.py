@@ -13,7 +13,8 @@ Exits 1 when a target is missed (issue 28):
 - no-op CPU (controller + device) per GPU host <= 1.0 s and per switch <= 0.5 s at the lab and 1K;
 - 4K no-op site.yml under 90 s wall on this machine (the whole twin shares its 2 cores with the controller);
 - per-device no-op CPU (switch phase per switch, host phase per host) at 1K and 4K within 1.3x of the lab's;
-- each run converges (no failed or unreachable device) and the no-op run changes nothing;
+- each run converges (no failed or unreachable device), its validation report says PASSED (every probe run and
+  passed: pings, routes, LLDP, BGP, PPD), and the no-op run changes nothing;
 - the modelled 32K-GPU no-op audit (site.yml --check; tools/twin_scale_model.py: per-device costs of these runs, one controller of --cores
   cores and --forks forks) under 5 min, on one controller or sliced by AWX over at most 8 execution nodes of --cores
   cores each (the run prints how many it takes).
@@ -117,7 +118,7 @@ def site_yml(state, record, log):
             figures["device_cpu_s"] += now[2] - mark[2]
             figures["controller_main_cpu_s"] += now[3] - mark[3]
 
-    recap = {}
+    recap, validation = {}, None
     with open(log, "a") as out:
         for line in proc.stdout:
             out.write(line)
@@ -128,6 +129,9 @@ def site_yml(state, record, log):
                 now = (time.monotonic(), proc_cpu(proc.pid), device_cpu(record), proc_cpu(proc.pid, children=False))
                 close(now)
                 current, mark = phase_of(play.group(1)), now
+            verdict = re.search(r'"msg": "(validation [^:"]+: [^;"]*)', line)
+            if verdict:
+                validation = verdict.group(1)
             host = re.match(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", line)
             if host:
                 recap[host.group(1)] = dict(changed=int(host.group(3)), unreachable=int(host.group(4)),
@@ -145,7 +149,8 @@ def site_yml(state, record, log):
             "controller_peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1),
             # devices only: validate.yml rewrites its report on the controller every run (fresh round trips)
             "changed": sum(r["changed"] for h, r in recap.items() if h != "localhost"),
-            "failed": sorted(h for h, r in recap.items() if r["failed"] or r["unreachable"]), "recap_hosts": len(recap)}
+            "failed": sorted(h for h, r in recap.items() if r["failed"] or r["unreachable"]), "recap_hosts": len(recap),
+            "validation": validation}
 
 
 def intent_file(fabric, work):
@@ -283,6 +288,10 @@ def judge(results, modelled_figures=None):
         for run in ("converge", "noop"):
             if result[run]["rc"] or result[run]["failed"]:
                 missed.append("%s %s: site.yml rc %d, failed %s" % (name, run, result[run]["rc"], result[run]["failed"][:5]))
+        for run in ("converge", "noop"):
+            said = result[run].get("validation") or "no validation verdict printed"
+            if not said.startswith("validation PASSED"):
+                missed.append("%s %s: %s" % (name, run, said))
         if result["noop"]["changed"]:
             missed.append("%s: the no-op site.yml changed %d" % (name, result["noop"]["changed"]))
         limit = NOOP_WALL_TARGET_S.get(name)

@@ -260,6 +260,7 @@ def up(args):
         batch(ns_of(name), per_ns.get(ns_of(name), []))
     for name in plan["leafs"].keys() | plan["spines"].keys():
         nsrun(ns_of(name), "sysctl", "-qw", *ROUTER_SYSCTLS)
+    record["neighbour_table"] = raise_neighbour_table(plan, hosts)
     for name in hosts:
         host = plan["hosts"][name]
         if host["sysctls"] and args.host_config:
@@ -291,6 +292,40 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:
         json.dump(record, handle, indent=1)
     print(json.dumps({k: record[k] for k in ("up_seconds", "configure_seconds", "memory_kib", "memory_rss_kib") if k in record}))
+
+
+NEIGH_THRESH = "/proc/sys/net/ipv4/neigh/default/gc_thresh%d"
+
+
+def neighbour_entries(plan, hosts):
+    """ARP entries the twin holds at once, every namespace together: both ends of every fabric /31 (the BGP
+    sessions), and per host NIC its leaf's gateway, its ring peer and the leaf's entry for it."""
+    fabric = 2 * sum(len(leaf["uplinks"]) for leaf in plan["leafs"].values())
+    return fabric + 3 * sum(len(plan["hosts"][h]["nics"]) for h in hosts)
+
+
+def raise_neighbour_table(plan, hosts):
+    """The kernel's IPv4 neighbour table is one table for all network namespaces, capped by the init namespace's
+    gc_thresh3 (1024 by default): a 1K-GPU twin (2,048 fabric entries alone) overflows it, the kernel logs
+    'neighbor table overflow' and refuses new neighbours, and the hosts' validation pings fail. Raise the caps to
+    twice what the twin needs when they are lower (never lowered, not put back by `down`: another twin may be up,
+    and a higher cap blocks nothing). Returns what was found and set, for twin.json."""
+    need = 2 * neighbour_entries(plan, hosts)
+    try:
+        with open(NEIGH_THRESH % 3) as handle:
+            current = int(handle.read())
+    except (OSError, ValueError):
+        return None
+    out = {"needed": need // 2, "gc_thresh3": current}
+    if current < need:
+        for index, value in ((1, need // 8), (2, need // 2), (3, need)):
+            with open(NEIGH_THRESH % index) as handle:
+                if int(handle.read()) >= value:
+                    continue
+            with open(NEIGH_THRESH % index, "w") as handle:
+                handle.write(str(value))
+        out["raised_to"] = need
+    return out
 
 
 HW_FIXTURE = "h100-cx7"   # the podman lab's synthetic hardware tree (tests/lab/hosts/lab.py), same path on the host

@@ -93,3 +93,12 @@ def test_the_32k_audit_target_names_the_fewest_execution_nodes_that_meet_it():
     figures["32k"]["audit_wall_s"] = {"slices_1": 2228.2, "slices_8": 301.0}
     assert bench.audit_nodes_needed(figures) is None
     assert [m for m in bench.judge([], figures) if m.startswith("modelled 32K")]
+
+
+def test_a_run_whose_validation_did_not_pass_is_a_miss():
+    import bench_twin_scale as bench
+    run = {"rc": 0, "failed": [], "changed": 0, "wall_s": 10.0, "validation": "validation PASSED: 134 checks run"}
+    result = {"fabric": "1k", "converge": dict(run), "noop": dict(run, validation="validation FAILED: 5152 checks run "
+                                                                                   "(4640 passed, 512 failed), 64 not run"),
+              "noop_per_device": {"switches": {"cpu_s": 0.3}, "hosts": {"cpu_s": 0.9}}}
+    assert bench.judge([result]) == ["1k noop: validation FAILED: 5152 checks run (4640 passed, 512 failed), 64 not run"]

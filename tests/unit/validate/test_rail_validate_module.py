@@ -234,3 +234,44 @@ def test_lldp_without_a_daemon_is_not_run_not_a_missing_neighbour(capsys, tmp_pa
     lldp = [f for f in result["findings"] if f["probe"] == "lldp"]
     assert lldp == [{"probe": "lldp", "status": "skipped", "expected": "",
                      "actual": "lldpctl failed (is lldpd running?): cannot find lldpd control socket"}]
+
+
+FAKE_PING = """#!%s
+import os, sys, time
+args = sys.argv[1:]
+dst = args[-1]
+with open(os.environ["FAKE_PING_LOG"], "a") as log:
+    log.write("start %%s %%f\\n" %% (dst, time.time()))
+time.sleep(0.5)
+with open(os.environ["FAKE_PING_LOG"], "a") as log:
+    log.write("end %%s %%f %%s\\n" %% (dst, time.time(), " ".join(args)))
+lost = dst.endswith(".99")
+print("PING %%s (%%s) from %%s : 8972(9000) bytes of data." %% (dst, dst, args[args.index("-I") + 1]))
+print("")
+print("--- %%s ping statistics ---" %% dst)
+print("2 packets transmitted, %%d received, %%d%%%% packet loss, time 201ms" %% ((0, 100) if lost else (2, 0)))
+if not lost:
+    print("rtt min/avg/max/mdev = 0.051/0.063/0.075/0.012 ms")
+sys.exit(1 if lost else 0)
+"""
+
+
+def test_pings_of_all_nics_run_at_once_and_are_judged_in_probe_order(capsys, tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    ping = bindir / "ping"
+    ping.write_text(FAKE_PING % sys.executable)
+    ping.chmod(ping.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(bindir))
+    monkeypatch.setenv("FAKE_PING_LOG", str(tmp_path / "ping.log"))
+    probes = [{"kind": "mtu_ping", "rail": n, "dev": "rail%d" % n, "src": "10.%d.0.1" % n,
+               "dst": "10.%d.0.%s" % (n, "99" if n == 2 else "2"), "peer": "gpu02", "size": 8972} for n in range(4)]
+    result = run_module(rail_validate, {"probes": probes}, capsys)
+    pings = [f for f in result["findings"] if f["probe"].startswith("ping ")]
+    assert [f["probe"].split()[5] for f in pings] == ["10.0.0.2", "10.1.0.2", "10.2.0.99", "10.3.0.2"]
+    assert [f["status"] for f in pings] == ["ok", "ok", "fail", "ok"]
+    log = (tmp_path / "ping.log").read_text().splitlines()
+    starts = [float(line.split()[2]) for line in log if line.startswith("start ")]
+    ends = [float(line.split()[2]) for line in log if line.startswith("end ")]
+    assert len(starts) == 4 and max(starts) < min(ends), "the pings ran one after another"
+    assert all("-i 0.2" in line and "-M do -s 8972 -c 2" in line for line in log if line.startswith("end "))
