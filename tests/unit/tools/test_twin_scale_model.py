@@ -98,7 +98,7 @@ def test_the_32k_audit_target_names_the_fewest_execution_nodes_that_meet_it():
 def test_a_run_whose_validation_did_not_pass_is_a_miss():
     import bench_twin_scale as bench
     run = {"rc": 0, "failed": [], "changed": 0, "wall_s": 10.0, "validation": "validation PASSED: 134 checks run"}
-    result = {"fabric": "1k", "converge": dict(run), "noop": dict(run, validation="validation FAILED: 5152 checks run "
-                                                                                   "(4640 passed, 512 failed), 64 not run"),
+    failed = "validation FAILED: 5152 checks run (4640 passed, 512 failed), 64 not run"
+    result = {"fabric": "1k", "converge": dict(run), "noop": dict(run, validation=failed),
               "noop_per_device": {"switches": {"cpu_s": 0.3}, "hosts": {"cpu_s": 0.9}}}
     assert bench.judge([result]) == ["1k noop: validation FAILED: 5152 checks run (4640 passed, 512 failed), 64 not run"]
