@@ -164,9 +164,6 @@ def _skip(probe, reason, required=True):
     return finding
 
 
-PING_INTERVAL = "0.2"   # seconds between echo requests: the shortest iputils ping allows a user
-
-
 def run_probes(module):
     ip_bin = module.get_bin_path("ip")
     ping_bin = module.get_bin_path("ping")
@@ -188,9 +185,9 @@ def run_probes(module):
         elif probe.get("kind") != "rdma_bw":  # rdma_bw probes run in the server and client phases
             module.fail_json(msg="unknown probe kind %r" % (probe.get("kind"),))
     count, timeout = module.params["ping_count"], module.params["timeout"]
-    commands = [[ping_bin, "-n", "-q", "-M", "do", "-s", str(probe["size"]), "-c", str(count), "-i", PING_INTERVAL,
-                 "-W", str(timeout), "-I", probe["src"], probe["dst"]] for dummy, probe in pings]
-    budget = count * float(PING_INTERVAL) + timeout + 10
+    commands = [[ping_bin, "-n", "-q", "-M", "do", "-s", str(probe["size"]), "-c", str(count), "-W", str(timeout),
+                 "-I", probe["src"], probe["dst"]] for dummy, probe in pings]
+    budget = count + timeout + 10   # ping's default 1 s between echo requests
     for (index, probe), (rc, out, dummy) in zip(pings, run_all(commands, budget) if commands else []):
         findings[index] = judge_ping(probe, parse_ping(out, rc))
     if module.params["lldp"]:

@@ -274,4 +274,4 @@ def test_pings_of_all_nics_run_at_once_and_are_judged_in_probe_order(capsys, tmp
     starts = [float(line.split()[2]) for line in log if line.startswith("start ")]
     ends = [float(line.split()[2]) for line in log if line.startswith("end ")]
     assert len(starts) == 4 and max(starts) < min(ends), "the pings ran one after another"
-    assert all("-i 0.2" in line and "-M do -s 8972 -c 2" in line for line in log if line.startswith("end "))
+    assert all("-M do -s 8972 -c 2 -W 1 -I 10." in line for line in log if line.startswith("end "))
