@@ -125,9 +125,12 @@ def main():
         module.fail_json(msg="workers must be 1 or more (got %d)" % module.params["workers"])
     try:
         entries = switch_read.with_credentials(module.params["switches"], module.params["credentials"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    try:
         verdicts = switch_read.read_all(entries, netmiko_factory, module.params["workers"])
     except ValueError as exc:
-        module.fail_json(msg="switches/credentials: %s" % exc)
+        module.fail_json(msg="switches: %s" % exc)
     module.exit_json(changed=False, switches=verdicts,
                      in_sync=sorted(n for n, v in verdicts.items() if v["in_sync"]),
                      drifted=sorted(n for n, v in verdicts.items() if not v["in_sync"]))

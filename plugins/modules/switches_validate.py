@@ -100,27 +100,20 @@ except ImportError:
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory, with_credentials
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 
 
 def sessions_or_fail(module):
     """Each device's connection arguments, validated with switch_validate's spec, credentials put back."""
-    credentials = module.params["credentials"] or {}
-    names = [d.get("device") for d in module.params["devices"]]
-    unknown = sorted(set(credentials) - set(names), key=str)
-    if unknown:
-        module.fail_json(msg="credentials: devices not listed in devices: %s" % ", ".join(map(str, unknown)))
+    try:
+        entries = with_credentials(module.params["devices"], module.params["credentials"], "device", "devices")
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
     spec = dict(CONNECTION_ARGS, device=dict(type="str", required=True))
     sessions = []
-    for index, entry in enumerate(module.params["devices"]):
-        creds = credentials.get(entry.get("device")) or {}
-        extra = sorted(set(creds) - set(("password", "secret")))
-        if extra:
-            module.fail_json(msg="credentials.%s: only password and secret are taken, not %s" % (entry.get("device"), ", ".join(extra)))
-        merged = dict(entry)
-        merged.update((k, v) for k, v in creds.items() if v is not None)
-        checked = ArgumentSpecValidator(spec).validate(merged)
+    for index, entry in enumerate(entries):
+        checked = ArgumentSpecValidator(spec).validate(entry)
         if checked.error_messages:
             module.fail_json(msg="devices[%d] (%s): %s" % (index, entry.get("device"), "; ".join(checked.error_messages)))
         sessions.append(checked.validated_parameters)

@@ -128,3 +128,23 @@ def _asternos_bash_home(conn):
             conn.send_command("exit", expect_string=shell, cmd_verify=False)
         return out
     conn.save_config = save_config
+
+
+def with_credentials(entries, credentials, key, label):
+    """``entries`` (dicts named by ``key``) with each one's password and secret from ``credentials`` put back: modules
+    that reach many switches take them apart, so that only these values are no_log. ValueError names a credentials
+    entry for an unknown name (``label``: what the entries are called) or a key other than password and secret."""
+    credentials = credentials or {}
+    unknown = sorted(set(credentials) - set(e.get(key) for e in entries), key=str)
+    if unknown:
+        raise ValueError("credentials: %s not listed in %s: %s" % (label, label, ", ".join(map(str, unknown))))
+    out = []
+    for entry in entries:
+        creds = credentials.get(entry.get(key)) or {}
+        extra = sorted(set(creds) - set(("password", "secret")))
+        if extra:
+            raise ValueError("credentials.%s: only password and secret are taken, not %s" % (entry.get(key), ", ".join(extra)))
+        merged = dict(entry)
+        merged.update((k, v) for k, v in creds.items() if v is not None)
+        out.append(merged)
+    return out

@@ -22,7 +22,7 @@ import copy
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection, devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
@@ -83,19 +83,7 @@ def read_one(entry, connect_factory):
 
 def with_credentials(entries, credentials):
     """The entries with each switch's password and secret put back (kept apart so that only they are no_log)."""
-    unknown = sorted(set(credentials or {}) - set(e.get("name") for e in entries))
-    if unknown:
-        raise ValueError("credentials for switches not listed in switches: %s" % ", ".join(map(str, unknown)))
-    out = []
-    for entry in entries:
-        creds = (credentials or {}).get(entry.get("name")) or {}
-        bad = sorted(set(creds) - set(("password", "secret")))
-        if bad:
-            raise ValueError("credentials of %s: only password and secret are taken, not %s" % (entry.get("name"), ", ".join(bad)))
-        merged = dict(entry)
-        merged.update((k, v) for k, v in creds.items() if v is not None)
-        out.append(merged)
-    return out
+    return connection.with_credentials(entries, credentials, "name", "switches")
 
 
 def read_all(entries, connect_factory, workers=DEFAULT_WORKERS):
