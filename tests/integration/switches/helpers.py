@@ -4,6 +4,7 @@ import os
 import threading
 
 import lab
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
@@ -18,6 +19,17 @@ def params(switch_lab, name):
 # is outside SONiC's sonic-acl.yang, so GCU, and the transaction before it sends anything, refuses it there:
 # tests/integration/switches/test_community_sonic.py shows it)
 DEFAULT_SECTIONS = {"asternos": ("qos",), "community_sonic": ("qos", "mtu")}
+
+
+def bgp_findings(switch_lab, name):
+    """switch_validate's BGP reading of one switch (nos/bgp_state.py: the NOS's own summary command), by probe."""
+    dev = switch_lab["devices"][name]
+    conn = netmiko_factory(params(switch_lab, name), get_driver(dev["platform"]))()
+    try:
+        text = conn.send_command(bgp_state.COMMANDS[dev["platform"]], read_timeout=30)
+    finally:
+        conn.disconnect()
+    return dict((f["probe"], f) for f in bgp_state.findings(dev["platform"], dev["intent"], text))
 
 
 def applier(switch_lab, name, sections=None, platform=None, **kw):

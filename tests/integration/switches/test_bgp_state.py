@@ -8,7 +8,7 @@ import os
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
-from helpers import applier, params, reset
+from helpers import applier, bgp_findings as read, params, reset
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
 from ansible_collections.aifabric.roce.plugins.modules import switch_validate
@@ -18,16 +18,6 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection impor
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "spine1", "spine2")   # eos, nvue, nxos, eos, eos in the lab fabric
-
-
-def read(switch_lab, name):
-    dev = switch_lab["devices"][name]
-    conn = netmiko_factory(params(switch_lab, name), get_driver(dev["platform"]))()
-    try:
-        text = conn.send_command(bgp_state.COMMANDS[dev["platform"]], read_timeout=30)
-    finally:
-        conn.disconnect()
-    return dict((f["probe"], f) for f in bgp_state.findings(dev["platform"], dev["intent"], text))
 
 
 def spine_cli(switch_lab, spine, lines):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import lab
-from helpers import applier, reset
+from helpers import applier, bgp_findings, reset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, "tests", "integration", "switches", "converge.yml")
@@ -89,6 +89,17 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     for name in ("leaf1", "leaf2", "leaf3"):
         text = "\n".join(res[name][TASK]["commands"])
         assert "AIF-BIND" in text or "AIF-PBR" in text, name
+    # the lab inventory puts nxos in switch_underlay_platforms (the role default does not): the NX-OS leaf carries the
+    # underlay in the same transaction, every line accepted by the simulator, and its sessions to both spines come up;
+    # the AsterNOS leaf carries none, so the spines' sessions towards leaf0 stay down
+    leaf3 = switch_lab["devices"]["leaf3"]["intent"]
+    assert sorted(res["leaf3"][TASK]["invocation"]["module_args"]["sections"]) == ["mtu", "pbr", "qos", "underlay"]
+    assert {"feature bgp", "router bgp %d" % leaf3["bgp"]["asn"]} <= set(c.strip() for c in res["leaf3"][TASK]["commands"])
+    assert bgp_findings(switch_lab, "leaf3")["bgp_sessions"]["actual"] == "4 of 4 Established"
+    for name in ("spine1", "spine2"):
+        got = bgp_findings(switch_lab, name)
+        for n in switch_lab["devices"][name]["intent"]["bgp"]["neighbors"]:
+            assert got["bgp %s" % n["address"]]["status"] == ("fail" if n["peer"] == "leaf0" else "ok"), (name, n, got)
     # AsterNOS: Easy RoCE's REST model only (no PPD without the config_db opt-in)
     assert [c.split(" -X ")[1].split()[0] for c in res["leaf0"][TASK]["commands"]] == ["POST", "PATCH", "PATCH"]
     assert "service-policy type pbr input AIF-PBR-Vlan100" in "\n".join(res["leaf1"][TASK]["commands"])
