@@ -11,6 +11,11 @@ Which show command, in its structured form where the NOS has one, and the captur
         ``ip address (access-lists)`` match and the ``ip next-hop`` set clause (Cisco's genieparser capture)
   nvue  ``nv show router pbr map <map> rule -o json``: per rule ``match.source-ip``, ``action.nexthop-group``
         and ``installed`` / ``installed-reason`` (NVIDIA's NVUE command reference)
+  community_sonic  ``show acl table <t>`` and ``show acl rule <t>`` (sonic-utilities acl_loader, tabulate "simple"
+        tables; no JSON form): the table's bindings, per rule its match (``SRC_IP: ...``), action (``REDIRECT:<ip>``
+        from PACKET_ACTION) and the STATE_DB status orchagent wrote (``Active``; ``N/A`` when it wrote none: the
+        rule was not created, e.g. no ARP entry for the next hop, sonic-buildimage #4457) (sonic-utilities'
+        own test output, tests/show_acl_test.py)
 
 The names the policies carry come from each driver (``ppd_pins``), the next hop from the plan's binding; the
 uplink a next hop leaves by is the plan's (the leaf uplink whose /31 peer it is: the underlay audit checks the
@@ -22,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 
-PLATFORMS = ("eos", "nxos", "nvue")
+PLATFORMS = ("eos", "nxos", "nvue", "community_sonic")
 ERROR = re.compile(r"^\s*(% ?Invalid|% ?Incomplete|% ?Ambiguous|Error:|ERROR:)", re.M)
 
 
@@ -34,6 +39,8 @@ def commands(platform, pins):
         return ["show route-map"]
     if platform == "nvue":
         return ["nv show router pbr map %s rule -o json" % m for m in sorted(set(p["policy"] for p in pins))]
+    if platform == "community_sonic":
+        return [cmd % t for t in sorted(set(p["policy"] for p in pins)) for cmd in ("show acl table %s", "show acl rule %s")]
     raise KeyError("no PPD show command for platform %s" % platform)
 
 
@@ -94,6 +101,51 @@ def parse_nvue(policy, text):
     return out
 
 
+def _columns(text, header):
+    """Rows of a tabulate "simple" table (the header line starting with ``header``, then a dash line): each row cut
+    at the dash runs' spans (cells may hold blanks, numbers may be right-aligned), stripped."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    if start is None or start + 1 >= len(lines) or not re.match(r"^-+( +-+)*\s*$", lines[start + 1]):
+        raise ValueError("no `%s` table header" % header)
+    spans = [m.span() for m in re.finditer(r"-+", lines[start + 1])]
+    # the last column runs to the line's end (a wider multi-line cell is never cut)
+    spans[-1] = (spans[-1][0], None)
+    return [[line[a:b].strip() for a, b in spans] for line in lines[start + 2:] if line.strip()]
+
+
+def parse_sonic_tables(text):
+    """``show acl table`` -> {name: {type, bindings, stage, status}}; a binding per continuation row."""
+    out, current = {}, None
+    for name, kind, binding, _desc, stage, status in _columns(text, "Name "):
+        if name:
+            current = out[name] = {"type": kind, "bindings": [], "stage": stage, "status": status}
+        if current is not None and binding:
+            current["bindings"].append(binding)
+    return out
+
+
+def parse_sonic_rules(text):
+    """``show acl rule`` -> {(table, rule): {priority, action, matches {field: value}, status}}; a match per
+    continuation row (``FIELD: value``)."""
+    out, current = {}, None
+    for table, rule, priority, action, match, status in _columns(text, "Table "):
+        if table:
+            current = out[(table, rule)] = {"priority": priority, "action": action, "matches": {}, "status": status}
+        if current is not None and ": " in match:
+            field, value = match.split(": ", 1)
+            current["matches"][field] = value
+    return out
+
+
+def redirect_hops(action):
+    """Next hops of a SONiC redirect action: ``REDIRECT:10.0.0.1`` (PACKET_ACTION) or ``REDIRECT: 10.0.0.1``
+    (REDIRECT_ACTION as acl-loader prints it), a next-hop group ``a,b`` and ``ip@port`` forms (aclorch); [] for
+    any other action."""
+    m = re.match(r"^REDIRECT:\s*(\S+)$", action or "")
+    return [hop.split("@")[0] for hop in m.group(1).split(",")] if m else []
+
+
 def _int_key(key):
     return (0, int(key)) if str(key).isdigit() else (1, str(key))
 
@@ -126,6 +178,13 @@ def judge(platform, intent, pins, outputs):
             state = parse_eos(outputs[0])
         elif platform == "nxos":
             state = parse_nxos(outputs[0])
+        elif platform == "community_sonic":
+            state = {}
+            for cmd, text in zip(cmds, outputs):
+                if cmd.startswith("show acl table "):
+                    state.setdefault("tables", {}).update(parse_sonic_tables(text))
+                else:
+                    state.update(parse_sonic_rules(text))
         else:
             state = {}
             for cmd, text in zip(cmds, outputs):
@@ -146,7 +205,7 @@ def _judge_pin(platform, intent, pin, state, group_hops):
     entry = state.get((pin["policy"], pin["match"]))
     if entry is None:
         where = {"eos": "class %s in policy-map %s", "nxos": "a route-map %s sequence matching ACL %s",
-                 "nvue": "a rule of PBR map %s matching source-ip %s"}[platform]
+                 "nvue": "a rule of PBR map %s matching source-ip %s", "community_sonic": "ACL table %s rule %s"}[platform]
         args = (pin["match"], pin["policy"]) if platform == "eos" else (pin["policy"], pin["match"])
         return finding(probe, "fail", want, "not pinned: no %s" % (where % args),
                        "host port %s: its host source is not pinned on the switch" % b["ingress"])
@@ -164,6 +223,12 @@ def _judge_pin(platform, intent, pin, state, group_hops):
         if pin["ingress"] not in entry["interfaces"]:
             return finding(probe, "fail", want, detail, "host port %s: policy-map %s is not on %s" % (
                 b["ingress"], pin["policy"], pin["ingress"]))
+    elif platform == "community_sonic":
+        failed = _judge_sonic_rule(pin, entry, state.get("tables", {}).get(pin["policy"]), want, probe)
+        if failed:
+            return failed
+        hops = redirect_hops(entry["action"])
+        detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"], entry["status"])
     else:
         hops = entry["next_hops"]
         detail = "route-map %s %s sequence %d" % (pin["policy"], entry["action"], entry["seq"])
@@ -174,3 +239,23 @@ def _judge_pin(platform, intent, pin, state, group_hops):
         return finding(probe, "fail", want, actual, "host port %s: bound to %s, planned %s via %s" % (
             b["ingress"], ",".join(hops) or "nothing", b["uplink"], b["next_hop"]))
     return finding(probe, "ok", want, _path(intent, hops[0], detail))
+
+
+def _judge_sonic_rule(pin, entry, table, want, probe):
+    """A SONiC rule that cannot pin the host port: table not on the port, rule not matching the host source, or not
+    created by orchagent (status other than Active) -> the failed finding; else None."""
+    b = pin["binding"]
+    src = "%s/32" % b["source"].split("/")[0]
+    detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"] or "no action", entry["status"] or "no status")
+    if table is None or pin["ingress"] not in table["bindings"]:
+        bound = ",".join(table["bindings"]) if table else "no such table"
+        return finding(probe, "fail", want, "ACL table %s bound to %s" % (pin["policy"], bound or "no port"),
+                       "host port %s: ACL table %s is not bound to %s" % (b["ingress"], pin["policy"], pin["ingress"]))
+    if entry["matches"].get("SRC_IP") != src:
+        return finding(probe, "fail", want, "%s matching %s" % (detail, entry["matches"].get("SRC_IP") or "any source"),
+                       "host port %s: rule %s does not match the host source %s" % (b["ingress"], pin["match"], src))
+    if entry["status"] != "Active":
+        return finding(probe, "fail", want, detail, "host port %s: rule %s is not active on the switch (status %s: "
+                       "orchagent did not create it, e.g. no ARP entry for its next hop)" % (
+                           b["ingress"], pin["match"], entry["status"] or "none"))
+    return None

@@ -187,6 +187,11 @@ def _mtu(intent, qos, port, mtu):
     return {"PORT": dict((port(p), {"mtu": str(mtu)}) for p in ports_of(intent))}
 
 
+def pbr_rule(binding):
+    """The ACL rule that redirects one binding's host source (a SONiC rule name: letters, digits, ``_``, ``-``)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", "BIND-%s" % binding["server"])
+
+
 def _pbr(intent, qos, port, mtu):
     """One L3 ACL table on the host ports; per binding (one host source) a FORWARD rule per local
     destination above a redirect of everything else to the binding's uplink next hop."""
@@ -202,7 +207,7 @@ def _pbr(intent, qos, port, mtu):
     for i, b in enumerate(bindings):
         src = "%s/32" % host_of(b["source"])
         base = 1000 + 10 * (len(bindings) - i)   # stable, unique per binding; local rules above the redirect
-        rule = re.sub(r"[^A-Za-z0-9_-]", "-", "BIND-%s" % b["server"])
+        rule = pbr_rule(b)
         for j, dst in enumerate(local):
             rules[_key(PBR, "%s-LOCAL%d" % (rule, j))] = {"PRIORITY": str(base + 5000), "SRC_IP": src, "DST_IP": dst,
                                                           "PACKET_ACTION": "FORWARD"}
@@ -509,6 +514,12 @@ class SonicDbDriver(Driver):
 
     def render(self, intent, qos, sections=SECTIONS):
         return text(self.tables(intent, qos, sections))
+
+    def ppd_pins(self, intent):
+        """[{binding, ingress, policy, match}] as _pbr names them: the L3 ACL table on the host port and the redirect
+        rule of each host source (nos/ppd_state.py reads them back from ``show acl table`` / ``show acl rule``)."""
+        return [{"binding": b, "ingress": self.port(b["ingress"]), "policy": PBR, "match": pbr_rule(b)}
+                for b in intent.get("bindings") or []]
 
     def config(self, running):
         """The device's whole CONFIG_DB from ``show runningconfiguration all`` (JSON, possibly after a prompt

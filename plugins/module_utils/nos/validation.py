@@ -14,7 +14,7 @@ shape the validation report reads):
                 and returns to the pin when the link is back; times measured on the switch
 
 Witnessed on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
-captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS and NVUE reads the switch's own PBR
+captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS, NVUE and community SONiC reads the switch's own PBR
 state instead (nos/ppd_state.py: the policy holding each host source and its next hop, parsers tested on
 real captures); ``bgp_sessions`` there reads each NOS's own BGP summary (nos/bgp_state.py, parsers tested
 on real captures). Any check a platform has no witnessed implementation of is reported skipped with
@@ -29,7 +29,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
 SUPPORTED = {"frr": CHECKS, "eos": ("bgp_sessions", "ppd_paths"), "nxos": ("bgp_sessions", "ppd_paths"),
-             "nvue": ("bgp_sessions", "ppd_paths"), "community_sonic": ("bgp_sessions",)}
+             "nvue": ("bgp_sessions", "ppd_paths"), "community_sonic": ("bgp_sessions", "ppd_paths")}
 BGP_SUMMARY = bgp_state.COMMANDS
 FAILOVER_TIMEOUT_MS = 5000
 

@@ -32,7 +32,10 @@ def checks_row(platform):
 PPD_READ = {"frr": "`ip route get DST from SRC iif INGRESS` (the kernel's forwarding decision, PBR rules included)",
             "eos": "`show policy-map type pbr | json`: class per host source, `setNexthop`, policy on the L3 ingress",
             "nxos": "`show route-map`: sequence matching the host's ACL, `ip next-hop`",
-            "nvue": "`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, `installed`"}
+            "nvue": "`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, `installed`",
+            "community_sonic": "`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule per "
+                               "host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules themselves "
+                               "are not pushed: sonic-acl.yang refuses the redirect)"}
 
 
 def ppd_row(platform):
@@ -84,7 +87,8 @@ def verification_doc():
            "one the run goes on undrained and says so. PPD path: what `ppd_paths` reads per host port (the policy "
            "holding its host source and the next hop it sends it to; passed only where that is the plan's uplink "
            "next hop); its parsers are tested on the vendors' published outputs (Arista's ANTA test fixture, Cisco's "
-           "genieparser capture, NVIDIA's command reference: tests/fixtures/switches/SOURCE.md), not on a switch of ours. "
+           "genieparser capture, NVIDIA's command reference, sonic-utilities' own acl-loader test output: "
+           "tests/fixtures/switches/SOURCE.md), not on a switch of ours. "
            "BGP sessions: the summary `bgp_sessions` reads (every planned neighbor Established with the planned remote "
            "AS, no unplanned session; nos/bgp_state.py, parsers tested on real captures).", "",
            "| platform | counters read (verified) | counters read (unverified) | counters not read | forwarding checks "

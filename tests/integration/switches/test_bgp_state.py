@@ -6,6 +6,7 @@ fails naming it), and the session is back once the line is."""
 import json
 import os
 
+import lab
 import pytest
 from ansible.module_utils.testing import patch_module_args
 from helpers import applier, bgp_findings as read, params, reset
@@ -18,6 +19,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection impor
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "spine1", "spine2")   # eos, nvue, nxos, eos, eos in the lab fabric
+NAME_CSONIC = "csonic0"   # community SONiC in leaf0's place (tests/lab/switches/lab.py extra devices)
 
 
 def spine_cli(switch_lab, spine, lines):
@@ -30,10 +32,10 @@ def spine_cli(switch_lab, spine, lines):
         conn.disconnect()
 
 
-def module(switch_lab, capsys, name, checks):
+def module(switch_lab, capsys, name, checks, plan=None):
     """switch_validate's main(), in process, against the simulator (as AnsiballZ runs it)."""
     plan_dir = os.path.join(switch_lab["root"], "plan")
-    write_plan(switch_lab["plan"], plan_dir)
+    write_plan(plan or switch_lab["plan"], plan_dir)
     args = dict((k, v) for k, v in params(switch_lab, name).items() if k in ("host", "port", "username", "password"))
     args.update(plan=plan_dir, device=name, checks=checks, failover=True,
                 known_hosts=os.path.join(switch_lab["root"], "known_hosts"))
@@ -92,3 +94,41 @@ def test_community_sonic_sessions_over_ssh(switch_lab):
         a.close()
     got = read(switch_lab, "csonic0")
     assert got["bgp_sessions"]["status"] == "ok" and got["bgp_sessions"]["actual"] == "4 of 4 Established", got
+
+
+def test_community_sonic_ppd_verified_over_ssh_and_an_unresolvable_next_hop_fails(switch_lab, capsys):
+    """csonic0's PPD state through switch_validate (what validate.yml runs): the underlay through GCU, the plan's PBR
+    tables loaded by an engineer (the driver refuses to push them: sonic-acl.yang), then acl-loader's `show acl table`
+    / `show acl rule` read over SSH: every host port pinned to its planned next hop. With one uplink's address removed
+    the redirects to its peer are not created (status N/A) and exactly those ports fail."""
+    reset(switch_lab, NAME_CSONIC)
+    a = applier(switch_lab, NAME_CSONIC, sections=("underlay",))
+    before, after, cmds = a.plan()
+    a.apply(before, after, cmds)
+    a.close()
+    intent = switch_lab["devices"][NAME_CSONIC]["intent"]
+    drv = get_driver("community_sonic")
+
+    def engineer(change):
+        st = lab.read_state(NAME_CSONIC, switch_lab["root"])
+        change(st["running"])
+        with open(os.path.join(switch_lab["root"], NAME_CSONIC, "state.json"), "w") as fh:
+            json.dump(st, fh)
+
+    engineer(lambda running: [running.setdefault(t, {}).update(rows)
+                              for t, rows in drv.tables(intent, switch_lab["plan"]["qos"], ("pbr",)).items()])
+    # the plan as a fabric with csonic0 in leaf0's place holds it
+    plan = dict(switch_lab["plan"], leafs=dict(switch_lab["plan"]["leafs"], **{NAME_CSONIC: intent}))
+    capsys.readouterr()
+    result = module(switch_lab, capsys, NAME_CSONIC, ["ppd_paths"], plan)
+    pinned = [f for f in result["findings"] if f["probe"].startswith("pinned ")]
+    assert result["platform"] == "community_sonic" and len(pinned) == len(intent["bindings"]) >= 2, result
+    assert all(f["status"] == "ok" and "Active" in f["actual"] for f in pinned), pinned
+    hop = intent["bindings"][0]["next_hop"]
+    port = next(u["port"] for u in intent["uplinks"] if u["peer"] == hop)
+    engineer(lambda running: [running["INTERFACE"].pop(k) for k in list(running["INTERFACE"])
+                              if k.startswith(drv.port(port) + "|")])
+    result = module(switch_lab, capsys, NAME_CSONIC, ["ppd_paths"], plan)
+    failed = [f for f in result["findings"] if f["status"] != "ok"]
+    assert len(failed) == sum(b["next_hop"] == hop for b in intent["bindings"]) >= 1, result
+    assert all("not active on the switch" in f["message"] for f in failed), failed

@@ -4,9 +4,15 @@ the product's parsers are tested on (tests/fixtures/switches/SOURCE.md): the sim
   EOS   show policy-map type pbr | json        eos/anta-show-policy-map-type-pbr-json.json (+ class ``name``)
   NX-OS show route-map                         nxos/genie-nxos-show-route-map.txt
   NVUE  nv show router pbr map <m> rule -o json nvue/cl-nv-show-router-pbr-map-rule-json.json
+  community SONiC  show acl table <t> / show acl rule <t>
+                                               sonic/sonic-utilities-show-acl-{table,rule-redirect}.txt, printed with
+                                               tabulate as acl-loader prints them
 """
+import ipaddress
 import json
 import re
+
+import tabulate
 
 IPV4 = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 
@@ -92,3 +98,61 @@ def nvue_pbr_rules_json(paths, name):
         entry.update({"ip-rule-id": 300 + index, "match": {"source-ip": source}})
         out[rule] = entry
     return json.dumps(out, indent=2)
+
+
+def _natural(name):
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def sonic_acl_table(config, name=None):
+    """acl-loader ``show_table`` over CONFIG_DB ``ACL_TABLE``: one row per table (the first bound port), a row per
+    further port; every table Active (the simulator has no orchagent that could refuse one)."""
+    data = []
+    for key, val in sorted((config.get("ACL_TABLE") or {}).items()):
+        if name and key != name:
+            continue
+        ports = sorted(val.get("ports") or [], key=_natural)
+        data.append([key, val.get("type", "N/A"), ports[0] if ports else "", val.get("policy_desc", ""),
+                     val.get("stage", "ingress").lower(), "Active"])
+        data += [["", "", port, "", "", ""] for port in ports[1:]]
+    return tabulate.tabulate(data, headers=("Name", "Type", "Binding", "Description", "Stage", "Status"),
+                             tablefmt="simple", missingval="") + "\n"
+
+
+def _connected(config, address):
+    """Whether ``address`` lies in a subnet of the switch's routed interfaces (CONFIG_DB ``INTERFACE`` /
+    ``VLAN_INTERFACE`` address keys): orchagent creates a redirect to a next hop it can resolve, else it logs
+    "ACL Redirect action target next hop ip ... doesn't exist on the switch" and writes no status (sonic-buildimage
+    #4457)."""
+    ip = ipaddress.ip_address(address)
+    for table in ("INTERFACE", "VLAN_INTERFACE"):
+        for key in config.get(table) or {}:
+            parts = key.split("|")
+            if len(parts) == 2 and "/" in parts[1] and ip in ipaddress.ip_interface(parts[1]).network:
+                return True
+    return False
+
+
+def sonic_acl_rule(config, name=None):
+    """acl-loader ``show_rule`` over CONFIG_DB ``ACL_RULE``: priority, action (PACKET_ACTION as stored,
+    REDIRECT_ACTION as ``REDIRECT: x``), one sorted ``FIELD: value`` match per row, the rules sorted by priority
+    (as strings, highest first), status Active unless a redirect's next hop cannot be resolved (N/A)."""
+    raw = []
+    for key, val in (config.get("ACL_RULE") or {}).items():
+        table, rule = key.split("|", 1)
+        if name and table != name:
+            continue
+        val = dict(val)
+        priority = val.pop("PRIORITY", "N/A")
+        action = val.pop("PACKET_ACTION", "")
+        if "REDIRECT_ACTION" in val:
+            action = "REDIRECT: %s" % val.pop("REDIRECT_ACTION")
+        matches = sorted("%s: %s" % (k, v) for k, v in val.items()) or ["N/A"]
+        hops = re.match(r"^REDIRECT:\s*(\S+)$", action)
+        status = "Active" if not hops or all(_connected(config, h.split("@")[0]) for h in hops.group(1).split(",")) else "N/A"
+        rows = [[table, rule, priority, action, matches[0], status]] + [["", "", "", "", m, ""] for m in matches[1:]]
+        raw.append((priority, rows))
+    raw.sort(key=lambda item: item[0], reverse=True)
+    data = [row for _prio, rows in raw for row in rows]
+    return tabulate.tabulate(data, headers=("Table", "Rule", "Priority", "Action", "Match", "Status"),
+                             tablefmt="simple", missingval="") + "\n"

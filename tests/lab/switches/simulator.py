@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
 import counters_show  # noqa: E402  (counter show commands and their injection file, counters.json)
 import configdb_sim  # noqa: E402  (community SONiC: CONFIG_DB, GCU apply-patch/checkpoint/rollback)
-import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE)
+import ppd_show  # noqa: E402  (PBR state show commands: switch_validate's ppd_paths on EOS, NX-OS, NVUE, SONiC)
 import bgp_show  # noqa: E402  (BGP summary show commands: switch_validate's bgp_sessions on EOS, NX-OS, NVUE, SONiC)
 from nvue_ranges import compress_commands  # noqa: E402
 
@@ -1142,6 +1142,10 @@ class CommunitySonicSession(Session):
             return shown
         if line == "show ip bgp summary":
             return bgp_show.sonic_summary(dev)
+        acl = re.match(r"^show acl (table|rule)(?: (\S+))?$", line)
+        if acl:
+            show = ppd_show.sonic_acl_table if acl.group(1) == "table" else ppd_show.sonic_acl_rule
+            return show(dev.running, acl.group(2))
         state = {"running": dev.running, "startup": dev.startup, "checkpoints": dev.checkpoints, "files": dev.files}
 
         def persist():

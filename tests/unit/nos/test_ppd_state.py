@@ -3,6 +3,7 @@ fixture of ``show policy-map type pbr``; NX-OS: genieparser's ``show route-map``
 reference for ``nv show router pbr map <m> rule -o json``), the verdict is passed only where the switch's policy
 sends a host port's source to the planned next hop, and the lab simulators print the same formats."""
 import copy
+import ipaddress
 import json
 import os
 
@@ -11,7 +12,7 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
-from .helpers import ROOT, push, simulator_session
+from .helpers import ROOT, push, simulator_module, simulator_session
 
 CAPTURES = os.path.join(ROOT, "tests", "fixtures", "switches")
 
@@ -141,3 +142,94 @@ def test_pins_name_what_the_drivers_render(plan):
         rendered = drv.render(leaf, plan["qos"])
         for p in drv.ppd_pins(leaf):
             assert p["policy"] in rendered and p["match"] in rendered, (leaf_name, p)
+
+
+# --- community SONiC: acl-loader's tables (show acl table / show acl rule) -----------------------------------------
+def test_sonic_captures_parsed_and_a_rule_without_the_host_source_or_status_is_failed():
+    rules = ppd_state.parse_sonic_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
+    tables = ppd_state.parse_sonic_tables(capture("sonic", "sonic-utilities-show-acl-table.txt"))
+    assert tables == {"ENI": {"type": "ENI_REDIRECT", "bindings": ["Ethernet104", "PortChannel108"], "stage": "ingress",
+                              "status": "Active"}}
+    assert rules[("ENI", "Vnet100_F4939FEFC47E_OUT")] == {
+        "priority": "9997", "action": "REDIRECT: 10.0.0.75", "status": "Active",
+        "matches": {"DST_IP": "10.2.0.1/32", "INNER_SRC_MAC": "f4:93:9f:ef:c4:7e", "TUNNEL_VNI": "4321"}}
+    assert rules[("ENI", "Vnet100_F4939FEFC47E_IN")]["status"] == "N/A"
+    assert ppd_state.redirect_hops("REDIRECT: 10.0.0.75") == ["10.0.0.75"]
+    assert ppd_state.redirect_hops("REDIRECT:10.0.0.1@Ethernet0,10.0.0.3") == ["10.0.0.1", "10.0.0.3"]
+    assert ppd_state.redirect_hops("FORWARD") == []
+    texts = [capture("sonic", "sonic-utilities-show-acl-table.txt"), capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt")]
+    intent = {"uplinks": [{"port": "Ethernet49", "peer": "10.0.0.75"}]}
+    out, off_port = ppd_state.judge("community_sonic", intent, [
+        pin("ENI", "Vnet100_F4939FEFC47E_OUT", "Ethernet104", "10.0.0.75"),
+        pin("ENI", "Vnet100_F4939FEFC47E_OUT", "Ethernet8", "10.0.0.75")], texts)
+    # the capture's rule matches a destination, not the host source: it does not pin the host port
+    assert out["status"] == "fail" and "does not match the host source 10.0.0.7/32" in out["message"], out
+    assert off_port["status"] == "fail" and "not bound to Ethernet8" in off_port["message"], off_port
+
+
+def test_sonic_simulator_prints_acl_loaders_tables():
+    """The simulator's `show acl table` / `show acl rule` over the capture's own rows: the table byte for byte, the
+    rule as the parser reads the capture (its status from the redirect's next hop: here connected)."""
+    simulator_module()
+    import ppd_show
+    config = {"ACL_TABLE": {"ENI": {"type": "ENI_REDIRECT", "ports": ["PortChannel108", "Ethernet104"], "stage": "INGRESS",
+                                    "policy_desc": "Contains Mock Rules for ENI Based Forwarding"}},
+              "ACL_RULE": {"ENI|Vnet100_F4939FEFC47E_OUT": {"PRIORITY": "9997", "REDIRECT_ACTION": "10.0.0.75",
+                                                            "DST_IP": "10.2.0.1/32", "INNER_SRC_MAC": "f4:93:9f:ef:c4:7e",
+                                                            "TUNNEL_VNI": "4321"}},
+              "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.0.0.74/31": {}}}
+    assert ppd_show.sonic_acl_table(config, "ENI") == capture("sonic", "sonic-utilities-show-acl-table.txt")
+    want = ppd_state.parse_sonic_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
+    got = ppd_state.parse_sonic_rules(ppd_show.sonic_acl_rule(config, "ENI"))
+    assert got == {("ENI", "Vnet100_F4939FEFC47E_OUT"): want[("ENI", "Vnet100_F4939FEFC47E_OUT")]}
+    del config["INTERFACE"]   # the next hop no longer resolvable: orchagent creates no rule, no status
+    assert ppd_state.parse_sonic_rules(ppd_show.sonic_acl_rule(config))[("ENI", "Vnet100_F4939FEFC47E_OUT")]["status"] == "N/A"
+
+
+@pytest.fixture()
+def csonic(plan, tmp_path):
+    """A community SONiC leaf in leaf0's place holding the plan's underlay and PBR tables in its CONFIG_DB, as an
+    engineer would have loaded them (the driver refuses to push PBR through GCU: sonic-acl.yang)."""
+    simulator = simulator_module()
+    lab = pytest.importorskip("lab")   # tests/lab/switches/lab.py, on the path simulator_module set
+    intent = lab.devices(extra=True)["csonic0"]["intent"]
+    lab.reset("csonic0", "community_sonic", intent, str(tmp_path))
+    drv = get_driver("community_sonic")
+    sess = simulator_session("community_sonic", simulator.Device("csonic0", "community_sonic", str(tmp_path / "csonic0")))
+    for table, rows in drv.tables(intent, plan["qos"], ("underlay", "pbr")).items():
+        sess.dev.running.setdefault(table, {}).update(rows)
+    sess.dev.persist()
+    return intent, drv, sess
+
+
+def test_sonic_simulator_pins_verified_and_an_engineers_changes_named(csonic):
+    intent, drv, sess = csonic
+    findings = read("community_sonic", intent, drv, sess)
+    assert len(findings) == len(intent["bindings"]) >= 2
+    assert [f["status"] for f in findings] == ["ok"] * len(findings), findings
+    assert "REDIRECT:" in findings[0]["actual"] and "Active" in findings[0]["actual"]
+    first, second = intent["bindings"][:2]
+    rules = sess.dev.running["ACL_RULE"]
+    # an engineer moves the second host's redirect to the first's next hop, and takes the first's port off the table
+    other = next(b["next_hop"] for b in intent["bindings"] if b["next_hop"] != second["next_hop"])
+    rules["AIF-PBR|" + drv.ppd_pins(intent)[1]["match"]]["PACKET_ACTION"] = "REDIRECT:%s" % other
+    sess.dev.running["ACL_TABLE"]["AIF-PBR"]["ports"].remove(drv.port(first["ingress"]))
+    by_port = dict((f["probe"], f) for f in read("community_sonic", intent, drv, sess))
+    p1, p2 = ["pinned %s -> AIF-PBR %s" % (b["source"].split("/")[0], p["match"])
+              for b, p in zip((first, second), drv.ppd_pins(intent)[:2])]
+    assert by_port[p1]["status"] == "fail" and "not bound to" in by_port[p1]["message"], by_port[p1]
+    assert by_port[p2]["status"] == "fail" and other in by_port[p2]["actual"], by_port[p2]
+    assert sum(f["status"] == "ok" for f in by_port.values()) == len(intent["bindings"]) - 2
+
+
+def test_sonic_rule_whose_next_hop_is_gone_is_not_active(csonic):
+    intent, drv, sess = csonic
+    hop = intent["bindings"][0]["next_hop"]
+    gone = [k for k in sess.dev.running["INTERFACE"]
+            if "|" in k and ipaddress.ip_address(hop) in ipaddress.ip_interface(k.split("|")[1]).network]
+    assert gone, "the plan's first next hop is on a routed uplink"
+    for key in gone:
+        del sess.dev.running["INTERFACE"][key]
+    failed = [f for f in read("community_sonic", intent, drv, sess) if f["status"] != "ok"]
+    assert failed and all("not active on the switch (status N/A" in f["message"] for f in failed), failed
+    assert len(failed) == sum(b["next_hop"] == hop for b in intent["bindings"])

@@ -167,14 +167,12 @@ def test_unwitnessed_platforms_are_skipped_as_unverified():
     # the report's item line says it too, not only the entry's message
     assert set(f["actual"] for f in findings) == {"unverified: not implemented for dell_sonic"}
     assert validation.unsupported("frr", validation.CHECKS) == []
-    # EOS, NX-OS, NVUE: the PPD state and the BGP summary are read (nos/ppd_state.py, nos/bgp_state.py); failover
-    # (a link taken down and timed on the switch) still has no witness there
-    for platform in ("eos", "nxos", "nvue"):
+    # EOS, NX-OS, NVUE, community SONiC: the PPD state and the BGP summary are read (nos/ppd_state.py,
+    # nos/bgp_state.py); failover (a link taken down and timed on the switch) still has no witness there
+    for platform in ("eos", "nxos", "nvue", "community_sonic"):
         assert [f["probe"] for f in validation.unsupported(platform, validation.CHECKS)] == ["failover"]
     for platform in ("asternos", "dell_sonic"):
         assert [f["probe"] for f in validation.unsupported(platform, validation.CHECKS)] == list(validation.CHECKS)
-    # community SONiC: its BGP summary is read (sonic-utilities' table); no PBR state or failover witness
-    assert [f["probe"] for f in validation.unsupported("community_sonic", validation.CHECKS)] == ["ppd_paths", "failover"]
 
 
 class FakeTerminal(object):
