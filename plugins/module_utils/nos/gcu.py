@@ -41,6 +41,13 @@ CONFIG = "sudo -n config"
 # a patch SONiC's own sonic-acl.yang refuses (PACKET_ACTION is an enumeration without REDIRECT:<ip>): GCU validates
 # every patch against the models and would refuse it, so it is refused here before anything is sent
 YANG_REFUSED = re.compile(r"^REDIRECT:")
+# GCU validates the whole target CONFIG_DB, not only the patch (generic_config_updater patch_sorter.py
+# StrictPatchSorter: validate_config_db_config(target_config)): a switch holding such redirect rules (loaded by an
+# engineer with acl-loader or sonic-db-cli) refuses every patch. Its hidden ``-i/--ignore-path`` option (config/main.py
+# apply-patch and rollback, "ignore validation for config specified by given path which is a JsonPointer";
+# IgnorePathsFromYangConfigSplitter) leaves that table out of the YANG check; it is passed only while the switch
+# holds such a rule and this run's patch does not touch the table.
+ACL_RULE_PATH = "/ACL_RULE"
 
 
 class GcuTxn(ShellMarkers, Transaction):
@@ -86,7 +93,8 @@ class GcuTxn(ShellMarkers, Transaction):
             precheck("precheck")   # the switch is still the run's base just before GCU applies the patch
         self.committed = True   # from here the switch may hold some of the patch (GCU applies it in steps)
         self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in self.staged)
-        self._ok("commit", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the patch")
+        self._ok("commit", "%s apply-patch %s%s" % (CONFIG, self._ignore(self.base_image, self.staged), self.patch_file()),
+                 note="GCU rejected the patch")
         self.confirmed = True
         verify("verify")
 
@@ -105,18 +113,20 @@ class GcuTxn(ShellMarkers, Transaction):
             if ch.foreign:
                 raise StepError("abort", None, "", "config rollback %s not run: the switch holds changes this run did not "
                                 "make (%s), which a rollback to the checkpoint would undo" % (self.tag, ch.describe()))
-        self._ok("abort", "%s rollback %s" % (CONFIG, _safe(self.tag)), note="config rollback failed")
+        self._ok("abort", "%s rollback %s%s" % (CONFIG, self._ignore(got, ()), _safe(self.tag)), note="config rollback failed")
         return "rolled back to checkpoint %s (config rollback)" % self.tag
 
     def push_reverse(self, cmds):
         """Apply managed-view ops (this run's own fields back, or a drain) as one patch, built on a fresh read."""
         self.io.fresh("abort")
-        ops = self._device_ops(self._ops_of(cmds), self._image("abort"))
+        img = self._image("abort")
+        ops = self._device_ops(self._ops_of(cmds), img)
         if not ops:
             return
         self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
         self.put_file("abort", self.patch_file(), _compact(ops))
-        self._ok("abort", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the reverse patch")
+        self._ok("abort", "%s apply-patch %s%s" % (CONFIG, self._ignore(img, ops), self.patch_file()),
+                 note="GCU rejected the reverse patch")
 
     def cleanup(self):
         try:
@@ -155,6 +165,17 @@ class GcuTxn(ShellMarkers, Transaction):
             return image(self.driver, out, self.intent, self.sections)
         except ValueError as exc:
             raise StepError(step, self.driver.show_running, out, str(exc))
+
+    @staticmethod
+    def _ignore(img, ops):
+        """``-i /ACL_RULE `` while the switch (``img``) holds an ACL rule SONiC's YANG refuses and ``ops`` leave that
+        table alone (see ACL_RULE_PATH), else nothing."""
+        if img is None or any(op.get("path", "").startswith(ACL_RULE_PATH) for op in ops):
+            return ""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
+        config = sonic_db.device_view(img.managed, img.outside)[0]
+        held = [v for row in (config.get("ACL_RULE") or {}).values() for v in _values(row) if YANG_REFUSED.match(v)]
+        return "-i %s " % ACL_RULE_PATH if held else ""
 
     @staticmethod
     def _device_ops(ops, img):

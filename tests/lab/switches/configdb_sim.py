@@ -13,6 +13,8 @@ What it answers, in the formats of sonic-net/sonic-utilities (commit 691b1bbc, 2
   does), an empty table is refused (EmptyTableError's text), the result is validated against SONiC's YANG models
   (``Given patch will produce invalid config. Error: ...``, patch_sorter.py) before anything changes, then applied op
   by op; a failure prints ``Failed to apply patch due to: ...`` and click's usage + ``Error: ...``, exit status 2;
+* ``apply-patch`` / ``rollback`` ``-i/--ignore-path /TABLE`` (hidden option): that table left out of the YANG check;
+  a rollback is validated like a patch (GCU's replace of the checkpoint);
 * ``checkpoint`` / ``rollback`` / ``delete-checkpoint`` / ``list-checkpoints`` (``Checkpoint 'x' does not exist``),
   ``save -y``, ``hostname``; ``config`` without root: ``Root privileges are required for this operation`` (exit 1);
 * the Linux commands of the device lock and of the patch file (bash's noclobber text, grep's exit status 2).
@@ -192,6 +194,10 @@ class SonicShell(object):
     def config(self, argv, on_op, reject):
         cps = self.state["checkpoints"]
         sub, args = argv[0], argv[1:]
+        ignored = []   # apply-patch / rollback ``-i/--ignore-path P``: P left out of the YANG check (hidden option)
+        while sub in ("apply-patch", "rollback") and len(args) > 2 and args[0] in ("-i", "--ignore-path"):
+            ignored.append(args[1])
+            args = args[2:]
         if sub == "checkpoint" and len(args) == 1:
             cps[args[0]] = copy.deepcopy(self.running)   # an existing name is overwritten (no existence check)
             self.persist()
@@ -201,6 +207,11 @@ class SonicShell(object):
                 fail = "Failed to rollback config" if sub == "rollback" else "Failed to delete config checkpoint"
                 return 2, fail + "\n" + usage(sub, "CHECKPOINT_NAME", "Checkpoint '%s' does not exist" % args[0])
             if sub == "rollback":
+                # GCU's rollback is a `config replace` by the checkpoint: the target must pass the YANG check
+                _checker, errors = self.validate(_without(cps[args[0]], ignored))
+                if errors:
+                    return 2, "Failed to rollback config\n" + usage(
+                        sub, "CHECKPOINT_NAME", "Given patch will produce invalid config. Error: %s" % "; ".join(errors))
                 self.running.clear()
                 self.running.update(copy.deepcopy(cps[args[0]]))
                 self.persist()
@@ -219,10 +230,10 @@ class SonicShell(object):
             self.persist()
             return 0, ""
         if sub == "apply-patch" and len(args) == 1:
-            return self.apply_patch(args[0], on_op, reject)
+            return self.apply_patch(args[0], on_op, reject, ignored)
         return 2, usage(sub, "", "No such command '%s'." % sub)
 
-    def apply_patch(self, path, on_op, reject):
+    def apply_patch(self, path, on_op, reject, ignored=()):
         import jsonpatch
         try:
             if path not in self.state["files"]:
@@ -233,7 +244,7 @@ class SonicShell(object):
             if empty:
                 raise ValueError("localhost: given patch is not valid because it will result in empty tables which is not "
                                  "allowed in ConfigDb. Table%s: %s" % ("s" if len(empty) != 1 else "", ", ".join(empty)))
-            checker, errors = self.validate(target)
+            checker, errors = self.validate(_without(target, ignored))
             self.checked.append(checker)
             if errors:
                 raise ValueError("Given patch will produce invalid config. Error: %s" % "; ".join(errors))
@@ -254,6 +265,15 @@ class SonicShell(object):
             if on_op is not None:
                 on_op(i)
         return 0, "\n".join(log + ["Patch applied successfully."]) + "\n"
+
+
+def _without(config, ignored):
+    """``config`` without the tables named by ``-i /TABLE`` (IgnorePathsFromYangConfigSplitter: those are split off
+    the YANG-validated part; only whole tables are modelled here)."""
+    out = dict(config)
+    for pointer in ignored:
+        out.pop(pointer.strip("/").split("/")[0], None)
+    return out
 
 
 def seed(name, intent):

@@ -161,6 +161,51 @@ def test_ppd_redirect_is_refused_before_anything_is_sent(plan, tmp_path):
     assert configs(sw) == seen and not any(" config " in c for c in sw.sent)
 
 
+def with_redirect_rules(sw, plan):
+    """The plan's PBR tables in the switch's CONFIG_DB, as an engineer loads them (acl-loader / sonic-db-cli write
+    CONFIG_DB without GCU's YANG check): SONiC's models refuse their `REDIRECT:<ip>`."""
+    tables = get_driver("community_sonic").tables(plan["leafs"]["leaf0"], plan["qos"], ("pbr",))
+    for table, rows in tables.items():
+        sw.state["running"].setdefault(table, {}).update(copy.deepcopy(rows))
+    sw.state["startup"] = copy.deepcopy(sw.state["running"])
+    assert configdb_sim.subset_errors(sw.state["running"]), "the loaded rules are outside SONiC's YANG"
+    return tables["ACL_RULE"]
+
+
+def patches_sent(sw):
+    return [c[:-len(configdb_sim.SUFFIX)] for c in sw.sent if " apply-patch " in c or " rollback " in c]
+
+
+def test_a_switch_holding_redirect_rules_is_still_managed_and_the_rules_are_kept(plan, tmp_path):
+    """GCU validates the whole target CONFIG_DB, so a switch holding redirect rules refuses every plain patch: the
+    transaction leaves ACL_RULE out of GCU's YANG check (`-i /ACL_RULE`) while the switch holds such a rule and the
+    patch does not touch that table, and the rules stay as they were."""
+    sw = Switch(plan["leafs"]["leaf0"])
+    rules = with_redirect_rules(sw, plan)
+    run = applier(sw, plan, tmp_path)
+    run.apply(*run.plan())
+    assert [c.split()[3:6] for c in patches_sent(sw)] == [["apply-patch", "-i", "/ACL_RULE"]], sw.sent
+    assert sw.state["running"]["ACL_RULE"] == rules and sw.state["running"]["QUEUE"]
+    assert sw.state["running"] == sw.state["startup"] and sw.state["checkpoints"] == {}
+    # without the rules the check stays whole: no -i
+    clean = Switch(plan["leafs"]["leaf0"])
+    run = applier(clean, plan, tmp_path)
+    run.apply(*run.plan())
+    assert [c.split()[3] for c in patches_sent(clean)] == ["apply-patch"] and "-i" not in patches_sent(clean)[0]
+
+
+def test_a_refused_patch_on_a_switch_holding_redirect_rules_is_rolled_back_with_them(plan, tmp_path):
+    sw = Switch(plan["leafs"]["leaf0"], reject=True)
+    with_redirect_rules(sw, plan)
+    seen = configs(sw)
+    run = applier(sw, plan, tmp_path)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert err.value.rolled_back is True, str(err.value)
+    assert configs(sw) == seen and sw.state["checkpoints"] == {}
+    assert [c.split()[3:5] for c in patches_sent(sw)] == [["apply-patch", "-i"], ["rollback", "-i"]], sw.sent
+
+
 def test_a_foreign_change_during_the_apply_is_kept_and_only_ours_is_taken_back(plan, tmp_path):
     """An engineer sets the hostname while GCU applies our patch: verification sees it, the checkpoint rollback
     (which would undo it) is not used; this run's own fields are taken back by a patch, proven, and the message
