@@ -31,6 +31,8 @@ def _switch_identity(role_intent, platform, intent):
     record = {"platform": platform, "device_type": device_type or device_type_for(platform)}
     if platform == "asternos":
         record["asternos_config"] = intent.get("asternos_config") or "easy_roce"
+    if platform == "community_sonic":
+        record["community_sonic_pbr"] = intent.get("community_sonic_pbr") or "refuse"
     return record
 
 

@@ -279,7 +279,10 @@ PLATFORMS = {
             "pbr": _fact(UNVERIFIED, "ACL_TABLE (L3, bound to the host ports) + ACL_RULE PACKET_ACTION "
                                      "`REDIRECT:<next hop>` (sonic-swss aclorch, PR #235; sonic-buildimage issue "
                                      "#4457); SONiC's own sonic-acl.yang refuses `REDIRECT:<ip>` (enumeration), so "
-                                     "GCU's YANG check refuses the rule (oracle test)"),
+                                     "GCU's YANG check refuses the rule (oracle test): refused before anything is sent "
+                                     "unless `fabric.community_sonic_pbr: gcu_ignore_acl_rule` leaves ACL_RULE out of "
+                                     "GCU's check (`config apply-patch -i /ACL_RULE`); read back by switch_validate "
+                                     "(`show acl rule`: redirect and status per host source)"),
         },
     },
     "frr": {

@@ -278,6 +278,15 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                            "them is refused until the SONiC GCU transaction exists (docs/platforms.md#asternos).",
                            default="easy_roce", choices=["easy_roce", "config_db"], example="config_db",
                            drives="Sections the AsterNOS driver renders."),
+    "community_sonic_pbr": Key("str", "How the PPD policy routes reach switches on platform `community_sonic`. "
+                               "`refuse` (default): the pbr section is refused before anything is sent, because SONiC's "
+                               "own sonic-acl.yang has no `REDIRECT:<next hop>` packet action and GCU (`config "
+                               "apply-patch`) validates every change against the models. `gcu_ignore_acl_rule`: the "
+                               "ACL_RULE table is left out of GCU's YANG check (its hidden `-i /ACL_RULE` option) so the "
+                               "redirect rules can be applied; every later GCU change on that switch, yours and other "
+                               "people's, then needs the same option (docs/switches.md). **unverified** on a real switch.",
+                               default="refuse", choices=["refuse", "gcu_ignore_acl_rule"], example="gcu_ignore_acl_rule",
+                               drives="Whether switch_config applies the pbr section on community SONiC."),
     "switch_models": MapOf(SWITCH_MODEL, "Switch hardware models by name.", required=True,
                            drives="Port names and counts for leafs and spines."),
     "leafs": Section("Rail leafs: one per rail per server group.", {

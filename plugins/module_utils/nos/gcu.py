@@ -46,8 +46,9 @@ YANG_REFUSED = re.compile(r"^REDIRECT:")
 # engineer with acl-loader or sonic-db-cli) refuses every patch. Its hidden ``-i/--ignore-path`` option (config/main.py
 # apply-patch and rollback, "ignore validation for config specified by given path which is a JsonPointer";
 # IgnorePathsFromYangConfigSplitter) leaves that table out of the YANG check; it is passed only while the switch
-# holds such a rule and this run's patch does not touch the table.
+# holds such a rule, or when this run adds one under the fabric's opt-in (community_sonic_pbr: gcu_ignore_acl_rule).
 ACL_RULE_PATH = "/ACL_RULE"
+OPT_IN = "gcu_ignore_acl_rule"
 
 
 class GcuTxn(ShellMarkers, Transaction):
@@ -64,6 +65,8 @@ class GcuTxn(ShellMarkers, Transaction):
 
     # ---- the transaction -----------------------------------------------------------------------------------
     def preflight(self):
+        if (self.intent or {}).get("community_sonic_pbr") == OPT_IN:
+            return   # the operator accepted ACL_RULE outside GCU's YANG check (_ignore passes -i /ACL_RULE)
         for op in self._ops_of(getattr(self, "pending", ())):
             for value in _values(op.get("value")):
                 if YANG_REFUSED.match(value):
@@ -72,7 +75,8 @@ class GcuTxn(ShellMarkers, Transaction):
                         "(PACKET_ACTION is an enumeration without a next hop), and config apply-patch validates every "
                         "patch against SONiC's YANG models, so the switch would refuse it; nothing was sent. Leave pbr out "
                         "for community_sonic (--skip-tags switch_port_binding, or switch_sections: [qos, mtu] in its "
-                        "host_vars) until SONiC's models accept the redirect" % value)
+                        "host_vars), or set fabric.community_sonic_pbr: gcu_ignore_acl_rule to leave ACL_RULE out of "
+                        "GCU's YANG check on such switches (docs/switches.md)" % value)
 
     checkpointed = False   # this object made the run's checkpoint (a drain's own object never deletes it)
 
@@ -168,14 +172,15 @@ class GcuTxn(ShellMarkers, Transaction):
 
     @staticmethod
     def _ignore(img, ops):
-        """``-i /ACL_RULE `` while the switch (``img``) holds an ACL rule SONiC's YANG refuses and ``ops`` leave that
-        table alone (see ACL_RULE_PATH), else nothing."""
-        if img is None or any(op.get("path", "").startswith(ACL_RULE_PATH) for op in ops):
-            return ""
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
-        config = sonic_db.device_view(img.managed, img.outside)[0]
-        held = [v for row in (config.get("ACL_RULE") or {}).values() for v in _values(row) if YANG_REFUSED.match(v)]
-        return "-i %s " % ACL_RULE_PATH if held else ""
+        """``-i /ACL_RULE `` while the switch (``img``) holds an ACL rule SONiC's YANG refuses, or when ``ops`` add one
+        (only past preflight's opt-in check): see ACL_RULE_PATH; else nothing."""
+        adds = any(YANG_REFUSED.match(v) for op in ops for v in _values(op.get("value")))
+        held = False
+        if img is not None and not adds:
+            from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
+            config = sonic_db.device_view(img.managed, img.outside)[0]
+            held = any(YANG_REFUSED.match(v) for row in (config.get("ACL_RULE") or {}).values() for v in _values(row))
+        return "-i %s " % ACL_RULE_PATH if adds or held else ""
 
     @staticmethod
     def _device_ops(ops, img):

@@ -103,7 +103,8 @@ TABLES = [
                               "DST_IP": _v(YANG % "sonic-acl"),
                               "PACKET_ACTION": (UNVERIFIED, ACLORCH + "; FORWARD is in sonic-acl.yang, but its "
                                                 "packet_action enumeration refuses `REDIRECT:<ip>`, so GCU's YANG "
-                                                "check refuses the redirect rule (oracle test)")},
+                                                "check refuses the redirect rule (oracle test) unless ACL_RULE is left "
+                                                "out of it (fabric.community_sonic_pbr opt-in, nos/gcu.py)")},
           _v(YANG % "sonic-acl" + " (`<table>|<rule>`)"), "sonic-acl"),
     Table("LOOPBACK_INTERFACE", "underlay", {}, _v(YANG % "sonic-loopback-interface" + "; " + CONF % "Loopback Interface"),
           "sonic-loopback-interface", bare=True),

@@ -34,8 +34,9 @@ PPD_READ = {"frr": "`ip route get DST from SRC iif INGRESS` (the kernel's forwar
             "nxos": "`show route-map`: sequence matching the host's ACL, `ip next-hop`",
             "nvue": "`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, `installed`",
             "community_sonic": "`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule per "
-                               "host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules themselves "
-                               "are not pushed: sonic-acl.yang refuses the redirect)"}
+                               "host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed only "
+                               "under `fabric.community_sonic_pbr: gcu_ignore_acl_rule`: sonic-acl.yang refuses the "
+                               "redirect)"}
 
 
 def ppd_row(platform):

@@ -158,6 +158,7 @@ def test_ppd_redirect_is_refused_before_anything_is_sent(plan, tmp_path):
     with pytest.raises(ApplyError) as err:
         run.apply(*run.plan())
     assert err.value.rolled_back is None and "sonic-acl.yang" in str(err.value) and "pbr" in str(err.value)
+    assert "community_sonic_pbr: gcu_ignore_acl_rule" in str(err.value)
     assert configs(sw) == seen and not any(" config " in c for c in sw.sent)
 
 
@@ -204,6 +205,52 @@ def test_a_refused_patch_on_a_switch_holding_redirect_rules_is_rolled_back_with_
     assert err.value.rolled_back is True, str(err.value)
     assert configs(sw) == seen and sw.state["checkpoints"] == {}
     assert [c.split()[3:5] for c in patches_sent(sw)] == [["apply-patch", "-i"], ["rollback", "-i"]], sw.sent
+
+
+def opted_in(plan):
+    return dict(plan["leafs"]["leaf0"], community_sonic_pbr="gcu_ignore_acl_rule")
+
+
+def test_the_opt_in_applies_ppd_with_acl_rule_out_of_the_yang_check_and_is_idempotent(plan, tmp_path):
+    """fabric.community_sonic_pbr: gcu_ignore_acl_rule: the pbr section goes in the one patch with `-i /ACL_RULE`,
+    the switch holds the planned redirect rules, and a second run sends nothing."""
+    intent = opted_in(plan)
+    sw = Switch(intent)
+    drv = get_driver("community_sonic")
+    sections = ("qos", "mtu", "pbr")
+    run = Applier(drv, sw.session, intent, plan["qos"], sections, lock_key="127.0.0.1_23997", lock_dir=str(tmp_path),
+                  lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    run.apply(*run.plan())
+    assert [c.split()[3:6] for c in patches_sent(sw)] == [["apply-patch", "-i", "/ACL_RULE"]], sw.sent
+    want = drv.tables(intent, plan["qos"], ("pbr",))
+    assert sw.state["running"]["ACL_RULE"] == want["ACL_RULE"] and sw.state["running"]["ACL_TABLE"] == want["ACL_TABLE"]
+    assert any(v["PACKET_ACTION"].startswith("REDIRECT:") for v in want["ACL_RULE"].values())
+    again = Applier(drv, sw.session, intent, plan["qos"], sections, lock_key="127.0.0.1_23997", lock_dir=str(tmp_path),
+                    lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    assert again.plan()[2] == []
+    # back to the default with pbr left out: an MTU change still goes through (the switch holds the rules: -i) and
+    # the rules the opt-in run put there are kept
+    sent = len(patches_sent(sw))
+    mtu = Applier(drv, sw.session, dict(plan["leafs"]["leaf0"], mtu=9100), plan["qos"], ("qos", "mtu"),
+                  lock_key="127.0.0.1_23997", lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    before, after, cmds = mtu.plan()
+    assert cmds and all("/PORT/" in c for c in cmds), cmds
+    mtu.apply(before, after, cmds)
+    assert [c.split()[3:6] for c in patches_sent(sw)[sent:]] == [["apply-patch", "-i", "/ACL_RULE"]]
+    assert sw.state["running"]["ACL_RULE"] == want["ACL_RULE"]
+
+
+def test_the_opt_in_rolls_a_refused_ppd_patch_back(plan, tmp_path):
+    intent = opted_in(plan)
+    sw = Switch(intent, reject=True)
+    seen = configs(sw)
+    run = Applier(get_driver("community_sonic"), sw.session, intent, plan["qos"], ("qos", "mtu", "pbr"),
+                  lock_key="127.0.0.1_23996", lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    with pytest.raises(ApplyError) as err:
+        run.apply(*run.plan())
+    assert err.value.rolled_back is True, str(err.value)
+    assert configs(sw) == seen and sw.state["checkpoints"] == {}
+    assert [c.split()[3] for c in patches_sent(sw)] == ["apply-patch", "rollback"], sw.sent
 
 
 def test_a_foreign_change_during_the_apply_is_kept_and_only_ours_is_taken_back(plan, tmp_path):
