@@ -140,6 +140,11 @@ warnings_count:
   description: Number of findings of severity warning.
   returned: always
   type: int
+nics:
+  description: The NICs checked (O(nics) as given), what M(aifabric.roce.rdma_preflight_report) needs beside the findings.
+  returned: always
+  type: list
+  elements: dict
 """
 
 import copy

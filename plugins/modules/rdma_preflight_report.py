@@ -13,15 +13,24 @@ description:
   - Takes each host's facts and findings, adds the fleet-wide firmware consistency check
     (C(fw_fleet_mixed) - per NIC model, hosts off the fleet's most common version), and writes
     C(preflight.json), C(preflight.md) and one C(<host>.json) per host to O(dest).
-  - Runs on the controller (C(delegate_to=localhost), C(run_once)).
+  - Runs in the controller (an action plugin, in the controller's own process: no Python start per run, the way
+    M(aifabric.roce.rdma_preflight) runs); give it C(run_once). The files are written on the controller.
 version_added: 0.1.0
 author:
   - aifabric.roce developers (@aifabric)
 options:
   hosts:
-    description: Per host, a dict with C(facts) (aifabric_rdma facts), C(findings) and C(nics) (the intent checked).
+    description:
+      - Per host, a dict with C(findings) and C(nics) (the intent checked) - the registered result of
+        M(aifabric.roce.rdma_preflight) is one - and optionally C(facts) (aifabric_rdma facts).
     type: dict
     required: true
+  facts:
+    description:
+      - Per host, the aifabric_rdma facts, for the hosts whose O(hosts) entry has no C(facts).
+      - The fleet firmware check reads them; a host with no facts is left out of it.
+    type: dict
+    default: {}
   dest:
     description: Directory for the report files (created when missing).
     type: path
@@ -47,9 +56,9 @@ attributes:
 EXAMPLES = r"""
 - name: Write the fleet summary
   aifabric.roce.rdma_preflight_report:
-    hosts: "{{ preflight_by_host }}"
+    hosts: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'preflight_check'))) }}"
+    facts: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, ['ansible_facts', 'aifabric_rdma']))) }}"
     dest: "{{ lookup('aifabric.roce.build_dir', 'preflight') }}"
-  delegate_to: localhost
   run_once: true
 """
 
@@ -71,47 +80,22 @@ files:
   elements: str
 """
 
-import json
-import os
+import copy
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside
-from ansible_collections.aifabric.roce.plugins.module_utils.host import checks
-from ansible_collections.aifabric.roce.plugins.module_utils.host.files import ensure_file
-from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot
+from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight_report import ARGUMENT_SPEC, run
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(hosts=dict(type="dict", required=True), dest=dict(type="path", required=True),
-                           strict=dict(type="bool", default=True),
-                           fleet_severity=dict(type="str", choices=["error", "warning"], default="warning")),
-        supports_check_mode=True,
-    )
-    hosts = module.params["hosts"]
-    facts_by_host = dict((h, v["facts"]) for h, v in hosts.items() if v.get("facts"))
-    exp_by_host = dict((h, checks.expectations(v.get("nics") or [], severity={"fw_fleet_mixed": module.params["fleet_severity"]}))
-                       for h, v in hosts.items())
-    fleet = checks.fleet_findings(facts_by_host, exp_by_host)
-    summary = checks.summarize(dict((h, v.get("findings") or []) for h, v in hosts.items()), fleet, module.params["strict"])
-    dest = module.params["dest"]
-    files = {os.path.join(dest, "preflight.json"): json.dumps(summary, indent=2, sort_keys=True) + "\n",
-             os.path.join(dest, "preflight.md"): checks.render_markdown(summary)}
-    for host, item in summary["hosts"].items():
-        try:
-            path = inside(dest, "%s.json" % host)
-        except ValueError as exc:
-            module.fail_json(msg="refusing to write a host report outside %s: %s" % (dest, exc))
-        files[path] = json.dumps(dict(item, host=host), indent=2, sort_keys=True) + "\n"
-    changed = False
-    diff = []
-    root = SysRoot("/")
-    for path, content in sorted(files.items()):
-        this, d = ensure_file(root, path, content, check_mode=module.check_mode, durable=False)
-        changed = changed or this
-        if this and path.endswith(".md"):
-            diff.append(d)
-    module.exit_json(changed=changed, summary=summary, fleet_findings=fleet, files=sorted(files), diff=diff)
+    # the role runs the action plugin of the same name (plugins/action/rdma_preflight_report.py: in the controller's
+    # process); this module runs the same code where Ansible executes it as a module
+    module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)
+    try:
+        result = run(module.params, module.check_mode)
+    except RunError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,6 @@ def run(p):
         findings = checks.host_findings(p["facts"], exp, p["host"])
     except (KeyError, TypeError) as exc:
         raise RunError("facts do not look like aifabric_rdma facts from aifabric.roce.rdma_facts: missing %s" % exc)
-    return dict(changed=False, findings=findings,
+    return dict(changed=False, findings=findings, nics=p["nics"],
                 errors=sum(1 for f in findings if f["severity"] == "error"),
                 warnings_count=sum(1 for f in findings if f["severity"] == "warning"))
