@@ -13,7 +13,7 @@ description:
   - Takes each host's facts and findings, adds the fleet-wide firmware consistency check
     (C(fw_fleet_mixed) - per NIC model, hosts off the fleet's most common version), and writes
     C(preflight.json), C(preflight.md) and one C(<host>.json) per host to O(dest).
-  - Runs in the controller (an action plugin, in the controller's own process: no Python start per run, the way
+  - Runs in the controller's own process (an action plugin, no Python start per run, as
     M(aifabric.roce.rdma_preflight) runs); give it C(run_once). The files are written on the controller.
 version_added: 0.1.0
 author:

@@ -46,7 +46,7 @@ def summary_files(hosts, dest, strict, fleet_severity, facts=None):
 def run(params, check_mode):
     """Validated parameters -> the module's result (files written unless ``check_mode``); RunError on bad input."""
     summary, fleet, files = summary_files(params["hosts"], params["dest"], params["strict"], params["fleet_severity"],
-                                         params["facts"])
+                                          params["facts"])
     changed = False
     diff = []
     root = SysRoot("/")
