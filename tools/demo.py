@@ -194,6 +194,15 @@ def audit():
         return json.load(handle)
 
 
+def check_roce_read(report):
+    """The audit's RoCE health section read every switch (each asked only for what its driver renders)."""
+    roce = report.get("roce") or {}
+    print("RoCE health: %s; read %s" % (roce.get("status", "?").upper(), ", ".join(
+        "%s (%s)" % (name, ", ".join(what)) for name, what in sorted((roce.get("read") or {}).items()))))
+    if roce.get("not_read") or "qos" not in (roce.get("read") or {}).get("leaf0", ["qos"]):
+        raise SystemExit("the audit's RoCE health section did not read every switch: %s" % roce.get("not_read"))
+
+
 def drifted_items(report):
     return sorted((e["device"], item["item"], item["expected"], item["actual"])
                   for e in report["entries"] if e["status"] == "drift" for item in e["items"])
@@ -256,6 +265,8 @@ def run():
     if report["drift"]:
         raise SystemExit("unexpected drift after bring-up: %s" % drifted_items(report))
     print("%s: %d devices" % (report.get("verdict", "IN SYNC"), report["summary"]["devices"]))
+    if have_switches:
+        check_roce_read(report)
     if not report.get("ready", True):
         print("NOT READY is expected in this lab: its GPU hosts are containers without RDMA NICs, GPUs or GPUDirect "
               "(host_preflight findings); it is not drift. gpu04's preflight reads its synthetic 8x MI300X + Broadcom "

@@ -63,7 +63,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 roce:
-  description: The report section - C(status) (ok, warn, fail), C(counters) and C(consistency) findings, C(gpus_affected).
+  description:
+    - The report section - C(status) (ok, warn, fail), C(counters) and C(consistency) findings, C(gpus_affected).
+    - C(read) - per switch read, what was read (its managed sections, C(counters)); C(not_read) - per switch of the
+      plan given in O(switches) but not read (its read failed or was skipped), why. A switch not read is never
+      counted healthy; the report names it.
   returned: always
   type: dict
   sample: {"status": "fail", "gpus_affected": ["gpu02:gpu0"], "consistency": [],
@@ -93,10 +97,18 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import 
 def evaluate(plan, switches, host_mtus, previous, pause_threshold):
     """(report section, drift_report entries, snapshot to keep) for switch_facts results of the plan's switches."""
     intents = dict(list((plan.get("leafs") or {}).items()) + list((plan.get("spines") or {}).items()))
-    current, have, want = {}, {}, {}
+    current, have, want, read, not_read = {}, {}, {}, {}, {}
     for name, facts in sorted((switches or {}).items()):
-        if not isinstance(facts, dict) or name not in intents or facts.get("failed"):
+        if name not in intents:
             continue
+        facts = facts if isinstance(facts, dict) else {}
+        if facts.get("failed"):
+            not_read[name] = facts.get("msg") or "read failed"
+            continue
+        if facts.get("skipped") or "sections" not in facts:
+            not_read[name] = "not read (its switch check could not read it)"
+            continue
+        read[name] = sorted(facts["sections"] or {}) + (["counters"] if facts.get("counters") is not None else [])
         if facts.get("counters") is not None:
             current[name] = facts["counters"]
         sections = facts.get("sections") or {}
@@ -108,7 +120,7 @@ def evaluate(plan, switches, host_mtus, previous, pause_threshold):
             want[name] = dict((s, drv.render(intents[name], plan["qos"], (s,))) for s in have[name])
     section = roce_health.report_section(
         roce_health.counter_findings(plan, current, previous, pause_threshold),
-        roce_health.consistency_findings(plan, have, want, host_mtus))
+        roce_health.consistency_findings(plan, have, want, host_mtus), read, not_read)
     return section, roce_health.entries(section), roce_health.snapshot(current)
 
 

@@ -39,8 +39,9 @@ options:
   sections:
     description:
       - Managed sections to report.
-      - C(underlay) (addresses, host VLAN/SVI or routed ports, eBGP) only for the drivers that render it
-        (C(frr), C(eos), C(nvue)); other drivers refuse it.
+      - Only the sections the platform's driver renders (its C(sections); filter C(aifabric.roce.nos_sections) gives
+        them); any other is refused by name. C(asternos) renders C(qos) alone; C(underlay) (addresses, host VLAN/SVI or
+        routed ports, eBGP) is rendered by every driver but C(asternos).
     type: list
     elements: str
     choices: [qos, mtu, pbr, underlay]

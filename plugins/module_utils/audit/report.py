@@ -28,7 +28,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.results import counts, is_probe_finding, normalise, result
-from ansible_collections.aifabric.roce.plugins.module_utils.audit.roce_health import gpu_name, gpus_behind
+from ansible_collections.aifabric.roce.plugins.module_utils.audit.roce_health import coverage_line, gpu_name, gpus_behind
 
 STATUSES = ("fail", "unreachable", "takeover", "drift", "not_run", "warn", "skipped", "ok")
 _MISSING = "(absent)"
@@ -558,6 +558,8 @@ def _roce_markdown(roce):
     if not roce:
         return []
     out = ["## RoCE health: %s (%d GPUs affected)" % (roce["status"].upper(), len(roce.get("gpus_affected", []))), ""]
+    if coverage_line(roce):
+        out += [coverage_line(roce), ""]
     rows = _roce_rows(roce)
     if not rows:
         return out + ["No pause storm, PFC watchdog event or lossless drop since the last audit; RoCE configuration "
@@ -674,6 +676,8 @@ def render_html(report):
     roce = report.get("roce")
     if roce:
         out.append("<h2>RoCE health: %s (%d GPUs affected)</h2>" % (e(roce["status"].upper()), len(roce.get("gpus_affected", []))))
+        if coverage_line(roce):
+            out.append("<p class=\"%s\">%s</p>" % ("note" if roce.get("not_read") else "meta", e(coverage_line(roce))))
         rows = _roce_rows(roce)
         if rows:
             out.append("<table><tr><th>device</th><th>port</th><th>priority</th><th>finding</th><th>detail</th><th>GPUs</th>"

@@ -157,12 +157,31 @@ def snapshot(current):
                          for p, prios in (ports or {}).items())) for s, ports in sorted((current or {}).items()))
 
 
-def report_section(counter, consistency):
-    """The drift report's "RoCE health" section: findings ranked by GPUs affected, and a verdict word."""
+def report_section(counter, consistency, read=None, not_read=None):
+    """The drift report's "RoCE health" section: findings ranked by GPUs affected, and a verdict word.
+
+    ``read``: {switch: [what was read: its sections, "counters"]}; ``not_read``: {switch: why}. The section says which
+    switches it covers, so a switch left out (unreachable, or its read failed) is named, never counted healthy."""
     allf = counter + consistency
     status = "fail" if any(f["severity"] == "fail" for f in allf) else "warn" if allf else "ok"
     gpus = sorted(set(g for f in allf for g in f["gpus"]))
-    return {"status": status, "counters": counter, "consistency": consistency, "gpus_affected": gpus}
+    out = {"status": status, "counters": counter, "consistency": consistency, "gpus_affected": gpus}
+    if read is not None or not_read is not None:
+        out["read"] = dict((k, list(v)) for k, v in sorted((read or {}).items()))
+        out["not_read"] = dict(sorted((not_read or {}).items()))
+    return out
+
+
+def coverage_line(section):
+    """One line: the switches the section read (and what of each), and the ones it did not (why); "" when unknown."""
+    if "read" not in section and "not_read" not in section:
+        return ""
+    read = ", ".join("%s (%s)" % (name, ", ".join(what) or "nothing") for name, what in sorted(section.get("read", {}).items()))
+    line = "Read on %d switch(es): %s." % (len(section.get("read", {})), read or "none")
+    if section.get("not_read"):
+        line += " Not read on %d switch(es), not counted healthy: %s." % (
+            len(section["not_read"]), "; ".join("%s (%s)" % kv for kv in sorted(section["not_read"].items())))
+    return line
 
 
 def entries(section):

@@ -74,6 +74,9 @@ def test_audit_and_check_go_on_past_unreachable_devices_apply_stops(switch_lab, 
     with open(os.path.join(build, "audit", "drift-report.html")) as handle:
         page = handle.read()
     assert "2 UNREACHABLE" in page and "gpu01" in page and "leaf0" in page
+    # RoCE health: every reachable switch read (QoS/MTU its driver renders, counters), the unreachable one named
+    assert report["roce"]["not_read"] == {"leaf0": "not read (its switch check could not read it)"}, report["roce"]
+    assert report["roce"]["read"] == dict((n, ["mtu", "qos", "counters"]) for n in ("leaf1", "leaf2", "leaf3", "spine1", "spine2"))
     # telemetry (module roce_metrics): the switches' counters as Prometheus text; the unreachable leaf is up 0. The
     # EOS, NVUE and NX-OS leafs show their PBR state (switch_validate ppd_paths): these fresh ones pin no host, so every
     # binding is off its planned uplink (0); the unreachable AsterNOS canary's bindings stay unverified

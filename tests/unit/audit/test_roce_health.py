@@ -55,17 +55,82 @@ def test_mtu_chain_and_qos_profile(plan):
     assert H.entries(H.report_section([], got))[0]["kind"] == "host"
 
 
+def audit_read_task():
+    """playbooks/audit.yml's RoCE health read: the switch_facts task and the block around it."""
+    with open(os.path.join(ROOT, "playbooks", "audit.yml")) as fh:
+        plays = yaml.safe_load(fh)
+    for task in next(p for p in plays if p["hosts"] == "switches")["tasks"]:
+        for inner in task.get("block", [task]):
+            if "aifabric.roce.switch_facts" in inner:
+                return task, inner
+    raise AssertionError("audit.yml has no switch_facts read")
+
+
+def audit_sections(platform):
+    """audit.yml's ``sections`` template of that task, rendered for a switch of this platform (the same filters as
+    Ansible: the collection's nos_sections and Jinja2's select)."""
+    import jinja2
+    from ansible_collections.aifabric.roce.plugins.filter.nos_sections import nos_sections
+    _block, task = audit_read_task()
+    env = jinja2.Environment()
+    env.filters["aifabric.roce.nos_sections"] = nos_sections
+    sections = task["aifabric.roce.switch_facts"]["sections"]
+    if not isinstance(sections, str):
+        return sections   # a fixed list
+    return yaml.safe_load(env.from_string(sections).render(roce_intent={"platform": platform}))
+
+
+def test_audit_asks_each_switch_only_for_the_sections_its_driver_renders():
+    """switch_facts refuses a section the driver does not render; audit.yml asked every switch for [qos, mtu], so the
+    AsterNOS read failed (and was ignored) and leaf0's QoS never reached the RoCE health section. Now each platform
+    gets the QoS/MTU sections of its own driver, and a failed read is rescued and recorded, not ignored."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+    for platform in sorted(DRIVERS):
+        got = audit_sections(platform)
+        driver = get_driver(platform)
+        assert set(got) <= set(driver.sections), (platform, got, driver.sections)   # nothing switch_facts refuses
+        assert got == [s for s in ("qos", "mtu") if s in driver.sections], (platform, got)
+    assert audit_sections("asternos") == ["qos"]
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.aifabric.roce.plugins.filter.nos_sections import nos_sections
+    with pytest.raises(AnsibleFilterError, match="no NOS driver for platform 'junos'; known: asternos"):
+        nos_sections("junos")
+    assert audit_sections("nxos") == ["qos", "mtu"]
+    block, task = audit_read_task()
+    assert "ignore_errors" not in task and "ignore_errors" not in block and block.get("rescue"), block
+
+
 def test_only_the_sections_a_driver_renders_are_compared(plan):
-    """audit.yml reads qos and mtu from every switch; AsterNOS renders qos alone (Easy RoCE: no MTU there), so its
-    mtu section is not compared (rendering it would refuse) and its converged qos gives no finding."""
+    """AsterNOS renders qos alone (Easy RoCE: no MTU there): audit.yml reads only its qos section (what switch_facts
+    returns for it), its converged qos gives no finding and an unconverged one is named."""
     from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
     leaf0 = plan["leafs"]["leaf0"]
     assert leaf0["platform"] == "asternos"
     qos = get_driver("asternos").render(leaf0, plan["qos"], ("qos",))
-    facts = {"leaf0": {"sections": {"qos": {"config": qos}, "mtu": {"config": ""}}, "counters": None}}
+    facts = {"leaf0": {"sections": dict((s, {"config": qos}) for s in audit_sections("asternos")), "counters": None}}
     section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
     assert [f for f in section["consistency"] if f["switch"] == "leaf0"] == []
+    assert section["read"] == {"leaf0": ["qos"]} and section["not_read"] == {}
     facts["leaf0"]["sections"]["qos"]["config"] = ""   # not converged: named as a QoS profile finding
     section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
     assert [(f["kind"], f["switch"]) for f in section["consistency"]] == [("qos_profile", "leaf0")]
+
+
+def test_a_switch_not_read_is_named_never_counted_healthy(plan):
+    """The section says which switches it read and what of each; a failed read (its message) and a read skipped
+    because the switch check could not reach the switch are named, in the Markdown and the HTML report."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import build_report, render_html, render_markdown
+    from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
+    facts = {"leaf1": {"sections": {"qos": {"config": ""}, "mtu": {"config": ""}}, "counters": {}},
+             "leaf0": {"failed": True, "msg": "section(s) mtu not rendered by the asternos driver"},
+             "leaf2": {"skipped": True, "changed": False}}
+    section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
+    assert section["read"] == {"leaf1": ["mtu", "qos", "counters"]}
+    assert section["not_read"] == {"leaf0": "section(s) mtu not rendered by the asternos driver",
+                                   "leaf2": "not read (its switch check could not read it)"}
+    line = H.coverage_line(section)
+    assert line.startswith("Read on 1 switch(es): leaf1 (mtu, qos, counters). Not read on 2 switch(es), not counted healthy:")
+    report = build_report([], fabric="lab", roce=section)
+    assert line in render_markdown(report)
+    assert "Not read on 2 switch(es)" in render_html(report)
