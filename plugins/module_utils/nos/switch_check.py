@@ -89,7 +89,10 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
     try:
         if "bgp_sessions" in checks:
             text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
-            result["findings"] += validation.bgp_findings(record, text, platform)
+            without_bgp = set(p for p in set(r["platform"] for r in list(plan["leafs"].values()) + list(plan["spines"].values()))
+                              if "underlay" not in get_driver(p).sections)
+            result["findings"] += validation.explain_peers_without_bgp(plan, record, validation.bgp_findings(record, text, platform),
+                                                                       without_bgp)
         remote = validation.remote_destination(plan, name) if is_leaf else None
         if "ppd_paths" in checks and platform in ppd_state.PLATFORMS:
             # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup

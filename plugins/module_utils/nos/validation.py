@@ -52,6 +52,31 @@ def bgp_findings(intent, text, platform="frr"):
     return bgp_state.findings(platform, intent, text)
 
 
+def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):
+    """A failed planned session towards a switch whose platform this collection configures no BGP on
+    (``platforms_without_bgp``: the drivers without section ``underlay``, e.g. AsterNOS) says so in its expected text,
+    so the report explains the failure in its own row. The status is not touched: the session is still down."""
+    devices = dict(list((plan.get("leafs") or {}).items()) + list((plan.get("spines") or {}).items()))
+    by_address = dict((n["address"], n) for n in (record.get("bgp") or {}).get("neighbors", []))
+    why = {}
+    for address, n in by_address.items():
+        platform = (devices.get(n.get("peer")) or {}).get("platform")
+        if platform in platforms_without_bgp:
+            why[address] = "%s runs %s, where this collection configures no BGP (only by hand)" % (n["peer"], platform)
+    out, towards = [], []
+    for f in findings:
+        address = f["probe"][len("bgp "):] if f["probe"].startswith("bgp ") else None
+        if f["status"] == "fail" and address in why:
+            f = dict(f, expected="%s; %s" % (f["expected"], why[address]))
+            towards.append(by_address[address]["peer"])
+        out.append(f)
+    if towards:
+        out = [dict(f, expected="%s (%d towards %s: no BGP configured there by this collection)" % (
+            f["expected"], len(towards), ", ".join(sorted(set(towards)))))
+               if f["probe"] == "bgp_sessions" and f["status"] == "fail" else f for f in out]
+    return out
+
+
 # --- PPD paths --------------------------------------------------------------------------------
 def ingress_of(intent, binding):
     """The L3 interface a host's packets enter: the SVI (scheme A; FRR/Linux name ``vlan<id>``) or

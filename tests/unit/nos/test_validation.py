@@ -277,6 +277,28 @@ def test_check_all_checks_every_switch_and_keeps_a_failed_one_apart():
         switch_check.check_all(plan, sessions[:1] * 2, ["bgp_sessions"], False, factory)
 
 
+def test_a_session_towards_a_switch_without_bgp_says_why_and_still_fails():
+    """The lab's spines peer with the AsterNOS leaf, where the collection configures no BGP (no underlay section in its
+    driver): those sessions stay failed, and their rows say why in one line; a session down for another reason and
+    the sessions that are up are left as they were."""
+    plan = {"leafs": {"leaf0": LEAF0}, "spines": {"spine1": dict(LEAF0, platform="asternos"), "spine2": LEAF0}}
+    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"))   # 10.254.0.0 (spine1) down
+    got = dict((f["probe"], f) for f in validation.explain_peers_without_bgp(plan, LEAF0, findings, {"asternos"}))
+    assert got["bgp 10.254.0.0"]["status"] == "fail"
+    assert got["bgp 10.254.0.0"]["expected"].endswith(
+        "(spine1 swp9); spine1 runs asternos, where this collection configures no BGP (only by hand)")
+    assert got["bgp 10.254.0.4"] == next(f for f in findings if f["probe"] == "bgp 10.254.0.4")   # up: untouched
+    assert got["bgp_sessions"]["status"] == "fail" and got["bgp_sessions"]["expected"] == (
+        "4 planned sessions Established (1 towards spine1: no BGP configured there by this collection)")
+    # the same peer on a platform the collection configures BGP on: nothing added
+    assert validation.explain_peers_without_bgp(plan, LEAF0, findings, {"dell_sonic"}) == findings
+    # check_switch derives the platforms from the drivers: asternos has no underlay section
+    sessions = [{"device": "spine2", "host": "down", "port": 22, "username": "admin"}]
+    checked = switch_check.check_all(plan, sessions, ["bgp_sessions"], False,
+                                     lambda params, _d: lambda: SummaryConn(_load("leaf0-bgp-summary-swp9-down.json")))
+    assert "spine1 runs asternos" in dict((f["probe"], f) for f in checked["spine2"]["findings"])["bgp 10.254.0.0"]["expected"]
+
+
 def test_switches_validate_refuses_bad_sessions_by_name(tmp_path, capsys):
     from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import write_plan
     from ansible_collections.aifabric.roce.plugins.modules import switches_validate
