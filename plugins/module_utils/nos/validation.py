@@ -71,9 +71,9 @@ def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):
             towards.append(by_address[address]["peer"])
         out.append(f)
     if towards:
-        out = [dict(f, expected="%s (%d towards %s: no BGP configured there by this collection)" % (
-            f["expected"], len(towards), ", ".join(sorted(set(towards)))))
-               if f["probe"] == "bgp_sessions" and f["status"] == "fail" else f for f in out]
+        note = " (%d towards %s: no BGP configured there by this collection)" % (len(towards), ", ".join(sorted(set(towards))))
+        out = [dict(f, expected=f["expected"] + note) if f["probe"] == "bgp_sessions" and f["status"] == "fail" else f
+               for f in out]
     return out
 
 
