@@ -438,6 +438,16 @@ ASTERNOS_DOC = [
     "`Ethernet1`, `Ethernet4:4`: take the names from `show interface status` in a capture and set the switch model's "
     "`port_name`) and `transaction` (how the REST endpoint is reached and authenticated from the switch: "
     "`https://127.0.0.1` with `curl --netrc-optional`; the PATCH bodies' exact form, e.g. `CABLE_40m`; status codes).",
+    "- **BGP on AsterNOS (searched again, session 4)**: Asterfusion documents BGP *show* commands only, in what can be "
+    "read (`show ip bgp summary [established|failed]`, `show ip bgp neighbors`, `show bgp peer-group`, FRR-format "
+    "outputs: https://docs.asternos.com/routing/command-line-reference/ip-unicast-routing/bgp-configuration/ , "
+    "https://docs.asternos.com/enterprise/v5/command-line-reference/ip-unicast-routing/bgp-configuration/ , "
+    "https://docs.asteraix.com/enterprise/bgp-configuration , "
+    "https://docs.asternos.com/zh/aidc/command-line-reference/layer-3-configuration/bgp/ ; "
+    "https://asternos.com/docs/bgp has an introduction and concepts only); no page read gives the configuration syntax "
+    "(`router bgp`, `neighbor ... remote-as` never appear). So the collection configures no BGP on AsterNOS and does not "
+    "read its BGP summary (`bgp_sessions` not run, **unverified**); a spine's session towards an AsterNOS leaf says so in "
+    "its validation row (\"<leaf> runs asternos, where this collection configures no BGP (only by hand)\").",
     "- **Not configured without the opt-in**: MTU, the PPD policy routes and the underlay have no Asterfusion-documented "
     "interface. `fabric.asternos_config: config_db` opts in to community SONiC's CONFIG_DB for them, which is "
     "**SONiC-native, not an Asterfusion-documented interface**; without it such sections are refused with one message "
