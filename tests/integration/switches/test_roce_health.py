@@ -24,6 +24,11 @@ def inject(switch_lab, name, table):
         json.dump(table, fh)
 
 
+def nos_sections_read(drv):
+    """What playbooks/audit.yml asks a switch for: the QoS/MTU sections its driver renders (AsterNOS: qos alone)."""
+    return [s for s in ("qos", "mtu") if s in drv.sections]
+
+
 def read_all(switch_lab):
     out = {}
     for name in SWITCHES:
@@ -31,7 +36,7 @@ def read_all(switch_lab):
         drv = get_driver(dev["platform"])
         conn = netmiko_factory(params(switch_lab, name), drv)()
         try:
-            out[name] = collect(drv, conn, dev["intent"], ["qos", "mtu"], True)
+            out[name] = collect(drv, conn, dev["intent"], nos_sections_read(drv), True)
         finally:
             conn.disconnect()
     return out
@@ -54,6 +59,7 @@ def test_pause_storm_and_watchdog_event_are_findings_with_their_gpus(switch_lab,
         assert first["leaf2"]["counters"]["swp2"]["3"]["pfc_rx"] == 0
         section, entries, snap = evaluate(plan, first, {}, None, 1000)
         assert section["counters"] == []
+        assert section["read"] == {"leaf0": ["qos", "counters"], "leaf2": ["mtu", "qos", "counters"]} and not section["not_read"]
         # consistency: leaf2 was converged to the fabric profile, leaf0 was not (its QoS lines are missing)
         assert [f["switch"] for f in section["consistency"] if f["kind"] == "qos_profile"] == ["leaf0"]
 
