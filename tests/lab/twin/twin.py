@@ -525,9 +525,12 @@ def write_inventory(plan, record, state, intent=None):
                      "ansible_password: %s, switch_known_hosts: %s}" % (name, info["port"], PASSWORD, known_hosts))
     if record.get("host_endpoints"):
         # site.yml's host plays target gpu_hosts: reached over SSH like a real host (root, key, pipelining; the
-        # piped transfer method: the twin's sshd has no SFTP), Debian's own python3 running the modules
+        # piped transfer method: the twin's sshd has no SFTP), Debian's own python3 running the modules. The connection
+        # is named "ssh", as inventories/example names it: ansible-core 2.19 registers the ssh plugin's settings under
+        # that name in the playbook process, and a worker asked for "ansible.builtin.ssh" parses the plugin's
+        # documentation again (about 13 ms of controller CPU per task and host, docs/benchmarks.md)
         lines += ["    gpu_hosts:", "      vars:",
-                  "        ansible_connection: ansible.builtin.ssh",
+                  "        ansible_connection: ssh",
                   "        ansible_user: root",
                   "        ansible_ssh_private_key_file: %s" % os.path.join(state, CLIENT_KEY),
                   "        ansible_ssh_common_args: -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes"
