@@ -148,7 +148,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.validate.perftest im
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.processes import (
     listening, log_tail, run_all, start_detached, wait_listening)
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import (
-    judge_lldp, judge_ping, judge_route, parse_lldp, parse_ping, parse_route_get)
+    judge_lldp, judge_ping, judge_route, parse_lldp, parse_ping, parse_route_batch, route_batch_input)
 
 NOT_REQUESTED = "RDMA bandwidth mesh not requested (validate_rdma_bw=false)"
 LISTEN_WAIT = 5.0      # seconds a server gets to open its TCP port
@@ -167,14 +167,14 @@ def _skip(probe, reason, required=True):
 def run_probes(module):
     ip_bin = module.get_bin_path("ip")
     ping_bin = module.get_bin_path("ping")
-    findings, pings = [], []
+    findings, pings, routes = [], [], []
     for probe in module.params["probes"]:
         if probe.get("kind") == "route":
             if not ip_bin:
                 findings.append(_skip("route %s" % probe.get("dst"), "iproute2 'ip' not installed"))
                 continue
-            rc, out, err = module.run_command([ip_bin, "-j", "route", "get", probe["dst"], "from", probe["src"]])
-            findings.append(judge_route(probe, parse_route_get(out) if rc == 0 else None))
+            findings.append(None)
+            routes.append((len(findings) - 1, probe))
         elif probe.get("kind") == "mtu_ping":
             if not ping_bin:
                 findings.append(_skip("ping %s" % probe.get("dst"), "ping not installed (iputils-ping)"))
@@ -184,6 +184,12 @@ def run_probes(module):
             pings.append((len(findings) - 1, probe))
         elif probe.get("kind") != "rdma_bw":  # rdma_bw probes run in the server and client phases
             module.fail_json(msg="unknown probe kind %r" % (probe.get("kind"),))
+    if routes:
+        # every lookup in one iproute2 batch (one process); -force goes on past a refused lookup
+        dummy, out, dummy = module.run_command([ip_bin, "-j", "-force", "-batch", "-"],
+                                               data=route_batch_input([p for dummy, p in routes]))
+        for (index, probe), route in zip(routes, parse_route_batch(out, [p for dummy, p in routes])):
+            findings[index] = judge_route(probe, route)
     count, timeout = module.params["ping_count"], module.params["timeout"]
     commands = [[ping_bin, "-n", "-q", "-M", "do", "-s", str(probe["size"]), "-c", str(count), "-W", str(timeout),
                  "-I", probe["src"], probe["dst"]] for dummy, probe in pings]

@@ -102,6 +102,32 @@ def parse_route_get(text):
     return {"dev": route.get("dev"), "via": route.get("gateway"), "prefsrc": route.get("prefsrc")}
 
 
+def route_batch_input(probes):
+    """The ``route`` probes as iproute2 batch input (``ip -j -force -batch -`` reads it on stdin): one ``ip`` process
+    for all of a host's lookups instead of one each."""
+    return "".join("route get %s from %s\n" % (p["dst"], p["src"]) for p in probes)
+
+
+def parse_route_batch(text, probes):
+    """Output of ``ip -j -force -batch -`` over ``route_batch_input(probes)`` -> per probe what ``parse_route_get``
+    gives (None: refused or not answered). Each answer is one JSON line carrying its ``dst`` and ``from`` (iproute2
+    6.1, tests/fixtures/switches/frr/SOURCE.md); a refused lookup prints only to stderr."""
+    answers = {}
+    for line in (text or "").splitlines():
+        if line.startswith("["):
+            try:
+                routes = json.loads(line)
+            except ValueError:
+                continue
+            for route in routes:
+                answers.setdefault((route.get("dst"), route.get("from")), []).append(json.dumps([route]))
+    out = []
+    for p in probes:
+        found = answers.get((p["dst"], p["src"])) or []
+        out.append(parse_route_get(found.pop(0)) if found else None)
+    return out
+
+
 def judge_route(probe, route):
     """Finding dict for a route probe."""
     expected = {"dev": probe["dev"], "via": probe["via"]}

@@ -311,3 +311,65 @@ def test_switches_validate_refuses_bad_sessions_by_name(tmp_path, capsys):
              "credentials.leaf1: only password and secret are taken, not user")):
         result = run_module(switches_validate, dict(args, plan=str(tmp_path)), capsys)
         assert result["rc"] == 1 and result["msg"] == said, result
+
+
+# --- the PPD path queries asked in one iproute2 batch (a real iproute2 6.1 answer: frr/SOURCE.md) ------------------
+BATCH_QUERIES = [{"probe": "pinned 10.1.0.7 -> 10.9.0.5", "kind": "pinned", "dst": "10.9.0.5", "src": "10.1.0.7",
+                  "iif": "d0", "next_hop": "10.2.0.1", "uplink": "d1", "expected": "via 10.2.0.1 dev d1 (spine1)"},
+                 {"probe": "local 10.1.0.7 -> 10.1.0.8", "kind": "local", "dst": "10.1.0.8", "src": "10.1.0.7", "iif": "d0",
+                  "expected": "on this leaf, not pinned (no via, main table)"},
+                 {"probe": "pinned 10.1.0.9 -> 10.9.0.5", "kind": "pinned", "dst": "10.9.0.5", "src": "10.1.0.9",
+                  "iif": "d0", "next_hop": "10.2.0.1", "uplink": "d1", "expected": "via 10.2.0.1 dev d1 (spine1)"},
+                 {"probe": "local 10.1.0.9 -> 10.1.0.7", "kind": "local", "dst": "10.1.0.7", "src": "10.1.0.9", "iif": "d0",
+                  "expected": "on this leaf, not pinned (no via, main table)"}]
+
+
+def batch_capture():
+    with open(os.path.join(HERE, "iproute2-6.1-route-get-batch-json.txt")) as handle:
+        return handle.read()
+
+
+def test_route_batch_asks_every_query_in_one_ip_process():
+    cmd = validation.route_batch(BATCH_QUERIES[:2])
+    assert cmd == ("printf '%s\\n' 'route get 10.9.0.5 from 10.1.0.7 iif d0' 'route get 10.1.0.8 from 10.1.0.7 iif d0' "
+                   "| ip -j -force -batch -")
+    assert cmd.count("ip ") == 1
+
+
+def test_batch_answers_matched_to_their_queries_and_judged():
+    text = batch_capture()
+    answers = validation.parse_route_batch(text, BATCH_QUERIES)
+    assert answers[0] == ({"via": "10.2.0.1", "dev": "d1", "table": "100"}, "10.9.0.5 from 10.1.0.7 via 10.2.0.1 dev d1 table 100")
+    assert answers[1][0] == {"via": None, "dev": "d0", "table": None}
+    assert answers[2] == ({"error": "RTNETLINK answers: Network is unreachable"}, "RTNETLINK answers: Network is unreachable")
+    judged = [validation.judge_route_answer(q, got, actual) for q, (got, actual) in zip(BATCH_QUERIES, answers)]
+    assert [f["status"] for f in judged] == ["ok", "ok", "fail", "ok"], judged
+    # the report's text form reads back as `ip route get` text does (the PPD metrics parse it)
+    assert validation.parse_route_get(answers[0][1]) == answers[0][0]
+    # stderr may come before stdout: the refusal is still placed by its batch line, the answers by (dst, from)
+    lines = text.splitlines()
+    shuffled = "\n".join([ln for ln in lines if not ln.startswith("[")] + [ln for ln in lines if ln.startswith("[")])
+    assert validation.parse_route_batch(shuffled, BATCH_QUERIES) == answers
+    # a query the batch never answered (the session cut) is not passed
+    got, actual = validation.parse_route_batch(lines[0], BATCH_QUERIES)[1]
+    assert got == {"error": "no answer"} and validation.judge_route_answer(BATCH_QUERIES[1], got, actual)["status"] == "fail"
+
+
+def test_route_batches_fit_the_terminal_line():
+    plan = build_plan(intents.lab())
+    leaf = dict(next(iter(plan["leafs"].values())))
+    template = leaf["downlinks"][0]
+    leaf["downlinks"] = [dict(template, host_address="10.100.%d.%d" % divmod(n + 1, 250)) for n in range(64)]
+    leaf["bindings"] = [dict(leaf["bindings"][0], source="10.100.%d.%d/32" % divmod(n + 1, 250)) for n in range(64)]
+    queries = validation.path_queries(leaf, "192.0.2.1")
+    sent = []
+
+    class Conn(object):
+        def send_command(self, line, **_kw):
+            sent.append(line)
+            return ""
+
+    answers = switch_check.run_route_batches(Conn(), queries)
+    assert len(answers) == 128 and all(got == {"error": "no answer"} for got, _ in answers)
+    assert 3 <= len(sent) <= 8 and all(len(line) <= switch_check.LINE_BUDGET for line in sent), [len(x) for x in sent]
+    assert sum(line.count("route get") for line in sent) == 128 and all(line.count("ip -j") == 1 for line in sent)

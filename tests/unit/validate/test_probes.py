@@ -1,6 +1,7 @@
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import (
-    expected_lldp, judge_lldp, judge_ping, judge_route, parse_lldp, parse_ping, parse_route_get, plan_probes)
+    expected_lldp, judge_lldp, judge_ping, judge_route, parse_lldp, parse_ping, parse_route_batch, parse_route_get, plan_probes,
+    route_batch_input)
 
 from ..fabric.intents import lab, small
 
@@ -71,3 +72,16 @@ def test_lldp_against_cabling():
     assert [(f["probe"], f["status"]) for f in findings] == [
         ("lldp rail0", "ok"), ("lldp rail1", "fail"), ("lldp rail2", "ok"), ("lldp rail3", "fail")]
     assert findings[1]["actual"] == "no neighbour"
+
+
+# `ip -j -force -batch -` over two lookups, the second refused (iproute2 6.1, Debian 12; this machine's eth0)
+ROUTE_BATCH = ('[{"dst":"10.0.0.1","from":"192.0.2.2","gateway":"192.0.2.1","dev":"eth0","flags":[],"uid":0,"cache":[]}]\n'
+               'RTNETLINK answers: Network is unreachable\nCommand failed -:2\n')
+
+
+def test_route_batch_answers_are_matched_by_destination_and_source():
+    probes = [{"dst": "10.0.0.9", "src": "10.9.9.9"}, {"dst": "10.0.0.1", "src": "192.0.2.2"}]
+    assert route_batch_input(probes) == "route get 10.0.0.9 from 10.9.9.9\nroute get 10.0.0.1 from 192.0.2.2\n"
+    refused, answered = parse_route_batch(ROUTE_BATCH, probes)
+    assert refused is None and answered == {"dev": "eth0", "via": "192.0.2.1", "prefsrc": None}
+    assert parse_route_batch("", probes) == [None, None]

@@ -4,6 +4,7 @@ A stand-in ib_write_bw (a small Python script first on PATH) records its argumen
 prints the sourced sample, as a server it listens on its -p port like perftest's server does.
 """
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -275,3 +276,32 @@ def test_pings_of_all_nics_run_at_once_and_are_judged_in_probe_order(capsys, tmp
     ends = [float(line.split()[2]) for line in log if line.startswith("end ")]
     assert len(starts) == 4 and max(starts) < min(ends), "the pings ran one after another"
     assert all("-M do -s 8972 -c 2 -W 1 -I 10." in line for line in log if line.startswith("end "))
+
+
+FAKE_IP = """#!/bin/sh
+# logs each call, then runs the real iproute2 (the lookups below hold on any Linux host: 127/8 is local on lo)
+echo "$@" >> "$FAKE_IP_LOG"
+exec %s "$@"
+"""
+
+
+def test_route_lookups_of_a_host_run_in_one_iproute2_batch(capsys, tmp_path, monkeypatch):
+    real = shutil.which("ip") or pytest.skip("iproute2 'ip' not installed")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    ip = bindir / "ip"
+    ip.write_text(FAKE_IP % real)
+    ip.chmod(ip.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(bindir))
+    monkeypatch.setenv("FAKE_IP_LOG", str(tmp_path / "ip.log"))
+    probes = [{"kind": "route", "rail": 0, "dev": "lo", "src": "127.0.0.1", "dst": "127.0.0.1", "peer": "gpu02", "via": None},
+              {"kind": "route", "rail": 1, "dev": "rail1", "src": "127.0.0.1", "dst": "127.0.0.5", "peer": "gpu02", "via": None},
+              {"kind": "route", "rail": 2, "dev": "lo", "src": "127.0.0.1", "dst": "127.0.0.9", "peer": "gpu02",
+               "via": "127.0.0.254"}]
+    result = run_module(rail_validate, {"probes": probes}, capsys)
+    routes = [f for f in result["findings"] if f["probe"].startswith("route ")]
+    assert [f["probe"] for f in routes] == ["route 127.0.0.1 from 127.0.0.1", "route 127.0.0.5 from 127.0.0.1",
+                                            "route 127.0.0.9 from 127.0.0.1"]
+    assert [f["status"] for f in routes] == ["ok", "fail", "fail"], routes
+    assert routes[1]["actual"] == "dev lo (on-link)" and routes[2]["expected"] == "dev lo via 127.0.0.254"
+    assert (tmp_path / "ip.log").read_text().splitlines() == ["-j -force -batch -"]
