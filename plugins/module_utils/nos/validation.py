@@ -96,7 +96,7 @@ def route_batch(queries):
     """One shell command asking all ``queries`` at once: iproute2's batch mode (``ip -j -force -batch -``, one
     process instead of one per query: a 64-port leaf asks 128). Each answer is one JSON line (``dst``, ``from``,
     ``gateway``, ``dev``, ``table``); a refused query prints its reason and ``Command failed -:N`` (N: its line in
-    the batch), and ``-force`` goes on with the next one. Forms checked on iproute2 6.1 (Linux 6.1, this
+    the batch), and ``-force`` goes on with the next one. Forms checked on iproute2 6.1 (Linux 6.18, this
     project's twin routers); parse_route_batch reads them."""
     lines = " ".join("'route get %s from %s iif %s'" % (q["dst"], q["src"], q["iif"]) for q in queries)
     return "printf '%%s\\n' %s | ip -j -force -batch -" % lines
@@ -131,8 +131,7 @@ def parse_route_batch(text, queries):
         if found:
             entry = found.pop(0)
             got = {"via": entry.get("gateway"), "dev": entry.get("dev"), "table": entry.get("table")}
-            words = [q["dst"], "from", q["src"]] + ["%s %s" % (k, got[w]) for k, w in (("via", "via"), ("dev", "dev"),
-                                                                                    ("table", "table")) if got[w]]
+            words = [q["dst"], "from", q["src"]] + ["%s %s" % (key, got[key]) for key in ("via", "dev", "table") if got[key]]
             out.append((got, " ".join(words)))
         else:
             why = errors.get(number) or "no answer"

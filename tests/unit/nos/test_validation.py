@@ -370,6 +370,6 @@ def test_route_batches_fit_the_terminal_line():
             return ""
 
     answers = switch_check.run_route_batches(Conn(), queries)
-    assert len(answers) == 128 and all(got == {"error": "no answer"} for got, _ in answers)
+    assert len(answers) == 128 and all(got == {"error": "no answer"} for got, dummy in answers)
     assert 3 <= len(sent) <= 8 and all(len(line) <= switch_check.LINE_BUDGET for line in sent), [len(x) for x in sent]
     assert sum(line.count("route get") for line in sent) == 128 and all(line.count("ip -j") == 1 for line in sent)

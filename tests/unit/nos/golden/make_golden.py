@@ -28,7 +28,7 @@ PLANS = (("lab", None), ("rail512", None), ("lab", "p2p"))
 # counter outputs (switch_facts counters: tests/unit/nos/test_counters.py), PBR state (nos/ppd_state.py,
 # tests/unit/nos/test_ppd_state.py) and BGP summaries (nos/bgp_state.py), not configs: no driver parses them
 COUNTERS = re.compile(r"pfc-counters|pfcwd|queue-counter|wredcounters|counters-qos|pfc-watchdog|ip-s-|tc-s-qdisc|show-route-map|show-acl-"
-                      r"|bgp-neighbor|bgp-summary")
+                      r"|route-get-batch|bgp-neighbor|bgp-summary")
 
 # capture directory -> drivers that read that NOS's output
 CAPTURE_DRIVERS = {"eos": ("eos",), "nxos": ("nxos",), "sonic": ("dell_sonic",), "asternos": ("asternos",), "nvue": ("nvue",),
