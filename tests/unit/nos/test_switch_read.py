@@ -122,7 +122,7 @@ def test_the_read_passes_what_the_role_passes():
     with open(os.path.join(ROOT, "roles", "switch", "tasks", "read_args.yml")) as handle:
         tasks = yaml.safe_load(handle)
     read = dict(tasks[0]["ansible.builtin.set_fact"]["switch_read_args"])
-    read.update(tasks[1]["ansible.builtin.set_fact"]["switch_read_credentials"])
+    read.update(tasks[0]["ansible.builtin.set_fact"]["switch_read_credentials"])
     assert read.pop("name") == "{{ inventory_hostname }}"
     passed = _switch_config_args()
     assert read == passed
