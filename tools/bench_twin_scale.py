@@ -236,6 +236,7 @@ def bench(fabric, host_limit, keep):
         out["switch_batches"] = switch_batch_sizes(plan)
         out["load_before"] = [round(x, 1) for x in os.getloadavg()]
         out["converge"] = site_yml(state, record, log)
+        out["converge"]["failed_checks"] = failed_checks(os.path.join(state, "build", "validate", "drift-report.json"))
         out["load_noop_before"] = [round(x, 1) for x in os.getloadavg()]
         out["noop"] = site_yml(state, record, log)
         out["load_after"] = [round(x, 1) for x in os.getloadavg()]
@@ -257,6 +258,23 @@ def bench(fabric, host_limit, keep):
         subprocess.run([sys.executable, TWIN, "down"] + base, capture_output=True, check=False)
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def failed_checks(report_path, limit=10):
+    """The failed items of a validation report (device, item, expected, actual), before the next run overwrites it:
+    a converge's lone lost echo is named in the results, not only counted."""
+    try:
+        with open(report_path) as handle:
+            report = json.load(handle)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for entry in report.get("entries") or []:
+        for result in entry.get("results") or []:
+            if result.get("result") == "failed":
+                out.append({"device": entry.get("device"), "subject": result.get("subject"),
+                            "expected": result.get("expected"), "actual": result.get("actual")})
+    return out[:limit]
 
 
 def audit_nodes_needed(modelled_figures):
@@ -291,7 +309,9 @@ def judge(results, modelled_figures=None):
         for run in ("converge", "noop"):
             said = result[run].get("validation") or "no validation verdict printed"
             if not said.startswith("validation PASSED"):
-                missed.append("%s %s: %s" % (name, run, said))
+                failed = "; ".join("%(device)s %(subject)s: %(actual)s (expected %(expected)s)" % f
+                                   for f in result[run].get("failed_checks") or [])
+                missed.append("%s %s: %s%s" % (name, run, said, " - " + failed if failed else ""))
         if result["noop"]["changed"]:
             missed.append("%s: the no-op site.yml changed %d" % (name, result["noop"]["changed"]))
         limit = NOOP_WALL_TARGET_S.get(name)
