@@ -231,6 +231,19 @@ def start_frr(ns, name, state):
     os.chmod(os.path.join(bindir, "vtysh"), 0o755)
 
 
+def check_ports(base, count, ranges="/proc/sys/net/ipv4/ip_local_port_range"):
+    """The twin's SSH ports [base, base + count) must stay out of the kernel's ephemeral range: an outgoing connection
+    may hold any port there, and the twin's sshd then fails to bind (seen with a benchmark offset of 8200)."""
+    try:
+        with open(ranges) as handle:
+            low, high = (int(x) for x in handle.read().split())
+    except (OSError, ValueError):
+        return
+    if base < high + 1 and low < base + count:
+        raise SystemExit("twin ports %d-%d overlap the kernel's ephemeral ports %d-%d (net.ipv4.ip_local_port_range): "
+                         "choose a smaller AIFABRIC_TEST_PORT_OFFSET or --base-port" % (base, base + count - 1, low, high))
+
+
 def up(args):
     t0 = time.monotonic()
     plan = load_plan(args)
@@ -244,6 +257,7 @@ def up(args):
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
     hosts = emulated_hosts(plan, args.hosts)
+    check_ports(args.base_port, len(routers(plan)) + len(hosts))
     names = [pair[0] for pair in routers(plan)] + hosts + ([PARKED] if len(hosts) < len(plan["hosts"]) else [])
     existing = set(line.split()[0] for line in run("ip", "netns", "list").splitlines() if line.strip())
     for name in names:

@@ -164,3 +164,21 @@ def test_a_given_test_port_offset_wins_and_a_malformed_one_is_refused(monkeypatc
         monkeypatch.setenv("AIFABRIC_TEST_PORT_OFFSET", bad)
         with pytest.raises(SystemExit, match="AIFABRIC_TEST_PORT_OFFSET='%s': give a whole number 0..%d" % (bad, labid.OFFSET_MAX)):
             labid.port_offset()
+
+
+def test_twin_ports_stay_out_of_the_kernels_ephemeral_range(tmp_path):
+    """twin.py refuses SSH ports the kernel may hand to outgoing connections (an sshd there fails to bind at random),
+    naming the range and the fix; the test twins' own ports (24000 + this checkout's offset) stay below it."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "twin"))
+    twin = pytest.importorskip("twin")
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("32768\t60999\n")
+    twin.check_ports(24000, 100, str(ranges))
+    twin.check_ports(32668, 100, str(ranges))   # ends just below the range
+    for base in (32669, 35200, 60999):
+        with pytest.raises(SystemExit) as err:
+            twin.check_ports(base, 100, str(ranges))
+        assert "ip_local_port_range" in str(err.value) and "AIFABRIC_TEST_PORT_OFFSET" in str(err.value)
+    for slot in range(labid.OFFSET_SLOTS):
+        for kind in labid.TWIN_PORTS:
+            twin.check_ports(labid.TWIN_PORTS[kind] + labid.offset_of_slot(slot), 30, str(ranges))
