@@ -17,17 +17,23 @@ from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight impor
 
 
 class ActionModule(ActionBase):
+    """A pure module's logic run in the controller's worker: ``argument_spec`` and ``compute`` are what a subclass
+    changes (action rdma_preflight_report)."""
     TRANSFERS_FILES = False
     _requires_connection = False
+    argument_spec = ARGUMENT_SPEC
+
+    def compute(self, args):
+        return run(args)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=copy.deepcopy(ARGUMENT_SPEC))
-        # task args carry Ansible's tagged types; the checks want plain JSON data, as the module gets it
+        _validation, args = self.validate_argument_spec(argument_spec=copy.deepcopy(self.argument_spec))
+        # task args carry Ansible's tagged types; the logic wants plain JSON data, as the module gets it
         args = json.loads(json.dumps(args, default=str))
         try:
-            result.update(run(args))
+            result.update(self.compute(args))
         except RunError as exc:
             result.update(failed=True, msg=str(exc))
         return result

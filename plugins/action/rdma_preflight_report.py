@@ -10,27 +10,12 @@ way. Same arguments, result, check mode and diff as the module (plugins/module_u
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import copy
-import json
-
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.action.rdma_preflight import ActionModule as PureAction
 from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight_report import ARGUMENT_SPEC, run
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PureAction):
+    argument_spec = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=copy.deepcopy(ARGUMENT_SPEC))
-        # task args carry Ansible's tagged types; the summary wants plain JSON data, as the module gets it
-        args = json.loads(json.dumps(args, default=str))
-        try:
-            result.update(run(args, bool(self._task.check_mode)))
-        except RunError as exc:
-            result.update(failed=True, msg=str(exc))
-        return result
+    def compute(self, args):
+        return run(args, bool(self._task.check_mode))

@@ -74,9 +74,9 @@ class Session(object):
         pass
 
 
-def applier(switch, plan, tmp_path, sections=SECTIONS, **kw):
+def applier(switch, plan, tmp_path, sections=SECTIONS, intent=None, **kw):
     drv = get_driver("community_sonic")
-    return Applier(drv, switch.session, plan["leafs"]["leaf0"], plan["qos"], sections, lock_key="127.0.0.1_23999",
+    return Applier(drv, switch.session, intent or plan["leafs"]["leaf0"], plan["qos"], sections, lock_key="127.0.0.1_23999",
                    lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1, **kw)
 
 
@@ -218,21 +218,18 @@ def test_the_opt_in_applies_ppd_with_acl_rule_out_of_the_yang_check_and_is_idemp
     sw = Switch(intent)
     drv = get_driver("community_sonic")
     sections = ("qos", "mtu", "pbr")
-    run = Applier(drv, sw.session, intent, plan["qos"], sections, lock_key="127.0.0.1_23997", lock_dir=str(tmp_path),
-                  lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    run = applier(sw, plan, tmp_path, sections, intent)
     run.apply(*run.plan())
     assert [c.split()[3:6] for c in patches_sent(sw)] == [["apply-patch", "-i", "/ACL_RULE"]], sw.sent
     want = drv.tables(intent, plan["qos"], ("pbr",))
     assert sw.state["running"]["ACL_RULE"] == want["ACL_RULE"] and sw.state["running"]["ACL_TABLE"] == want["ACL_TABLE"]
     assert any(v["PACKET_ACTION"].startswith("REDIRECT:") for v in want["ACL_RULE"].values())
-    again = Applier(drv, sw.session, intent, plan["qos"], sections, lock_key="127.0.0.1_23997", lock_dir=str(tmp_path),
-                    lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    again = applier(sw, plan, tmp_path, sections, intent)
     assert again.plan()[2] == []
     # back to the default with pbr left out: an MTU change still goes through (the switch holds the rules: -i) and
     # the rules the opt-in run put there are kept
     sent = len(patches_sent(sw))
-    mtu = Applier(drv, sw.session, dict(plan["leafs"]["leaf0"], mtu=9100), plan["qos"], ("qos", "mtu"),
-                  lock_key="127.0.0.1_23997", lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    mtu = applier(sw, plan, tmp_path, ("qos", "mtu"), dict(plan["leafs"]["leaf0"], mtu=9100))
     before, after, cmds = mtu.plan()
     assert cmds and all("/PORT/" in c for c in cmds), cmds
     mtu.apply(before, after, cmds)
@@ -244,8 +241,7 @@ def test_the_opt_in_rolls_a_refused_ppd_patch_back(plan, tmp_path):
     intent = opted_in(plan)
     sw = Switch(intent, reject=True)
     seen = configs(sw)
-    run = Applier(get_driver("community_sonic"), sw.session, intent, plan["qos"], ("qos", "mtu", "pbr"),
-                  lock_key="127.0.0.1_23996", lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    run = applier(sw, plan, tmp_path, ("qos", "mtu", "pbr"), intent)
     with pytest.raises(ApplyError) as err:
         run.apply(*run.plan())
     assert err.value.rolled_back is True, str(err.value)

@@ -91,13 +91,18 @@ def test_path_queries_cover_every_binding_and_every_local_host():
     assert validation.path_queries(LEAF0, None)[0]["kind"] == "local"
 
 
+def leaf_with_ports(count):
+    """The lab's first leaf with ``count`` host ports, each bound (one host address and binding per port)."""
+    leaf = dict(next(iter(build_plan(intents.lab())["leafs"].values())))
+    template = leaf["downlinks"][0]
+    leaf["downlinks"] = [dict(template, host_address="10.100.%d.%d" % divmod(n + 1, 250)) for n in range(count)]
+    leaf["bindings"] = [dict(leaf["bindings"][0], source="10.100.%d.%d/32" % divmod(n + 1, 250)) for n in range(count)]
+    return leaf
+
+
 def test_path_queries_grow_linearly_with_the_leaf_ports():
     """A 64-port leaf: 128 queries (one pinned and one local per port), not the 4,032 of every local pair."""
-    plan = build_plan(intents.lab())
-    leaf = dict(next(iter(plan["leafs"].values())))
-    template = leaf["downlinks"][0]
-    leaf["downlinks"] = [dict(template, host_address="10.100.%d.%d" % divmod(n + 1, 250)) for n in range(64)]
-    leaf["bindings"] = [dict(leaf["bindings"][0], source="10.100.%d.%d/32" % divmod(n + 1, 250)) for n in range(64)]
+    leaf = leaf_with_ports(64)
     queries = validation.path_queries(leaf, "192.0.2.1")
     assert len(queries) == 128
     assert validation.next_local_host(["10.0.0.1"], "10.0.0.1") is None
@@ -356,11 +361,7 @@ def test_batch_answers_matched_to_their_queries_and_judged():
 
 
 def test_route_batches_fit_the_terminal_line():
-    plan = build_plan(intents.lab())
-    leaf = dict(next(iter(plan["leafs"].values())))
-    template = leaf["downlinks"][0]
-    leaf["downlinks"] = [dict(template, host_address="10.100.%d.%d" % divmod(n + 1, 250)) for n in range(64)]
-    leaf["bindings"] = [dict(leaf["bindings"][0], source="10.100.%d.%d/32" % divmod(n + 1, 250)) for n in range(64)]
+    leaf = leaf_with_ports(64)
     queries = validation.path_queries(leaf, "192.0.2.1")
     sent = []
 
