@@ -6,6 +6,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page  # noqa: E402
 
 
@@ -15,6 +16,12 @@ def main():
         with open(path, "w") as handle:
             handle.write(text)
         print("wrote %s" % path)
+    readme = os.path.join(ROOT, "README.md")
+    with open(readme) as handle:
+        text = with_readme_table(handle.read())
+    with open(readme, "w") as handle:
+        handle.write(text)
+    print("wrote the switch table of %s" % readme)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,16 @@ def test_bare_sonic_is_refused_naming_both_families():
         build_plan(fabric)
     text = str(err.value)
     assert "fabric.spines.platform" in text and "dell_sonic" in text and "community_sonic" in text
+
+
+def test_readme_switch_table_is_generated_from_the_table():
+    """README's first screen lists every NOS with what it does not render and what no source backs; a new platform
+    or a newly verified item changes it through tools/gen_docs.py, never by hand."""
+    with open(os.path.join(ROOT, "README.md")) as handle:
+        readme = handle.read()
+    assert readme.count(platforms.README_BEGIN) == 1
+    assert platforms.with_readme_table(readme) == readme, "run tools/gen_docs.py"
+    table = platforms.readme_table()
+    assert all("| `%s` |" % name in table for name in platforms.PLATFORMS)
+    assert "| `eos` | Arista EOS | configure session (commit / commit timer / abort) | - | none" in table
+    assert "port_naming, transaction |" in next(row for row in table.splitlines() if row.startswith("| `asternos` |"))
