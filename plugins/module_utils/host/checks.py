@@ -379,9 +379,10 @@ def host_findings(facts, exp, host):
             out.append(_finding(exp, "rdma_module", host, mod, "loaded", state, "kernel module %s is not loaded" % mod))
         elif state == "unknown":
             out.append(_finding(exp, "rdma_module_unknown", host, mod, "loaded", state,
-                                "kernel module %s: state unknown - not in /proc/modules or /sys/module, and %s/modules.builtin "
-                                "was not readable to tell a parameterless built-in from a missing module"
-                                % (mod, "/lib/modules/%s" % facts.get("kernel"))))
+                                "kernel module %s: state unknown - not in /proc/modules or /sys/module, no trace it leaves "
+                                "when built in, and %s/modules.builtin not readable; install the kernel's modules package "
+                                "(it holds modules.builtin) or run `modprobe -n -v %s` on the host to tell a built-in from "
+                                "a missing module" % (mod, "/lib/modules/%s" % facts.get("kernel"), mod)))
     gpu_links_seen = set()  # a GPU shared by several NICs is reported once
     for nic in exp["nics"]:
         _nic_checks(facts, exp, host, nic, out, gpu_links_seen)

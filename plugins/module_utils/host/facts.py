@@ -82,6 +82,34 @@ def builtin_modules(sysroot, kernel):
     return set(), None
 
 
+# What the kernel's own build rules imply about a module whose state files cannot show. torvalds/linux
+# drivers/infiniband/core/Makefile (at 0ac6f4056c4a, lines 2-5): ``infiniband-$(CONFIG_INFINIBAND_ADDR_TRANS) :=
+# rdma_cm.o``, ``user_access-$(CONFIG_INFINIBAND_ADDR_TRANS) := rdma_ucm.o``, ``obj-$(CONFIG_INFINIBAND) += ib_core.o
+# ... $(infiniband-y)``: rdma_ucm exists only when CONFIG_INFINIBAND_ADDR_TRANS (a bool, drivers/infiniband/Kconfig)
+# is y, and then rdma_cm is built exactly like ib_core. So with rdma_ucm present, rdma_cm is built in when ib_core is
+# built in; when ib_core is a loadable module, rdma_cm is one too, and a module absent from /proc/modules is not loaded.
+MODULE_IMPLIED = {
+    "rdma_cm": {"with": "rdma_ucm", "like": "ib_core",
+                "source": "torvalds/linux drivers/infiniband/core/Makefile (0ac6f4056c4a) lines 2-5: rdma_cm.o and "
+                          "rdma_ucm.o both exist only with CONFIG_INFINIBAND_ADDR_TRANS=y, and rdma_cm.o is built "
+                          "with ib_core.o (obj-$(CONFIG_INFINIBAND))"},
+}
+
+
+def infer_modules(modules):
+    """(states, inferred): ``unknown`` states settled by MODULE_IMPLIED; ``inferred`` names each one and why."""
+    states = dict(modules)
+    inferred = {}
+    for name, rule in MODULE_IMPLIED.items():
+        if states.get(name) != "unknown" or states.get(rule["with"]) not in ("builtin", "loaded"):
+            continue
+        like = states.get(rule["like"])
+        if like in ("builtin", "loaded"):
+            states[name] = "builtin" if like == "builtin" else "missing"
+            inferred[name] = "%s: %s is %s and %s is present; %s" % (states[name], rule["like"], like, rule["with"], rule["source"])
+    return states, inferred
+
+
 # Modules NVIDIA ships outside the kernel tree (driver packages, DKMS): never in modules.builtin, so not in
 # /proc/modules and not in /sys/module means not loaded, whether or not modules.builtin could be read.
 OUT_OF_TREE = ("nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem", "nv_peer_mem")
@@ -427,12 +455,14 @@ def rdma_core_release(sysroot):
 
 
 def nvidia_driver(sysroot):
-    """(major, 'major.minor', open_kernel_module) from /proc/driver/nvidia/version, or (None, None, False)."""
+    """(major, the whole version, open_kernel_module) from /proc/driver/nvidia/version, or (None, None, False).
+    The version is kept whole (``580.159.04`` in the real captures h200-vm-2026-11-26*: ``NVRM version: NVIDIA UNIX
+    Open Kernel Module for x86_64  580.159.04  Release Build``), as nvidia-smi's driver_version prints it."""
     text = sysroot.read("/proc/driver/nvidia/version") or ""
-    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)\.(\d+)", text)
+    match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+)((?:\.\d+)+)", text)
     if not match:
         return None, None, False
-    return int(match.group(1)), "%s.%s" % match.groups(), "Open Kernel Module" in text
+    return int(match.group(1)), match.group(1) + match.group(2), "Open Kernel Module" in text
 
 
 def peermem_path(sysroot, state):
@@ -587,8 +617,10 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidi
         reasons.append("no RDMA device (/sys/class/infiniband is empty)")
     if unsupported:
         reasons.append("%s does not support GPUDirect RDMA: %s" % (extra["unsupported"]["platform"], extra["unsupported"]["source"]))
-    elif not peer_ok:
+    elif not peer_ok and not dmabuf_ok:
         reasons += ["peermem path: %s" % w for w in peer_why] + ["dma-buf path: %s" % w for w in dmabuf_why]
+    # dma-buf prerequisites met: the library falls back to dma-buf when it finds no peer memory (NCCL gdr.cc, RCCL from
+    # ROCm 7.12), so the missing peer-memory module is not a reason to act on (nothing to load)
     if not has_rdma or mode is None:
         ready = False
     else:
@@ -714,12 +746,12 @@ def gather(root="/", capture_dir=None, netdevs=()):
         links[item] = pcitopo.read_link(sysroot, item, runner)
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     builtin, builtin_source = builtin_modules(sysroot, kernel)
-    modules = dict((name, module_state(sysroot, name, loaded, builtin, builtin_source is not None))
-                   for name in stacks.all_modules() + ("nvidia", "nvidia_peermem", "amdgpu"))
+    modules, inferred = infer_modules(dict((name, module_state(sysroot, name, loaded, builtin, builtin_source is not None))
+                                           for name in stacks.all_modules() + ("nvidia", "nvidia_peermem", "amdgpu")))
     stack = detect_stack(sysroot, gpus, rdma, netdev_facts)
     return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology, "stack": stack,
-            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules,
+            "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "modules_inferred": inferred,
             "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia", gpus),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

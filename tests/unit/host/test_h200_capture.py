@@ -61,16 +61,25 @@ def test_h200_no_rdma_device_so_gdr_not_ready_for_that_reason(replay, live):
         assert gdr["reasons"][0] == "no RDMA device (/sys/class/infiniband is empty)"
         # not blamed on the driver: the dma-buf prerequisites are met (open module R580, 6.18, rdma-core 50)
         assert gdr["dmabuf"] == hf.DMABUF_PREREQUISITES_MET
-        assert (gdr["open_kernel_module"], gdr["driver_version"], gdr["rdma_core"]) == (True, "580.159", 50)
+        assert (gdr["open_kernel_module"], gdr["rdma_core"]) == (True, 50)
         assert not any(r.startswith("dma-buf path") for r in gdr["reasons"])
     assert replay["gdr"]["nvidia_peermem"] == "missing"  # out-of-tree module, not loaded
+    # the driver version whole, as the trace prints it ("... Open Kernel Module for x86_64  580.159.04  Release Build");
+    # the live reader of the day cut it to major.minor
+    assert replay["gdr"]["driver_version"] == "580.159.04" and live["gdr"]["driver_version"] == "580.159"
+    # dma-buf prerequisites met: loading nvidia_peermem is not a reason (the live reader of the day said it was)
+    assert replay["gdr"]["reasons"] == ["no RDMA device (/sys/class/infiniband is empty)"]
+    assert "peermem path: nvidia_peermem not loaded" in live["gdr"]["reasons"]
 
 
-def test_h200_rdma_cm_unknown_not_missing(replay, live):
+def test_h200_rdma_cm_builtin_by_the_kernels_own_rule(replay, live):
     assert live["modules"]["rdma_cm"] == "missing" and live["modules_builtin"] is None  # the old misread
     mods = replay["modules"]
     assert replay["modules_builtin"] is None
-    assert mods["rdma_cm"] == "unknown"
+    # no /sys/module/rdma_cm and no modules.builtin, but ib_core and rdma_ucm are built in: the kernel's Makefile
+    # builds rdma_cm with ib_core whenever rdma_ucm exists (CONFIG_INFINIBAND_ADDR_TRANS)
+    assert mods["rdma_cm"] == "builtin"
+    assert replay["modules_inferred"]["rdma_cm"].startswith("builtin: ib_core is builtin and rdma_ucm is present")
     assert mods["ib_core"] == mods["mlx5_core"] == mods["mlx5_ib"] == "builtin"
     assert mods["nvidia"] == "loaded" and mods["nvidia_peermem"] == "missing"
 
@@ -78,10 +87,11 @@ def test_h200_rdma_cm_unknown_not_missing(replay, live):
 def test_h200_preflight_verdict(replay):
     exp = checks.expectations([{"netdev": "eth0", "rdma": "mlx5_0", "gpu": 0, "mtu": 1500}])
     found = checks.host_findings(replay, exp, "h200-vm")
-    ids = dict((f["id"], f) for f in found if f["id"] != "rdma_module_unknown")
+    ids = dict((f["id"], f) for f in found)
     assert "rdma_module" not in ids  # nothing is reported missing that may be built in
-    unknown = sorted(f["subject"] for f in found if f["id"] == "rdma_module_unknown")
-    assert "rdma_cm" in unknown and "ib_core" not in unknown
+    assert "rdma_module_unknown" not in ids  # no warning nobody can act on: every module state is known
+    # every finding left is one the operator can act on: the plan's NIC and the GDR it needs are absent
+    assert sorted(ids) == ["gdr_ready", "nic_present", "synthetic_root"]
     assert "no RDMA device" in ids["gdr_ready"]["message"] and ids["gdr_ready"]["severity"] == "error"
     assert "RDMA device mlx5_0 missing" in ids["nic_present"]["message"]
     assert "gpu_present" not in ids  # the H200 is there
@@ -103,7 +113,7 @@ def test_h200b_module_states_from_the_listings_alone(replay_b):
     assert mods["ib_core"] == mods["mlx5_core"] == mods["mlx5_ib"] == "builtin"  # /sys/module
     assert mods["ib_uverbs"] == "builtin"  # /sys/class/infiniband_verbs/abi_version
     assert mods["rdma_ucm"] == "builtin"  # misc device rdma_cm
-    assert mods["rdma_cm"] == "unknown"  # neither /sys/module nor a class; no /lib/modules at all
+    assert mods["rdma_cm"] == "builtin"  # neither /sys/module nor a class, no /lib/modules: the Makefile's rule
     assert mods["nvidia"] == "loaded" and mods["nvidia_peermem"] == "missing"
 
 
