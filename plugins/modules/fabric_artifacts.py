@@ -88,6 +88,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside, read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import UnsafeArtifactPath, render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import DEVICES_DIR, HANDLE_FILE, PLAN_FILE
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 
 MANIFEST = ".aifabric-artifacts"
@@ -118,7 +119,7 @@ def main():
     dest = module.params["dest"]
     plan = plan_or_fail(module)
     try:
-        files = dict((name, text.encode("utf-8")) for name, text in render_all(plan).items())
+        files = dict((name, text.encode("utf-8")) for name, text in render_all(plan, switch_files).items())
     except UnsafeArtifactPath as exc:
         module.fail_json(msg="refusing to write artifacts: %s" % exc)
     dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None

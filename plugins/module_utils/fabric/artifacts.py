@@ -231,8 +231,10 @@ def _artifact_name(name):
     return text
 
 
-def render_all(plan):
-    """Every artifact as {relative path: text}; every path stays inside the artifact directory."""
+def render_all(plan, switch_files=None):
+    """Every artifact as {relative path: text}; every path stays inside the artifact directory.
+    ``switch_files(name, intent, qos, stem) -> {path: text}`` adds each switch's offline config (the caller passes
+    nos/offline.py ``switch_files``: this package sits below the NOS drivers, which read its platform table)."""
     files = {
         "cabling.csv": cabling_csv(plan),
         "report.md": report_markdown(plan),
@@ -240,9 +242,7 @@ def render_all(plan):
     }
     for name, leaf in plan["leafs"].items():
         files["leafs/%s-bindings.csv" % _artifact_name(name)] = binding_csv(leaf)
-    # imported here: the NOS drivers import the platform table from this package
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
-    for role in ("leafs", "spines"):
+    for role in ("leafs", "spines") if switch_files else ():
         for name, intent in plan[role].items():
             files.update(switch_files(name, intent, plan["qos"], _artifact_name(name)))
     return files

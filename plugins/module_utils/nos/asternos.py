@@ -39,7 +39,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sonic_db, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
 
 REST = "https://127.0.0.1/rest/v1"       # unverified: the manual shows HTTPS://{switch IP}/rest/v1/...
@@ -179,7 +179,7 @@ class AsterNosDriver(Driver):
         tables = self.config_db_tables(intent, qos)
         if tables is None:
             return {}
-        return {"switches/%s.config_db.json" % stem: sonic_db.show_running(tables)}
+        return {"switches/%s.config_db.json" % stem: configdb.show_running(tables)}
 
     def refuse(self, intent, qos, sections):
         """Why this driver refuses to run with these sections and this QoS profile (None: it does not)."""

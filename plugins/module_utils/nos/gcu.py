@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
     RefusedError, ShellMarkers, StepError, Transaction, _safe)
@@ -85,7 +86,7 @@ class GcuTxn(ShellMarkers, Transaction):
         self._ok("begin", "%s checkpoint %s" % (CONFIG, _safe(self.tag)), note="config checkpoint failed")
 
     def stage(self, cmds):
-        """The patch for this switch (sonic_db.device_patch over the before-image), written to a file."""
+        """The patch for this switch (configdb.device_patch over the before-image), written to a file."""
         if self.base_image is None:
             raise StepError("stage", None, "", "no before-image to build the device patch from")
         ops = self._device_ops(self._ops_of(cmds), self.base_image)
@@ -177,15 +178,12 @@ class GcuTxn(ShellMarkers, Transaction):
         adds = any(YANG_REFUSED.match(v) for op in ops for v in _values(op.get("value")))
         held = False
         if img is not None and not adds:
-            from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
-            config = sonic_db.device_view(img.managed, img.outside)[0]
+            config = configdb.device_view(img.managed, img.outside)[0]
             held = any(YANG_REFUSED.match(v) for row in (config.get("ACL_RULE") or {}).values() for v in _values(row))
         return "-i %s " % ACL_RULE_PATH if adds or held else ""
 
-    @staticmethod
-    def _device_ops(ops, img):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db   # sonic_db imports this module
-        return sonic_db.device_patch(ops, *sonic_db.device_view(img.managed, img.outside))
+    def _device_ops(self, ops, img):
+        return configdb.device_patch(ops, *configdb.device_view(img.managed, img.outside), managed=self.driver.config_tables)
 
     def _checkpoints(self, step):
         """``config list-checkpoints``: a JSON list of names (config/main.py, json.dumps indent 4)."""

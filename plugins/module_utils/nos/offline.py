@@ -15,6 +15,7 @@ platform table (fabric/platforms.py) marks unverified for it.
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 
@@ -49,8 +50,7 @@ def switch_files(name, intent, qos, stem):
     CONFIG_DB platform, plus what the driver adds (``offline_files``: AsterNOS's opt-in CONFIG_DB)."""
     driver = get_driver(intent["platform"])
     if driver.offline_format == "json":
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import show_running
-        return {"switches/%s.json" % stem: show_running(driver.tables(intent, qos, driver.sections))}
+        return {"switches/%s.json" % stem: configdb.show_running(driver.tables(intent, qos, driver.sections))}
     files = {"switches/%s.cfg" % stem: switch_config(name, intent, qos)}
     files.update(driver.offline_files(intent, qos, stem))
     return files

@@ -22,6 +22,8 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import (
+    CANONICAL, LIST_FIELDS, field_text, patch, show_running, tables_of, text)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
@@ -343,7 +345,7 @@ def outside(config, intent, sections, port=lambda p: p):
     """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths; a key of the
     switch's own with no field shows as ``TABLE|key``. A key whose fields are all ours (one we created) has none:
     it comes and goes with them. A port keeps its own fields (lanes, speed) here, so a patch that removed a PORT
-    key would show as their loss (and sonic_db.device_patch never removes one)."""
+    key would show as their loss (and configdb.device_patch never removes one)."""
     out = []
     planned = set(port(p) for p in ports_of(intent))
     for table in sorted(config):
@@ -360,139 +362,7 @@ def outside(config, intent, sections, port=lambda p: p):
                 out.append("%s|%s" % (table, key))   # a bare key of the switch's own (an address, a loopback)
             for field in sorted(fields):
                 if own is None or field not in own:
-                    out.append("%s|%s %s %s" % (table, key, field, _value(fields[field])))
-    return out
-
-
-# --- text view ---------------------------------------------------------------------------------------
-def _value(value):
-    return ",".join(value) if isinstance(value, list) else str(value)
-
-
-def text(tables):
-    """Tables -> canonical lines: ``TABLE|key`` for every key, ``TABLE|key field value`` for every field."""
-    lines = []
-    for table in sorted(tables):
-        for key in sorted(tables[table]):
-            fields = tables[table][key]
-            lines.append("%s|%s" % (table, key))
-            lines += ["%s|%s %s %s" % (table, key, f, _value(fields[f])) for f in sorted(fields)]
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
-LIST_FIELDS = {("ACL_TABLE", "ports")}
-CANONICAL = re.compile(r"^[A-Z][A-Z0-9_]*\|\S+( \S+ \S.*)?$")
-
-
-def tables_of(canonical):
-    """Canonical lines -> tables (inverse of ``text``)."""
-    out = {}
-    for line in canonical.splitlines():
-        if not line.strip():
-            continue
-        head, _sp, rest = line.partition(" ")
-        table, _bar, key = head.partition("|")
-        row = out.setdefault(table, {}).setdefault(key, {})
-        if rest:
-            field, _sp, value = rest.partition(" ")
-            row[field] = value.split(",") if (table, field) in LIST_FIELDS else value
-    return out
-
-
-def patch(have, want):
-    """RFC 6902 ops (jsonpatch) from the ``have`` owned tables to the ``want`` ones, per table, so no op
-    ever replaces or removes a whole table (tables also hold keys that are not ours). A table absent
-    from the device needs an ``add /TABLE {}`` first: the transaction adds it, knowing the whole config."""
-    import jsonpatch   # controller-only dependency (requirements.txt), imported when a diff is asked for
-    ops = []
-    for table in sorted(set(have) | set(want)):
-        sub = jsonpatch.make_patch(have.get(table, {}), want.get(table, {})).patch
-        for op in sub:
-            op = dict(op)
-            op["path"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["path"]
-            if "from" in op:
-                op["from"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["from"]
-            ops.append(op)
-    return ops
-
-
-def device_view(managed, outside_paths):
-    """An Image of the switch (managed canonical text, ``outside`` paths) -> (``config``, ``owned``, ``foreign``): the
-    tables and keys the switch holds (values only where the Image keeps them), the owned tables, and for every key that
-    is not wholly ours the names of its fields that are not ours ({TABLE: {key: set(fields)}})."""
-    owned = tables_of(managed)
-    config = json.loads(json.dumps(owned))
-    foreign = {}
-    for path in outside_paths:
-        parts = path.split(" > ", 2)
-        if len(parts) < 2:
-            continue   # a non-table entry: nothing a patch touches
-        table, key = parts[0], parts[1]
-        config.setdefault(table, {}).setdefault(key, {})
-        fields = foreign.setdefault(table, {}).setdefault(key, set())
-        if len(parts) == 3:
-            field, _sp, value = parts[2].partition(" ")
-            config[table][key][field] = value
-            fields.add(field)
-    return config, owned, foreign
-
-
-def _pointer(*parts):
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def device_patch(ops, config, owned, foreign):
-    """The JSON Patch ``ops`` between managed views (``patch``/``Driver.diff``) -> the patch GCU is given for a switch
-    holding ``config`` (``device_view``), so that it changes exactly the same fields and nothing of the switch's own:
-
-    * a table the switch does not hold is added whole (``add /TABLE {...}``: RFC 6902 cannot add into a missing member);
-    * a table the change leaves empty is removed whole (GCU refuses a patch that leaves an empty table:
-      generic_updater.py PatchApplier, EmptyTableError); only when it held nothing but ours;
-    * a key that also holds fields not ours is changed field by field (adding or removing the whole key would
-      replace or drop them); a PORT key is never removed;
-    * move/copy ops become the adds and removes they stand for (one explicit op per field)."""
-    import jsonpatch
-    tables = []
-    for op in ops:
-        table = op["path"].split("/")[1].replace("~1", "/").replace("~0", "~")
-        if table not in tables:
-            tables.append(table)
-    out = []
-    for table in tables:
-        if table not in TABLE:   # a table this driver does not manage (the drain's BGP_DEVICE_GLOBAL): as it is
-            out += [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
-            continue
-        have = owned.get(table, {})
-        want = jsonpatch.apply_patch({table: json.loads(json.dumps(have))},
-                                     [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
-                                     )[table]
-        theirs = foreign.get(table, {})
-        if not config.get(table):
-            if want:
-                out.append({"op": "add", "path": _pointer(table), "value": want})
-            continue
-        if not want and not theirs:
-            out.append({"op": "remove", "path": _pointer(table)})
-            continue
-        for key in sorted(set(have) | set(want)):
-            before, after = have.get(key), want.get(key)
-            shared = key in theirs   # the key is not wholly ours
-            if before == after:
-                continue
-            if after is None:
-                if table == "PORT" or (shared and theirs[key]):
-                    out += [{"op": "remove", "path": _pointer(table, key, f)} for f in sorted(before)]
-                else:
-                    out.append({"op": "remove", "path": _pointer(table, key)})
-            elif before is None and key not in config[table]:
-                out.append({"op": "add", "path": _pointer(table, key), "value": after})
-            else:
-                before = before or {}
-                for field in sorted(set(before) | set(after)):
-                    if field not in after:
-                        out.append({"op": "remove", "path": _pointer(table, key, field)})
-                    elif before.get(field) != after[field]:
-                        out.append({"op": "add", "path": _pointer(table, key, field), "value": after[field]})
+                    out.append("%s|%s %s %s" % (table, key, field, field_text(fields[field])))
     return out
 
 
@@ -509,6 +379,7 @@ class SonicDbDriver(Driver):
     # nos/gcu.py: checkpoint, one `config apply-patch`, read-back, `config save -y`, `config rollback` while the switch
     # holds only this run's change
     transaction = GcuTxn
+    config_tables = frozenset(TABLE)   # the tables render writes (configdb.device_patch passes others as they are)
 
     def tables(self, intent, qos, sections=SECTIONS):
         return render(intent, qos, sections, port=self.port, mtu=self.mtu(intent))
@@ -612,8 +483,3 @@ def takeover_items(before, after):
                                             after.get("PORT_QOS_MAP", {}).get(port, {}).get(field),
                                             "%s %s on %s is not ours and would be replaced" % (field, value, port)))
     return items
-
-
-def show_running(tables):
-    """Tables as ``show runningconfiguration all`` prints CONFIG_DB (json.dumps, indent 4, sorted keys)."""
-    return json.dumps(tables, indent=4, sort_keys=True) + "\n"

@@ -1,6 +1,7 @@
 import csv
 import io
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import DIAGRAM_SWITCH_LIMIT, render_all, topology_dot
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 
@@ -9,14 +10,14 @@ from .intents import lab, small
 
 def test_artifact_set_for_the_lab():
     # plan.json and the per-device slices belong to the plan (planstore); artifacts never repeat them.
-    files = render_all(build_plan(lab()))
+    files = render_all(build_plan(lab()), switch_files)
     assert sorted(f for f in files if "/" not in f) == ["cabling.csv", "report.md", "topology.dot"]
     assert sorted(f for f in files if "/" in f) == ["leafs/leaf%d-bindings.csv" % i for i in range(4)] + [
         "switches/leaf%d.cfg" % i for i in range(4)] + ["switches/spine1.cfg", "switches/spine2.cfg"]
 
 
 def test_cabling_csv_has_a_row_per_cable():
-    files = render_all(build_plan(lab()))
+    files = render_all(build_plan(lab()), switch_files)
     rows = list(csv.DictReader(io.StringIO(files["cabling.csv"])))
     assert len(rows) == 32
     assert rows[0] == {"label": "H-gpu01-R0", "kind": "host-leaf", "a_device": "gpu01", "a_port": "rail0",
@@ -24,13 +25,13 @@ def test_cabling_csv_has_a_row_per_cable():
 
 
 def test_binding_csv_lists_excluded_destinations():
-    rows = list(csv.DictReader(io.StringIO(render_all(build_plan(lab()))["leafs/leaf1-bindings.csv"])))
+    rows = list(csv.DictReader(io.StringIO(render_all(build_plan(lab()), switch_files)["leafs/leaf1-bindings.csv"])))
     assert rows[3]["ingress"] == "Ethernet4" and rows[3]["uplink"] == "Ethernet12"
     assert rows[3]["exclude_destinations"] == "10.101.0.0/29"
 
 
 def test_report_names_sizing_and_every_leaf():
-    report = render_all(build_plan(lab()))["report.md"]
+    report = render_all(build_plan(lab()), switch_files)["report.md"]
     assert "| leafs | 4 |" in report and "| spines (planes) | 2 (1) |" in report
     for leaf in ("leaf0", "leaf1", "leaf2", "leaf3"):
         assert "| %s |" % leaf in report
@@ -55,13 +56,13 @@ def test_diagram_collapses_switches_into_groups_and_planes_past_the_limit():
 
 
 def test_rendering_is_deterministic():
-    assert render_all(build_plan(lab())) == render_all(build_plan(lab()))
+    assert render_all(build_plan(lab()), switch_files) == render_all(build_plan(lab()), switch_files)
 
 
 def test_every_switch_gets_its_rendered_config_offline():
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
     plan = build_plan(lab())
-    files = render_all(plan)
+    files = render_all(plan, switch_files)
     switches = sorted(list(plan["leafs"]) + list(plan["spines"]))
     assert sorted(n[len("switches/"):-len(".cfg")] for n in files if n.startswith("switches/")) == switches
     eos = files["switches/leaf1.cfg"]
@@ -81,7 +82,7 @@ def test_every_switch_gets_its_rendered_config_offline():
 
 
 def test_report_shows_unverified_platforms():
-    report = render_all(build_plan(lab()))["report.md"]
+    report = render_all(build_plan(lab()), switch_files)["report.md"]
     section = report[report.index("## Platforms"):]
     assert "| asternos | 1 | **unverified** |" in section and "| eos | 3 | verified | - |" in section and "| nvue | 1 | verified | - |" in section
     assert "Unverified on `asternos` (leaf0):" in section and "Unverified on `eos`" not in section
@@ -94,7 +95,7 @@ def test_community_sonic_switches_get_their_config_db_as_json():
     from ..nos.helpers import plan_on_platform
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
     plan = plan_on_platform("lab", "community_sonic")
-    files = render_all(plan)
+    files = render_all(plan, switch_files)
     assert not [n for n in files if n.startswith("switches/") and n.endswith(".cfg")]
     text = files["switches/leaf0.json"]
     tables = json.loads(text)

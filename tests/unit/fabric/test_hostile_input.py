@@ -18,6 +18,7 @@ import string
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
@@ -104,7 +105,7 @@ def _check_accepted_plan(plan):
         for side in ("a_port", "b_port"):
             assert allow.port_name_problem("x", cable[side]) is None, cable
             assert _plain(cable[side]), cable
-    for path in render_all(plan):
+    for path in render_all(plan, switch_files):
         assert path == posixpath.normpath(path) and not path.startswith(("/", "..")), path
 
 

@@ -4,6 +4,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import inside
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import UnsafeArtifactPath, render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.modules import fabric_artifacts
@@ -17,11 +18,11 @@ def test_render_all_refuses_a_name_that_leaves_the_directory(name):
     plan = build_plan(lab())
     plan["leafs"][name] = plan["leafs"].pop("leaf0")  # leafs name files (leafs/<leaf>-bindings.csv)
     with pytest.raises(UnsafeArtifactPath):
-        render_all(plan)
+        render_all(plan, switch_files)
 
 
 def test_every_rendered_path_is_inside():
-    for path in render_all(build_plan(lab())):
+    for path in render_all(build_plan(lab()), switch_files):
         assert path == os.path.normpath(path) and not path.startswith(("/", ".."))
 
 

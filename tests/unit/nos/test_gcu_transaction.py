@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sonic_db
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
@@ -315,20 +315,20 @@ def test_device_patch_adds_missing_tables_whole_and_never_empties_one():
     foreign = {"PORT": {"Ethernet0": {"lanes"}}, "QUEUE": {"Ethernet0|1": {"scheduler"}}}
     ops = [{"op": "remove", "path": "/PORT/Ethernet0"}, {"op": "remove", "path": "/QUEUE/Ethernet0|3"},
            {"op": "remove", "path": "/SCHEDULER/AIF-S"}, {"op": "add", "path": "/WRED_PROFILE/AIF-ECN", "value": {"ecn": "ecn_all"}}]
-    assert sonic_db.device_patch(ops, config, owned, foreign) == [
+    assert configdb.device_patch(ops, config, owned, foreign, managed=sonic_db.SonicDbDriver.config_tables) == [
         {"op": "remove", "path": "/PORT/Ethernet0/mtu"},
         {"op": "remove", "path": "/QUEUE/Ethernet0|3"},
         {"op": "remove", "path": "/SCHEDULER"},
         {"op": "add", "path": "/WRED_PROFILE", "value": {"AIF-ECN": {"ecn": "ecn_all"}}}]
     # a key the switch holds with its own fields: ours go in field by field
     ops = [{"op": "add", "path": "/QUEUE/Ethernet0|1", "value": {"wred_profile": "AIF-ECN"}}]
-    assert sonic_db.device_patch(ops, config, {}, foreign) == [
+    assert configdb.device_patch(ops, config, {}, foreign, managed=sonic_db.SonicDbDriver.config_tables) == [
         {"op": "add", "path": "/QUEUE/Ethernet0|1/wred_profile", "value": "AIF-ECN"}]
     # jsonpatch's move (a row of ours under another key) becomes the remove and the add it stands for
     have, want = {"QUEUE": {"Ethernet0|3": {"scheduler": "AIF-S"}}}, {"QUEUE": {"Ethernet4|3": {"scheduler": "AIF-S"}}}
-    moved = sonic_db.patch(have, want)
+    moved = configdb.patch(have, want)
     assert [op["op"] for op in moved] == ["move"]
-    assert sonic_db.device_patch(moved, config, have, foreign) == [
+    assert configdb.device_patch(moved, config, have, foreign, managed=sonic_db.SonicDbDriver.config_tables) == [
         {"op": "remove", "path": "/QUEUE/Ethernet0|3"}, {"op": "add", "path": "/QUEUE/Ethernet4|3", "value": {"scheduler": "AIF-S"}}]
 
 

@@ -6,7 +6,7 @@ import json
 import jsonpatch
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import sonic_db
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sonic_db
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
@@ -52,7 +52,7 @@ def test_render_matches_the_tables_sonic_stores(plan):
     for table, rows in t.items():
         for key, fields in rows.items():
             for field, value in fields.items():
-                assert isinstance(value, str) or (table, field) in sonic_db.LIST_FIELDS, (table, key, field, value)
+                assert isinstance(value, str) or (table, field) in configdb.LIST_FIELDS, (table, key, field, value)
     port = leaf["downlinks"][0]["port"]
     assert t["DSCP_TO_TC_MAP"]["AIF-DSCP-TC"]["26"] == "3" and t["DSCP_TO_TC_MAP"]["AIF-DSCP-TC"]["48"] == "6"
     assert len(t["DSCP_TO_TC_MAP"]["AIF-DSCP-TC"]) == 64
@@ -83,11 +83,11 @@ def test_show_runningconfiguration_reads_back_only_what_is_ours(plan):
     drv = get_driver("community_sonic")
     leaf, qos = plan["leafs"]["leaf0"], plan["qos"]
     base = switch_own(leaf)
-    clean = sonic_db.show_running(base)
+    clean = configdb.show_running(base)
     # a clean switch: of its tables only the plan ports' mtu field is ours
     ports = [d["port"] for d in leaf["downlinks"]] + [u["port"] for u in leaf["uplinks"]]
-    assert drv.parse(clean, leaf, ALL) == sonic_db.text({"PORT": dict((p, {"mtu": "9100"}) for p in ports)})
-    configured = sonic_db.show_running(merged(base, drv.tables(leaf, qos, ALL)))
+    assert drv.parse(clean, leaf, ALL) == configdb.text({"PORT": dict((p, {"mtu": "9100"}) for p in ports)})
+    configured = configdb.show_running(merged(base, drv.tables(leaf, qos, ALL)))
     assert drv.parse(configured, leaf, ALL) == drv.render(leaf, qos, ALL)
     assert drv.diff(drv.parse(configured, leaf, ALL), drv.render(leaf, qos, ALL)) == []
     # the switch's own objects stay outside: AZURE map, scheduler.0, DATAACL, lanes, hostname
@@ -107,7 +107,7 @@ def test_patch_is_key_or_field_level_and_applies(plan):
     drv = get_driver("community_sonic")
     leaf, qos = plan["leafs"]["leaf0"], plan["qos"]
     base = switch_own(leaf)
-    before = drv.parse(sonic_db.show_running(base), leaf, ALL)
+    before = drv.parse(configdb.show_running(base), leaf, ALL)
     after = drv.render(leaf, qos, ALL)
     ops = [json.loads(op) for op in drv.diff(before, after)]
     assert ops and all(op["path"].count("/") >= 2 for op in ops)
@@ -116,7 +116,7 @@ def test_patch_is_key_or_field_level_and_applies(plan):
     for table in set(op["path"].split("/")[1] for op in ops):
         device.setdefault(table, {})
     got = jsonpatch.apply_patch(device, ops)
-    assert drv.parse(sonic_db.show_running(got), leaf, ALL) == after
+    assert drv.parse(configdb.show_running(got), leaf, ALL) == after
     back = [json.loads(op) for op in drv.diff(after, before)]
     port = leaf["downlinks"][0]["port"]
     assert {"op": "replace", "path": "/PORT/%s/mtu" % port, "value": "9100"} in back
@@ -153,14 +153,14 @@ def test_family_hooks_paths_takeover_and_protection(plan):
         "PORT > Ethernet0 > mtu 9216", "INTERFACE > Ethernet8|10.0.0.1/31"]
     assert drv.value("PORT > Ethernet0 > mtu 9216") == ("PORT > Ethernet0 > mtu", "9216")
     base = switch_own(leaf)
-    assert takeover.from_running(drv, sonic_db.show_running(base), leaf, qos, ALL) == []
-    mine = sonic_db.show_running(merged(base, drv.tables(leaf, qos, ALL)))
+    assert takeover.from_running(drv, configdb.show_running(base), leaf, qos, ALL) == []
+    mine = configdb.show_running(merged(base, drv.tables(leaf, qos, ALL)))
     assert takeover.from_running(drv, mine, leaf, qos, ALL) == []
     up, port = leaf["uplinks"][0]["port"], leaf["downlinks"][0]["port"]
     theirs = merged(base, {"DEVICE_METADATA": {"localhost": {"bgp_asn": "65001"}},
                            "INTERFACE": {up: {}, "%s|192.0.2.0/31" % up: {}},
                            "PORT_QOS_MAP": {port: {"dscp_to_tc_map": "AZURE"}}})
-    items = takeover.from_running(drv, sonic_db.show_running(theirs), leaf, qos, ALL)
+    items = takeover.from_running(drv, configdb.show_running(theirs), leaf, qos, ALL)
     assert [(t["kind"], t["actual"]) for t in items] == [("bgp", "65001"), ("address", "192.0.2.0/31"), ("policy", "AZURE")]
     for op in ('{"op": "remove", "path": "/PORT/Ethernet0"}', '{"op": "remove", "path": "/QUEUE"}'):
         with pytest.raises(StepError):

@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The CONFIG_DB model shared by the community SONiC driver (nos/sonic_db.py), its GCU transaction (nos/gcu.py) and
+AsterNOS's CONFIG_DB opt-in (nos/asternos.py): tables (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys
+joined by ``|``), their canonical text view, RFC 6902 JSON Patch between two managed views, and the patch a switch
+holding a whole CONFIG_DB is given (generic_config_updater's rules: no empty table, no op into a missing member).
+
+Pure data functions: no driver, no transaction, no NOS session (so none of the three imports another through here).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+
+def field_text(value):
+    """One field as the text view writes it (a list field joined by commas)."""
+    return ",".join(value) if isinstance(value, list) else str(value)
+
+
+def text(tables):
+    """Tables -> canonical lines: ``TABLE|key`` for every key, ``TABLE|key field value`` for every field."""
+    lines = []
+    for table in sorted(tables):
+        for key in sorted(tables[table]):
+            fields = tables[table][key]
+            lines.append("%s|%s" % (table, key))
+            lines += ["%s|%s %s %s" % (table, key, f, field_text(fields[f])) for f in sorted(fields)]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+LIST_FIELDS = {("ACL_TABLE", "ports")}
+CANONICAL = re.compile(r"^[A-Z][A-Z0-9_]*\|\S+( \S+ \S.*)?$")
+
+
+def tables_of(canonical):
+    """Canonical lines -> tables (inverse of ``text``)."""
+    out = {}
+    for line in canonical.splitlines():
+        if not line.strip():
+            continue
+        head, _sp, rest = line.partition(" ")
+        table, _bar, key = head.partition("|")
+        row = out.setdefault(table, {}).setdefault(key, {})
+        if rest:
+            field, _sp, value = rest.partition(" ")
+            row[field] = value.split(",") if (table, field) in LIST_FIELDS else value
+    return out
+
+
+def patch(have, want):
+    """RFC 6902 ops (jsonpatch) from the ``have`` owned tables to the ``want`` ones, per table, so no op
+    ever replaces or removes a whole table (tables also hold keys that are not ours). A table absent
+    from the device needs an ``add /TABLE {}`` first: the transaction adds it, knowing the whole config."""
+    import jsonpatch   # controller-only dependency (requirements.txt), imported when a diff is asked for
+    ops = []
+    for table in sorted(set(have) | set(want)):
+        sub = jsonpatch.make_patch(have.get(table, {}), want.get(table, {})).patch
+        for op in sub:
+            op = dict(op)
+            op["path"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["path"]
+            if "from" in op:
+                op["from"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["from"]
+            ops.append(op)
+    return ops
+
+
+def device_view(managed, outside_paths):
+    """An Image of the switch (managed canonical text, ``outside`` paths) -> (``config``, ``owned``, ``foreign``): the
+    tables and keys the switch holds (values only where the Image keeps them), the owned tables, and for every key that
+    is not wholly ours the names of its fields that are not ours ({TABLE: {key: set(fields)}})."""
+    owned = tables_of(managed)
+    config = json.loads(json.dumps(owned))
+    foreign = {}
+    for path in outside_paths:
+        parts = path.split(" > ", 2)
+        if len(parts) < 2:
+            continue   # a non-table entry: nothing a patch touches
+        table, key = parts[0], parts[1]
+        config.setdefault(table, {}).setdefault(key, {})
+        fields = foreign.setdefault(table, {}).setdefault(key, set())
+        if len(parts) == 3:
+            field, _sp, value = parts[2].partition(" ")
+            config[table][key][field] = value
+            fields.add(field)
+    return config, owned, foreign
+
+
+def pointer(*parts):
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def device_patch(ops, config, owned, foreign, managed):
+    """The JSON Patch ``ops`` between managed views (``patch``/``Driver.diff``) -> the patch GCU is given for a switch
+    holding ``config`` (``device_view``), so that it changes exactly the same fields and nothing of the switch's own.
+    ``managed``: the names of the tables the driver renders (its ``config_tables``); an op on any other table (the
+    drain's BGP_DEVICE_GLOBAL) passes as it is:
+
+    * a table the switch does not hold is added whole (``add /TABLE {...}``: RFC 6902 cannot add into a missing member);
+    * a table the change leaves empty is removed whole (GCU refuses a patch that leaves an empty table:
+      generic_updater.py PatchApplier, EmptyTableError); only when it held nothing but ours;
+    * a key that also holds fields not ours is changed field by field (adding or removing the whole key would
+      replace or drop them); a PORT key is never removed;
+    * move/copy ops become the adds and removes they stand for (one explicit op per field)."""
+    import jsonpatch
+    tables = []
+    for op in ops:
+        table = op["path"].split("/")[1].replace("~1", "/").replace("~0", "~")
+        if table not in tables:
+            tables.append(table)
+    out = []
+    for table in tables:
+        if table not in managed:   # a table this driver does not manage (the drain's BGP_DEVICE_GLOBAL): as it is
+            out += [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
+            continue
+        have = owned.get(table, {})
+        want = jsonpatch.apply_patch({table: json.loads(json.dumps(have))},
+                                     [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
+                                     )[table]
+        theirs = foreign.get(table, {})
+        if not config.get(table):
+            if want:
+                out.append({"op": "add", "path": pointer(table), "value": want})
+            continue
+        if not want and not theirs:
+            out.append({"op": "remove", "path": pointer(table)})
+            continue
+        for key in sorted(set(have) | set(want)):
+            before, after = have.get(key), want.get(key)
+            shared = key in theirs   # the key is not wholly ours
+            if before == after:
+                continue
+            if after is None:
+                if table == "PORT" or (shared and theirs[key]):
+                    out += [{"op": "remove", "path": pointer(table, key, f)} for f in sorted(before)]
+                else:
+                    out.append({"op": "remove", "path": pointer(table, key)})
+            elif before is None and key not in config[table]:
+                out.append({"op": "add", "path": pointer(table, key), "value": after})
+            else:
+                before = before or {}
+                for field in sorted(set(before) | set(after)):
+                    if field not in after:
+                        out.append({"op": "remove", "path": pointer(table, key, field)})
+                    elif before.get(field) != after[field]:
+                        out.append({"op": "add", "path": pointer(table, key, field), "value": after[field]})
+    return out
+
+
+def show_running(tables):
+    """Tables as ``show runningconfiguration all`` prints CONFIG_DB (json.dumps, indent 4, sorted keys)."""
+    return json.dumps(tables, indent=4, sort_keys=True) + "\n"
