@@ -9,7 +9,10 @@ scale the same way (more groups of 64; the 16 spines get the leaf-facing ports t
 "random" = probes with random (source NIC, destination NIC, UDP source port) drawn until every
 reachable directed link is covered (seeded; the figure DIGEST 003 compares against).
 Exit status 1 when a planning-time target is missed (16K GPUs < 1 s, 131K < 10 s), or when a
-scaled fabric is not fully covered or needs more probes than the tight bound. The time checked
+scaled fabric is not fully covered or needs more probes than the tight bound.
+Then the 1-identifiable plan (issue 38, docs/gom.md): probes, ratio to the tight bound (goal <= 2.0 where the
+fabric allows it), single-link identifiability (must be 100 %), double-link figures (all pairs on the lab, 20,000
+sampled pairs above), and its planning CPU time (16K GPUs < 2 s, 131K < 20 s; exit 1 on a miss). The time checked
 is the planning process's CPU time (best of 5 below 131K, one run at 131K): the project machine
 is shared, and wall time there measures the neighbours as much as the planner; both are printed.
 131K needs about 30 s and 0.9 GB (peak RSS) more, hence --big (make bench-beyond); the CI run
@@ -24,6 +27,7 @@ import time
 import yaml
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable, two_link
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import (
     SPORT_BASE, LinkModel, plan_probes, reachable_links)
 
@@ -35,8 +39,9 @@ def inventory(name):
         return yaml.safe_load(handle)["fabric"]
 
 
-# GPUs -> planning-time target in seconds
+# GPUs -> planning-time target in seconds (covering plan; 1-identifiable plan)
 TARGETS = {16384: 1.0, 131072: 10.0}
+IDENT_TARGETS = {16384: 2.0, 131072: 20.0}
 
 
 def gpu_fabric(servers, name):
@@ -120,6 +125,46 @@ def scaling(sizes):
     return missed
 
 
+def identifiable(sizes):
+    """The 1-identifiable plan: figures on lab, rail512, 4K, then planning CPU time; returns targets missed."""
+    print()
+    print("| fabric | GPUs | probes (covering) | tight bound | ratio | ident bound | ratio | single-link identifiable "
+          "| double-link named exactly | double-link masked | pairs | plan CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    missed = 0
+    for name, fabric, sample in (("lab", inventory("lab"), None), ("rail512", inventory("rail512"), 20000),
+                                 ("1K GPUs", gpu_fabric(128, "gpu1k"), 20000), ("4K GPUs", gpu4k(), 20000)):
+        plan = build_plan(fabric)
+        cpu = time.process_time()
+        report = plan_identifiable(plan)
+        cpu = time.process_time() - cpu
+        links = sorted(set(link for probe in report["probes"] for link in probe["path"]))
+        two = two_link(report["probes"], links, sample)
+        ok = report["identifiable"] == 1.0 and report["coverage"] == 1.0
+        missed += 0 if ok else 1
+        print("| %s | %d | %d (%d) | %d | %.3f | %d | %.3f | %.1f%% | %.2f%% | %.2f%% | %d | %.2f |%s" % (
+            name, plan["sizing"]["gpus"], report["count"], report["cover_count"], report["tight_bound"],
+            report["ratio_tight"], report["ident_bound"], report["ratio_ident"], 100.0 * report["identifiable"],
+            100.0 * two["exact"], 100.0 * two["masked"], two["pairs"], cpu, "" if ok else " MISSED"), flush=True)
+    print()
+    print("| GPUs | probes | ratio to tight bound | identifiable | plan CPU s | target s | |")
+    print("|---|---|---|---|---|---|---|")
+    for servers in sizes:
+        plan = build_plan(gpu_fabric(servers, "gpu%d" % (servers * 8)))
+        cpu = time.process_time()
+        report = plan_identifiable(plan)
+        cpu = time.process_time() - cpu
+        gpus = plan["sizing"]["gpus"]
+        target = IDENT_TARGETS.get(gpus)
+        ok = (target is None or cpu < target) and report["identifiable"] == 1.0 and report["ratio_tight"] <= 2.0
+        missed += 0 if ok else 1
+        print("| %d | %d | %.3f | %.1f%% | %.2f | %s | %s |" % (
+            gpus, report["count"], report["ratio_tight"], 100.0 * report["identifiable"], cpu,
+            "< %g" % target if target else "-", "ok" if ok else "MISSED"), flush=True)
+        plan = report = None
+    return missed
+
+
 def main(argv):
     do_random = "--no-random" not in argv
     print("| fabric | GPUs | NICs | directed links (reachable) | probes | bound (links/4) | ratio | tight bound | ratio "
@@ -136,6 +181,7 @@ def main(argv):
             report["bound"], report["ratio"], report["tight_bound"], report["ratio_tight"],
             100.0 * report["coverage"], elapsed, rnd, mesh), flush=True)
     missed = scaling([512, 2048] + ([16384] if "--big" in argv else []))
+    missed += identifiable([512, 2048] + ([16384] if "--big" in argv else []))
     if missed:
         print("GOM: %d planning target(s) missed (coverage 100%%, count at the tight bound, time)" % missed)
     return 1 if missed else 0

@@ -18,6 +18,9 @@ description:
     UDP source ports come from a crc32 stand-in and every spine->leaf link whose coverage depends on
     it is listed in RV(at_risk). Planned against the devices (the twin's C(tests/lab/twin/gom.py) asks
     the spines' kernels), the ports come from the devices' own answers and nothing is at risk.
+  - With O(identifiable) (the default) more probes are added until every single directed-link failure
+    fails a set of probes no other link's failure fails (1-identifiable, docs/gom.md), so the GOM collector
+    can name the failed link; RV(identifiable) and RV(ambiguous) say how far that holds.
   - Optionally writes the probe list as JSON for a monitoring agent; C(changed) is true only when
     that file's content changes.
 version_added: 0.1.0
@@ -28,9 +31,16 @@ options:
     description: Path of a JSON file to write (probes by source host, plus coverage figures).
     type: path
   udp_dport:
-    description: UDP destination port of the probes (4791 is the RoCEv2 port switches hash on).
+    description:
+      - UDP destination port of the probes; the agents must send to the same port (it enters the spines' ECMP hash).
+      - Not 4791 by default, the RoCEv2 port, which a RoCE NIC's own engine takes before the host stack sees it
+        (docs/gom.md says how the hash then differs from RoCE traffic).
     type: int
-    default: 4791
+    default: 4792
+  identifiable:
+    description: Add probes until single-link failures are told apart (false - the covering set only).
+    type: bool
+    default: true
 extends_documentation_fragment:
   - aifabric.roce.fabric
 attributes:
@@ -105,6 +115,33 @@ uncovered_why:
   description: Per uncovered reachable link, why no probe reaches it.
   returned: success
   type: dict
+identifiable:
+  description: Fraction of reachable directed links whose single failure fails a probe set of its own (identifiable only).
+  returned: when O(identifiable)
+  type: float
+  sample: 1.0
+ambiguous:
+  description: Groups of links that fail the same probes (identifiable only; empty when every link is identifiable).
+  returned: when O(identifiable)
+  type: list
+  elements: list
+ambiguous_why:
+  description: Per group of RV(ambiguous) the planner could not split, why (identifiable only).
+  returned: when O(identifiable)
+  type: list
+  elements: dict
+cover_count:
+  description: Probes of the covering set before probes were added for identifiability.
+  returned: when O(identifiable)
+  type: int
+ident_bound:
+  description: Lower bound on the probes of a 1-identifiable host-sourced set (identifiable only; docs/gom.md).
+  returned: when O(identifiable)
+  type: int
+ratio_ident:
+  description: Probes divided by RV(ident_bound) (identifiable only).
+  returned: when O(identifiable)
+  type: float
 probes_by_host:
   description: Per source host, its probes (id, src_netdev, src_rdma, src_address, dst_host, dst_address, udp_sport, udp_dport).
   returned: success
@@ -116,7 +153,8 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
-from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import by_host, plan_probes
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import GOM_UDP_PORT, by_host, plan_probes
 
 
 DIFF_LIMIT = 20000
@@ -125,15 +163,22 @@ DIFF_LIMIT = 20000
 def main():
     module = AnsibleModule(
         argument_spec=dict(PLAN_ARGUMENTS, dest=dict(type="path"),
-                           udp_dport=dict(type="int", default=4791)),
+                           udp_dport=dict(type="int", default=GOM_UDP_PORT),
+                           identifiable=dict(type="bool", default=True)),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
     plan = plan_or_fail(module)
-    report = plan_probes(plan, dport=module.params["udp_dport"])
-    figures = dict((k, report[k]) for k in ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage",
-                                            "coverage_all", "links", "links_all", "links_covered", "uncovered",
-                                            "unreachable_under_ppd", "hash", "hash_models", "at_risk",
-                                            "at_risk_why", "coverage_assured", "uncovered_why"))
+    dport = module.params["udp_dport"]
+    if not 1 <= dport <= 65535:
+        module.fail_json(msg="udp_dport: %d is not a UDP port; give 1-65535 (default %d)" % (dport, GOM_UDP_PORT))
+    ident = module.params["identifiable"]
+    report = plan_identifiable(plan, dport=dport) if ident else plan_probes(plan, dport=dport)
+    keys = ("count", "bound", "tight_bound", "ratio", "ratio_tight", "coverage", "coverage_all", "links", "links_all",
+            "links_covered", "uncovered", "unreachable_under_ppd", "hash", "hash_models", "at_risk", "at_risk_why",
+            "coverage_assured", "uncovered_why")
+    if ident:
+        keys += ("identifiable", "ambiguous", "ambiguous_why", "cover_count", "ident_bound", "ratio_ident")
+    figures = dict((k, report[k]) for k in keys)
     agent = by_host(report)
     changed, diff = False, None
     dest = module.params["dest"]

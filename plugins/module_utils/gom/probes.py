@@ -29,6 +29,8 @@ import socket
 import zlib
 
 ROCE_UDP_PORT = 4791
+# GOM's probes: not 4791, which a RoCE NIC's engine takes before the host stack sees it (docs/gom.md)
+GOM_UDP_PORT = 4792
 SPORT_BASE = 49152
 ORACLE_TRIES = 64   # source ports asked per probe: with 2..8 parallel links a wanted one is all but certain
 
@@ -316,7 +318,7 @@ def _spine_reach(model, spine, sources, reached, has_remote, out):
             out.update(model.parallel_down[(spine, leaf_name)])
 
 
-def _probe(model, src, dst, member, members, dport, oracle=None):
+def make_probe(model, src, dst, member, members, dport, oracle=None):
     """A planned probe; ``members`` 0 means a same-leaf probe (no spine), else ``member`` is its spine->leaf link."""
     if members and oracle is not None:
         return _asked_probe(src, dst, member, dport, oracle)
@@ -518,11 +520,17 @@ def plan_probes(plan, dport=ROCE_UDP_PORT, oracle=None):
 
 def _plan_probes(plan, dport, oracle=None):
     model = LinkModel(plan)
+    return report(model, cover(model, dport, oracle), dport, oracle is not None)
+
+
+def cover(model, dport=ROCE_UDP_PORT, oracle=None):
+    """The covering probes of :func:`plan_probes` before the report: dicts with ``src``, ``dst`` (NIC
+    entries of ``model``), ``sport`` and ``member`` (None: same-leaf; -1: a link outside the plan)."""
     demand = _Demand(model)
     raw = []
 
     def emit(src, dst, k, members):
-        probe = _probe(model, src, dst, k, members, dport, oracle)
+        probe = make_probe(model, src, dst, k, members, dport, oracle)
         raw.append(probe)
         # the link the device takes, not the one wanted: a miss leaves its slot free for the repair below
         demand.use(src, dst, probe["member"], members if probe["member"] is None or probe["member"] >= 0 else 0)
@@ -574,10 +582,10 @@ def _plan_probes(plan, dport, oracle=None):
         members = len(model.members(src, dst)) if not model.is_local(src, dst) else 0
         k = demand.least_used_slot(src["spine"], dst["leaf"]) if members else 0
         emit(src, dst, k, members)
-    return _report(model, raw, dport, oracle is not None)
+    return raw
 
 
-def _report(model, raw, dport, asked=False):
+def report(model, raw, dport, asked=False):
     covered = set()
     probes = []
     for number, probe in enumerate(raw):
