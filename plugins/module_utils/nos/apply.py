@@ -680,7 +680,7 @@ class Applier(object):
             return None   # the running config holds nothing of ours: dropping our staging touches nobody
         try:
             self.io.fresh("check")
-            ch = Changes(base, want, self.read_image("check"), sent=self.attempted)
+            ch = Changes(base, want, self.read_image("check"), sent=self.attempted, transient=getattr(txn, "transient", ()))
         except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
             return None
         return ch if ch.foreign else None

@@ -82,18 +82,21 @@ class Changes(object):
       by both base and want but gone now.
     A line of ours that is missing or still present is a partial change, not a foreign one; so is a line
     this run itself sent (``sent``: its commands), even where the device holds it beyond ``want`` (a
-    refused batch applied up to the refused line)."""
+    refused batch applied up to the refused line). ``transient``: paths the NOS's own mechanism moves while it applies
+    this run's change and moves back at its end (GCU's port admin-down around port-critical changes, nos/gcu.py):
+    never someone else's."""
 
-    def __init__(self, base, want, got, sent=()):
+    def __init__(self, base, want, got, sent=(), transient=()):
         b, w, g = paths(base), paths(want), paths(got)
         self.added, self.removed = w - b, b - w
         adds, dels = _sent_lines(sent)
+        transient = set(transient)
 
         def last(path):
             return path.rpartition(" > ")[2].strip()
-        self.foreign_added = sorted(p for p in g - b - w if last(p) not in adds)
-        self.foreign_removed = sorted(p for p in (b & w) - g
-                                      if not any(last(p) == d or last(p).startswith(d + " ") for d in dels))
+        self.foreign_added = sorted(p for p in g - b - w if last(p) not in adds and p not in transient)
+        self.foreign_removed = sorted(p for p in (b & w) - g if p not in transient and
+                                      not any(last(p) == d or last(p).startswith(d + " ") for d in dels))
         self.got = g
         self.base = b
 

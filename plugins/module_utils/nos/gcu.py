@@ -80,6 +80,8 @@ class GcuTxn(ShellMarkers, Transaction):
                         "GCU's YANG check on such switches (docs/switches.md)" % value)
 
     checkpointed = False   # this object made the run's checkpoint (a drain's own object never deletes it)
+    flaps = ()       # the ports GCU takes admin down and up again for the staged patch (flapping_ports below)
+    transient = ()   # their admin_status paths: GCU's own moves, never someone else's change
 
     def begin(self):
         self.checkpointed = True   # before the command: a lost answer may still have made it
@@ -91,6 +93,8 @@ class GcuTxn(ShellMarkers, Transaction):
             raise StepError("stage", None, "", "no before-image to build the device patch from")
         ops = self._device_ops(self._ops_of(cmds), self.base_image)
         self.staged = ops
+        self.flaps = self._flaps(ops, self.base_image)
+        self.transient = transient_paths(self.flaps)
         self.put_file("stage", self.patch_file(), _compact(ops))
 
     def commit(self, verify, precheck=None):
@@ -114,7 +118,7 @@ class GcuTxn(ShellMarkers, Transaction):
         if self.base_image is not None:
             if got == self.base_image:
                 return "nothing to undo (the switch holds the before-image)"
-            ch = Changes(self.base_image, self.want_image, got)
+            ch = Changes(self.base_image, self.want_image, got, transient=self.transient)
             if ch.foreign:
                 raise StepError("abort", None, "", "config rollback %s not run: the switch holds changes this run did not "
                                 "make (%s), which a rollback to the checkpoint would undo" % (self.tag, ch.describe()))
@@ -185,6 +189,10 @@ class GcuTxn(ShellMarkers, Transaction):
     def _device_ops(self, ops, img):
         return configdb.device_patch(ops, *configdb.device_view(img.managed, img.outside), managed=self.driver.config_tables)
 
+    @staticmethod
+    def _flaps(ops, img):
+        return flapping_ports(ops, configdb.device_view(img.managed, img.outside)[0])
+
     def _checkpoints(self, step):
         """``config list-checkpoints``: a JSON list of names (config/main.py, json.dumps indent 4)."""
         out = self._ok(step, "%s list-checkpoints" % CONFIG, note="config list-checkpoints failed")
@@ -192,6 +200,36 @@ class GcuTxn(ShellMarkers, Transaction):
         if start < 0 or end < start:
             raise StepError(step, "config list-checkpoints", out, "not a JSON list of checkpoints")
         return [n for n in json.loads(out[start:end + 1]) if isinstance(n, str)]
+
+
+# GCU's patch sorter takes a port admin down around any change to its rows of these tables and brings it back up
+# (sonic-utilities generic_config_updater/patch_sorter.py RequiredValueIdentifier, "port-critical" settings;
+# RequiredValueMoveExtender): a link flap on every such port, its BGP sessions and hosts included
+PORT_CRITICAL = ("BUFFER_PG", "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_QUEUE",
+                 "PORT_QOS_MAP", "QUEUE")
+
+
+def flapping_ports(ops, config):
+    """The ports GCU takes admin down and up again to apply the device patch ``ops`` (dicts, as device_patch gives
+    them) on a switch holding ``config``: a port-critical row of the port changes and the port is admin up now."""
+    ports = set()
+    for op in ops:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        if not parts or parts[0] not in PORT_CRITICAL:
+            continue
+        keys = [parts[1]] if len(parts) > 1 else list((op.get("value") or {}).keys())
+        ports.update(k.split("|")[0] for k in keys)
+    up = config.get("PORT", {})
+    return sorted((p for p in ports if (up.get(p) or {}).get("admin_status") == "up"),
+                  key=lambda p: (len(p), p))
+
+
+def transient_paths(ports):
+    """The paths GCU's own admin-down moves show while a patch is applied (Changes(transient=...))."""
+    out = set()
+    for port in ports:
+        out.update(("PORT > %s > admin_status down" % port, "PORT > %s > admin_status up" % port))
+    return out
 
 
 def _compact(ops):

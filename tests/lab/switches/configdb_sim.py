@@ -30,6 +30,7 @@ import re
 import time
 
 import configdb_yang
+import gcu_model
 
 SUFFIX = " 2>&1; echo AIF-RC=$?"
 LOCK_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
@@ -212,10 +213,12 @@ class SonicShell(object):
                 if errors:
                     return 2, "Failed to rollback config\n" + usage(
                         sub, "CHECKPOINT_NAME", "Given patch will produce invalid config. Error: %s" % "; ".join(errors))
-                self.running.clear()
-                self.running.update(copy.deepcopy(cps[args[0]]))
-                self.persist()
-                return 0, "Config rolled back successfully.\n"
+                # a replace: the diff to the checkpoint, sorted as a patch (port-critical moves included)
+                import jsonpatch
+                patch = list(jsonpatch.JsonPatch.from_diff(self.running, cps[args[0]]))
+                rc, out = self._apply_changes(gcu_model.sort(self.running, patch), cps[args[0]], on_op, False, sub,
+                                              "CHECKPOINT_NAME", "Config rolled back successfully.")
+                return rc, out if rc == 0 else "Failed to rollback config\n" + out.split("\n", 1)[1]
             del cps[args[0]]
             self.persist()
             return 0, "Checkpoint deleted successfully.\n"
@@ -234,12 +237,18 @@ class SonicShell(object):
         return 2, usage(sub, "", "No such command '%s'." % sub)
 
     def apply_patch(self, path, on_op, reject, ignored=()):
+        """GCU's PatchApplier.apply (generic_updater.py:96-160) as gcu_model.py models it: simulate, the field-operation
+        validators, empty tables, YANG, then the sorted changes (port-critical admin-down moves included) one by one,
+        buffermgrd after each (traditional model), and the final check without the backend tables."""
         import jsonpatch
         try:
             if path not in self.state["files"]:
                 raise ValueError("[Errno 2] No such file or directory: '%s'" % path)
             ops = json.loads(self.state["files"][path])
             target = jsonpatch.apply_patch(self.running, ops)   # GCU's PatchWrapper.simulate_patch
+            refused = gcu_model.field_refusal(self.running, target)
+            if refused:
+                raise ValueError(refused)
             empty = sorted(t for t, rows in target.items() if not rows)
             if empty:
                 raise ValueError("localhost: given patch is not valid because it will result in empty tables which is not "
@@ -250,21 +259,45 @@ class SonicShell(object):
                 raise ValueError("Given patch will produce invalid config. Error: %s" % "; ".join(errors))
         except Exception as exc:  # noqa: BLE001 - GCU reports every failure the same way
             return 2, "Failed to apply patch due to: %s\n%s" % (exc, usage("apply-patch", "PATCH_FILE_PATH", exc))
+        return self._apply_changes(gcu_model.sort(self.running, ops), target, on_op, reject, "apply-patch", "PATCH_FILE_PATH",
+                                   "Patch applied successfully.")
+
+    def _apply_changes(self, changes, target, on_op, reject, command, metavar, success):
         log = ["Patch Applier: localhost: Patch application starting.",
-               "Patch Applier: localhost: applying %d change%s in order:" % (len(ops), "s" if len(ops) != 1 else "")]
-        stop = len(ops) // 2 if reject else None
-        for i, op in enumerate(ops, 1):
-            if stop is not None and i > stop:
-                return 2, "Failed to apply patch due to: change %d failed in orchagent\n%s" % (
-                    i, usage("apply-patch", "PATCH_FILE_PATH", "change %d failed in orchagent" % i))
-            new = jsonpatch.apply_patch(self.running, [op])
-            self.running.clear()
-            self.running.update(new)
-            self.persist()
-            log.append("Patch Applier:   * %s" % json.dumps(op))
-            if on_op is not None:
-                on_op(i)
-        return 0, "\n".join(log + ["Patch applied successfully."]) + "\n"
+               "Patch Applier: localhost: applying %d change%s in order:" % (len(changes), "s" if len(changes) != 1 else "")]
+        total = sum(len(c) for c in changes)
+        stop = total // 2 if reject else None
+        i = 0
+        for change in changes:
+            for op in change:
+                i += 1
+                if stop is not None and i > stop:
+                    return 2, "Failed to apply patch due to: change %d failed in orchagent\n%s" % (
+                        i, usage(command, metavar, "change %d failed in orchagent" % i))
+                self._set(jsonpatch_apply(self.running, [op]))
+                if op["path"].endswith("/admin_status") and op.get("value") == "down":
+                    self.state.setdefault("flaps", []).append(op["path"].split("/")[2])
+                if on_op is not None:
+                    on_op(i)
+            if self.state.get("pg_profile_lookup"):
+                new = copy.deepcopy(self.running)
+                if gcu_model.buffermgrd(new, self.state["pg_profile_lookup"]):
+                    self._set(new)
+            log.append("Patch Applier:   * %s" % json.dumps(change))
+        if not gcu_model.same(self.running, target):
+            message = "localhost: after applying patch to config, there are still some parts not updated"
+            return 2, "Failed to apply patch due to: %s\n%s" % (message, usage(command, metavar, message))
+        return 0, "\n".join(log + [success]) + "\n"
+
+    def _set(self, config):
+        self.running.clear()
+        self.running.update(config)
+        self.persist()
+
+
+def jsonpatch_apply(config, ops):
+    import jsonpatch
+    return jsonpatch.apply_patch(config, ops)
 
 
 def _without(config, ignored):
@@ -280,7 +313,8 @@ def seed(name, intent):
     """A community SONiC switch before this collection manages it: DEVICE_METADATA (sonic-device_metadata), its
     ports with lanes/speed/alias (port_config.ini's columns), MTU 9100 (the default in sonic-port.yang's
     description), the default QoS objects of qos_config.j2 (the AZURE DSCP map, scheduler.0 on queue 1) and
-    BGP_DEVICE_GLOBAL|STATE as SONiC's config_db.json carries it (tsa_enabled false: not traffic-shifted)."""
+    BGP_DEVICE_GLOBAL|STATE as SONiC's config_db.json carries it (tsa_enabled false: not traffic-shifted), and the
+    PFC watchdog's global row."""
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
     config = {
         "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Force10-S6000", "platform": "x86_64-dell_s6000_s1220-r0",
@@ -291,6 +325,10 @@ def seed(name, intent):
         "DSCP_TO_TC_MAP": {"AZURE": dict((str(d), "1") for d in range(64))},
         "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
         "QUEUE": {},
+        # the watchdog's global row as `pfcwd interval 200` writes it (sonic-utilities pfcwd/main.py interval():
+        # mod_entry PFC_WD|GLOBAL POLL_INTERVAL): GCU refuses to create the PFC_WD table on any ASIC (gcu_model.py),
+        # so a switch whose watchdog this collection manages holds this table already
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}},
     }
     for p in ports:
         lane = int(re.sub(r"\D", "", p) or 0)

@@ -57,13 +57,13 @@ def port_config(name):
 
 
 def pg_profile_lookup(name):
-    """pg_profile_lookup.ini -> {(speed, cable): {size, xon, xoff, threshold, xon_offset}} (buffermgrd's lookup)."""
+    """pg_profile_lookup.ini -> {"<speed>|<cable>": {size, xon, xoff, threshold, xon_offset}} (buffermgrd's lookup)."""
     out = {}
     with open(os.path.join(FIXTURES, name)) as handle:
         for line in handle:
             words = line.split()
             if words and not line.lstrip().startswith("#"):
-                out[(words[0], words[1])] = dict(zip(("size", "xon", "xoff", "threshold", "xon_offset"), words[2:]))
+                out["%s|%s" % (words[0], words[1])] = dict(zip(("size", "xon", "xoff", "threshold", "xon_offset"), words[2:]))
     return out
 
 
@@ -84,6 +84,17 @@ def load(name):
                                                    default_bgp_status="up", timezone="UTC")}
     config["BGP_DEVICE_GLOBAL"] = {"STATE": {"tsa_enabled": "false"}}   # init_cfg.json.j2
     return config
+
+
+def state(name):
+    """A configdb_sim switch state for one public switch: its CONFIG_DB, saved, and buffermgrd's lookup where the
+    switch runs the traditional model."""
+    config = load(name)
+    spec = SWITCHES[name]
+    out = {"running": config, "startup": copy.deepcopy(config)}
+    if spec.get("pg_profile_lookup"):
+        out["pg_profile_lookup"] = pg_profile_lookup(spec["pg_profile_lookup"])
+    return out
 
 
 def active_ports(config):
