@@ -29,3 +29,9 @@ test-report: setup
 # build + install the tarball into a clean path, run plan / site --check / audit from outside the checkout (about 60 s)
 test-collection: setup
 	$(PY) -m pytest -q tests/integration/collection
+
+# An operator's first week (issue 41): the preview of a freshly scaffolded inventory (about 30 s)
+.PHONY: test-first-week
+TEST_TARGETS += test-first-week
+test-first-week: setup
+	$(PY) -m pytest -q tests/integration/first_week
