@@ -78,8 +78,9 @@ EXAMPLES = r"""
 RETURN = r"""
 devices:
   description:
-    - Per device - bdf, psid, part_number, current (the flashed image), running (differs while a flashed image waits for a
-      reset), pending_reset (bool), available, status, update (bool).
+    - Per device - bdf, psid, part_number, current and running (the firmware that runs now, the same version the host facts
+      report), flashed (the image in flash), pending (the flashed image while it waits for a reset, else null),
+      pending_reset (bool), available, status, update (bool).
   returned: always
   type: list
   elements: dict

@@ -257,6 +257,20 @@ def parse_mlxfwmanager(text):
     return devices
 
 
+def mlxfw_versions(dev):
+    """The one reading of a parsed mlxfwmanager/mlxup device block, shared by the facts (read_firmware) and the
+    upgrade module (nic_firmware.device_state): ``running`` is what runs now, ``flashed`` the image in flash (the ``FW``
+    row, what mlxfwmanager compares with ``available``), ``pending`` the flashed image while it waits for a reset (the
+    ``FW (Running)`` row is printed only then; real capture mlxup-cx7-fw-running: FW 28.47.1026, FW (Running)
+    28.46.3048), else None."""
+    flashed = dev.get("fw_current")
+    running = dev.get("fw_running") or flashed
+    pending = flashed if running != flashed else None
+    available = dev.get("fw_available")
+    return {"running": running, "flashed": flashed, "pending": pending, "pending_reset": pending is not None,
+            "available": None if available in (None, "N/A") else available}
+
+
 def parse_flint_query(text):
     """``flint -d <dev> query`` -> {'fw_version', 'psid', 'product_version', ...} (``Key:   value`` lines)."""
     out = {}
@@ -267,10 +281,26 @@ def parse_flint_query(text):
     return out
 
 
+# Vendor suffixes ``ethtool -i`` appends to the firmware version, each with its source: bnxt_en ``/pkg <package>``
+# (Linux commit 3ebf6f0a09a2 "bnxt_en: Add installed-package firmware version reporting via Ethtool GDRVINFO";
+# real capture bnxt-en-ethtool-fw-pkg: ``229.2.52.0/pkg 22.92.06.10``).
+FW_SUFFIXES = (("/pkg", "bnxt_en installed package (Linux 3ebf6f0a09a2)"),)
+
+
+def ethtool_fw_package(text):
+    """(version, package) of an ``ethtool -i`` firmware-version whose vendor suffix names a package, else (text, None)."""
+    for suffix, _source in FW_SUFFIXES:
+        version, sep, rest = (text or "").partition(suffix)
+        if sep:
+            return version.strip(), rest.strip() or None
+    return text, None
+
+
 def firmware_from_ethtool(info):
     """(version, psid) from ``ethtool -i`` ``firmware-version: 28.39.1002 (MT_0000000838)``; the inbox
-    driver prints no PSID (ethq-8 capture)."""
-    match = re.match(r"^(\S+)(?:\s+\((\S+)\))?", (info or {}).get("firmware-version") or "")
+    driver prints no PSID (ethq-8 capture); a vendor suffix (FW_SUFFIXES: bnxt_en ``/pkg``) is not the version."""
+    text, _package = ethtool_fw_package((info or {}).get("firmware-version") or "")
+    match = re.match(r"^(\S+)(?:\s+\((\S+)\))?", text)
     return (match.group(1), match.group(2)) if match else (None, None)
 
 
@@ -301,12 +331,11 @@ def _fw_mlxfwmanager(runner, bdf):
     if not devices or not devices[0].get("fw_current"):
         return None
     dev = devices[0]
-    available = dev.get("fw_available")
-    running = dev.get("fw_running")
-    # version is what runs (as devlink's running fw.version); the flashed image is `stored`
-    return {"version": running or dev["fw_current"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
-            "stored": dev["fw_current"], "pending_reset": bool(running and running != dev["fw_current"]),
-            "available": None if available in (None, "N/A") else available, "status": dev.get("status")}
+    versions = mlxfw_versions(dev)
+    # version is what runs (as devlink's running fw.version); the flashed image is `stored`, `pending` while it waits
+    return {"version": versions["running"], "psid": dev.get("psid"), "part_number": dev.get("part_number"),
+            "stored": versions["flashed"], "pending": versions["pending"], "pending_reset": versions["pending_reset"],
+            "available": versions["available"], "status": dev.get("status")}
 
 
 def _fw_flint(runner, bdf):
@@ -350,7 +379,9 @@ def read_netdev(sysroot, runner, name):
             "pci": pci_function_of(sysroot, base + "/device"),
             "bus_device": sysroot.link_name(base + "/device"),
             "driver": sysroot.link_name(base + "/device/driver"),
-            "ethtool": info, "ethtool_firmware": {"version": fw_version, "psid": fw_psid} if info else None,
+            "ethtool": info, "ethtool_firmware": {"version": fw_version, "psid": fw_psid,
+                                                  "package": ethtool_fw_package((info or {}).get("firmware-version"))[1]}
+            if info else None,
             "ethtool_status": "ok" if ethtool.ok else ("tool missing" if ethtool.missing else "rc=%s" % ethtool.rc)}
 
 
@@ -719,9 +750,13 @@ def gather(root="/", capture_dir=None, netdevs=()):
             netdev_facts[name] = found
     gpus = read_gpus(sysroot, runner)
     topo_run = runner.run(["nvidia-smi", "topo", "-m"])
-    parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
+    refused = None
+    try:
+        parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
+    except pcitopo.TopoError as err:
+        parsed, refused = None, "refused: %s" % err
     topology = {"source": "nvidia-smi" if parsed else "sysfs",
-                "nvidia_smi": "ok" if parsed else ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc),
+                "nvidia_smi": "ok" if parsed else (refused or ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc)),
                 "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
                 "gpu_affinity": parsed["gpu_affinity"] if parsed else {},
                 "gpu_numa_id": parsed["gpu_numa_id"] if parsed else {}}

@@ -18,7 +18,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import parse_mlxfwmanager
+from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import mlxfw_versions, parse_mlxfwmanager
 
 UPDATE_REQUIRED = "update required"
 _BDF_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
@@ -49,7 +49,10 @@ def update_command(bdf, image_dir=None, image_file=None):
 
 def device_state(query_text, bdf):
     """The query block of ``bdf`` (matched by PCI Device Name when it is a BDF; the only block
-    otherwise, as ``-d`` selects one device): {bdf, psid, part_number, current, available, status, update}."""
+    otherwise, as ``-d`` selects one device): {bdf, psid, part_number, current, running, flashed, pending,
+    pending_reset, available, status, update}. ``current`` and ``running`` are what runs now, the facts' firmware
+    ``version`` (facts.mlxfw_versions is the one reading both use); ``flashed`` is the image in flash and
+    ``pending`` that image while it waits for a reset (capture mlxup-cx7-fw-running)."""
     devices = parse_mlxfwmanager(query_text)
     want = normalise_bdf(bdf)
     chosen = [d for d in devices if normalise_bdf(d.get("pci_device_name")) == want]
@@ -58,13 +61,9 @@ def device_state(query_text, bdf):
     if not chosen:
         return None
     dev = chosen[0]
-    available = dev.get("fw_available")
-    available = None if available in (None, "N/A") else available
+    versions = mlxfw_versions(dev)
     status = dev.get("status") or ""
-    # current: the flashed image (what mlxfwmanager compares with the available one); running: the `FW (Running)`
-    # row, printed only while a flashed image waits for a reset (capture mlxup-cx7-fw-running)
-    running = dev.get("fw_running")
     return {"bdf": want, "psid": dev.get("psid"), "part_number": dev.get("part_number"),
-            "current": dev.get("fw_current"), "running": running or dev.get("fw_current"),
-            "pending_reset": bool(running and running != dev.get("fw_current")), "available": available, "status": status,
-            "update": status.strip().lower() == UPDATE_REQUIRED and available is not None}
+            "current": versions["running"], "running": versions["running"], "flashed": versions["flashed"],
+            "pending": versions["pending"], "pending_reset": versions["pending_reset"], "available": versions["available"],
+            "status": status, "update": status.strip().lower() == UPDATE_REQUIRED and versions["available"] is not None}

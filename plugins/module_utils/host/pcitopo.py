@@ -255,8 +255,41 @@ def strip_ansi(text):
     return ANSI_RE.sub("", text or "")
 
 
+# The relations nvidia-smi prints between devices, from its own legend (real captures gb200-topo-m, nccl-1453-topo-h100:
+# "X = Self", SYS, NODE, PHB, PXB, PIX, "NV# = Connection traversing a bonded set of # NVLinks"); anything else in a
+# relation cell is not a relation, and the row is refused rather than guessed.
+TOPO_RELATION_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+)$")
+# digits, commas and ranges (an excerpt cut mid-line, nccl-tests-29-topo-mlx5-columns, ends "24-47,")
+CPULIST_RE = re.compile(r"^(N/A|\d[\d,-]*)$")
+
+
+class TopoError(ValueError):
+    """An ``nvidia-smi topo -m`` row that is not a matrix row: the message names the line and what is wrong."""
+
+
+def _check_topo_row(number, line, gpu, columns, values, rest, has_numa):
+    """Refuse a GPU row whose relation cells are not nvidia-smi relations, whose diagonal is not X, or whose
+    affinity cells are missing or not CPU/NUMA lists (a lost tab glues two cells: ``PIXNODE``, a CPU list in a
+    relation column)."""
+    where = "nvidia-smi topo -m line %d %r" % (number, line.strip())
+    if len(values) < len(columns):
+        raise TopoError("%s: %d relation cells for %d columns (%s)" % (where, len(values), len(columns), " ".join(columns)))
+    for column, value in zip(columns, values):
+        if not TOPO_RELATION_RE.match(value):
+            raise TopoError("%s: %r under %s is not a relation nvidia-smi prints (X, SYS, NODE, PHB, PXB, PIX, NV#)"
+                            % (where, value, column))
+        if column == "GPU" + gpu and value != "X":
+            raise TopoError("%s: GPU%s against itself is %r, not X" % (where, gpu, value))
+    need = 2 if has_numa else 1
+    if len(rest) < need:
+        raise TopoError("%s: no %s cell after the %d relation columns" % (where, "NUMA Affinity" if rest else "CPU Affinity", len(columns)))
+    for cell in rest[:need]:
+        if cell and not CPULIST_RE.match(cell):
+            raise TopoError("%s: %r is not a CPU/NUMA list (affinity columns)" % (where, cell))
+
+
 def parse_topo_matrix(text):
-    """Parse ``nvidia-smi topo -m``.
+    """Parse ``nvidia-smi topo -m``; raises TopoError naming the line when a GPU row is malformed.
 
     Returns {'gpu_nic': {'0': {'mlx5_0': 'PIX', ...}}, 'gpu_gpu': {...}, 'nic_names': {...},
     'gpu_affinity': {'0': {'cpus': '0-15', 'numa': '0'}}}, or None when the text has no matrix.
@@ -289,7 +322,7 @@ def parse_topo_matrix(text):
     gpu_numa = {}
     has_numa = "NUMA Affinity" in lines[header]
     has_gpu_numa = "GPU NUMA ID" in lines[header]
-    for line in lines[header + 1:]:
+    for number, line in enumerate(lines[header + 1:], header + 2):
         tokens = line.split()
         if not tokens or not re.match(r"^GPU\d+$", tokens[0]):
             if tokens and tokens[0].startswith("Legend"):
@@ -301,6 +334,7 @@ def parse_topo_matrix(text):
             # an empty field, which a whitespace split would drop, shifting NUMA into the CPU column
             tokens = [cell.strip() for cell in line.split("\t")]
         values = tokens[1:1 + len(columns)]
+        _check_topo_row(number, line, gpu, columns, values, tokens[1 + len(columns):], has_numa)
         for column, value in zip(columns, values):
             if column.startswith("GPU"):
                 gpu_gpu.setdefault(gpu, {})[column[3:]] = value

@@ -194,5 +194,5 @@ def test_dmabuf_needs_rdma_core(host_copy):
 
 def test_ethtool_firmware_split(fixture_hosts):
     nd = gather(fixture_hosts, "h100-cx7")["netdevs"]["rail0"]
-    assert nd["ethtool_firmware"] == {"version": "28.39.1002", "psid": "MT_0000000838"}
+    assert nd["ethtool_firmware"] == {"version": "28.39.1002", "psid": "MT_0000000838", "package": None}
     assert gather(fixture_hosts, "h100-cx7", tools=False)["netdevs"]["rail0"]["ethtool_firmware"] is None

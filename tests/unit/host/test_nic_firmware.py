@@ -26,7 +26,8 @@ def standin(tmp_path):
 def test_update_required_capture():
     state = nic_firmware.device_state(capture("nvidia-tools-mlxup-query-update-required", "mlxup_--query.txt"), "0002:01:00.0")
     assert state == {"bdf": "0002:01:00.0", "psid": "MT_0000000575", "part_number": "MCX631102AS-ADA_Ax",
-                     "current": "26.33.1048", "running": "26.33.1048", "pending_reset": False,
+                     "current": "26.33.1048", "running": "26.33.1048", "flashed": "26.33.1048", "pending": None,
+                     "pending_reset": False,
                      "available": "26.43.1014", "status": "Update required", "update": True}
 
 

@@ -51,8 +51,12 @@ def test_mlxup_fw_running_row_is_not_the_version():
     fw = hf.read_firmware(runner, {"pci": "0000:8e:00.0", "fw_ver": "28.46.3048", "board_id": "MT_0000000838"})
     # what runs is the version (as devlink's running fw.version); the flashed image waits for a reset
     assert (fw["source"], fw["version"], fw["stored"], fw["pending_reset"]) == ("mlxfwmanager", "28.46.3048", "28.47.1026", True)
+    assert fw["pending"] == "28.47.1026"
     state = nic_firmware.device_state(text, "0000:8e:00.0")
-    assert (state["current"], state["running"], state["pending_reset"], state["update"]) == ("28.47.1026", "28.46.3048", True, False)
+    # one firmware truth: the upgrade module and the facts name the same running and pending versions
+    assert (state["current"], state["running"], state["flashed"], state["pending"], state["pending_reset"], state["update"]) == (
+        "28.46.3048", "28.46.3048", "28.47.1026", "28.47.1026", True, False)
+    assert (state["running"], state["pending"]) == (fw["version"], fw["pending"])
 
 
 # --- nvidia-smi topo -m: an empty CPU-affinity cell ------------------------------------------------
