@@ -145,7 +145,7 @@ def collect(driver, conn, intent, sections, counters):
     """Managed state per section and PFC counters for the plan's ports, from one connection."""
     running = conn.send_command(driver.show_running)
     out = dict(sections={}, pfc_counters=None, pfc_counters_command=None, counters=None,
-               counters_evidence=roce_counters.evidence(driver.name), counters_commands=[], drain=drain_lines(driver, running, intent))
+               counters_evidence=roce_counters.evidence(driver), counters_commands=[], drain=drain_lines(driver, running, intent))
     for sec in sections:
         managed = driver.parse(running, intent, (sec,))
         out["sections"][sec] = dict(config=managed, state=driver.state(managed))
@@ -180,7 +180,7 @@ def read_counters(driver, conn, intent):
     dell_sonic's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``);
     AsterNOS's session already works there."""
     ports = [driver.port(p) for p in ports_of(intent)]
-    todo = roce_counters.commands(driver.name, ports)
+    todo = roce_counters.commands(driver, ports)
     answers = {}
     shell = [c for c in todo if c[2] == "shell"]
     for cmd, dummy_parser, where, dummy_port in todo:
@@ -191,7 +191,7 @@ def read_counters(driver, conn, intent):
     elif shell:
         with klish_shell(conn):
             answers.update(_shell_reads(conn, shell))
-    return roce_counters.parse(driver.name, answers, ports), [c[0] for c in todo]
+    return roce_counters.parse(driver, answers, ports), [c[0] for c in todo]
 
 
 def main():

@@ -17,7 +17,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric import qos as
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.binding import bind_downlinks, local_destinations
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.ipmath import ip
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.layout import build_layout
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for, opt_in
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.routes import host_route_map, nccl_env, rail_sysctls
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import normalize
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.sizing import fabric_sizing
@@ -29,10 +29,9 @@ PLAN_SCHEMA_VERSION = 1
 def _switch_identity(role_intent, platform, intent):
     device_type = role_intent.get("device_type") if platform == role_intent["platform"] else None
     record = {"platform": platform, "device_type": device_type or device_type_for(platform)}
-    if platform == "asternos":
-        record["asternos_config"] = intent.get("asternos_config") or "easy_roce"
-    if platform == "community_sonic":
-        record["community_sonic_pbr"] = intent.get("community_sonic_pbr") or "refuse"
+    if opt_in(platform):   # the platform's opt-in (fabric/platforms.py), with its default
+        key, default = opt_in(platform)
+        record[key] = intent.get(key) or default
     return record
 
 

@@ -199,6 +199,8 @@ PLATFORMS = {
     "asternos": {
         "vendor": "Asterfusion", "os": "AsterNOS (data center, v3.1: Easy RoCE REST)",
         "device_type": "asterfusion_asternos",
+        # the fabric key (fabric/schema.py) the plan copies onto every switch of this platform, with its default
+        "opt_in": ("asternos_config", "easy_roce"),
         "port_naming": {
             "function": _sonic_native_port,
             "rule": "SONiC native naming `Ethernet<first lane index>` (0-based; 8-lane port 2 is `Ethernet8`): a guess. "
@@ -247,6 +249,7 @@ PLATFORMS = {
         # netmiko 4.8 has no `sonic_ssh`: a community SONiC login lands in bash, which netmiko's LinuxSSH drives
         # (its `edgecore_sonic` device type, Edgecore's community SONiC, is the same class, EdgecoreSonicSSH(LinuxSSH))
         "device_type": "linux",
+        "opt_in": ("community_sonic_pbr", "refuse"),
         "port_naming": {
             "function": _sonic_native_port,
             "rule": "SONiC native naming `Ethernet<first lane index>` (0-based over the front panel; 8-lane port 2 "
@@ -329,6 +332,11 @@ PLATFORM_DEVICE_TYPES = dict((name, entry["device_type"]) for name, entry in PLA
 
 def device_type_for(platform):
     return PLATFORM_DEVICE_TYPES.get(platform)
+
+
+def opt_in(platform):
+    """(fabric key, default) of the platform's opt-in the plan copies onto each of its switches, or None."""
+    return PLATFORMS[platform].get("opt_in")
 
 
 # platform -> the netmiko device types (netmiko 4.8 CLASS_MAPPER keys) whose session handling fits

@@ -39,8 +39,10 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sonic_db, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
 
 REST = "https://127.0.0.1/rest/v1"       # unverified: the manual shows HTTPS://{switch IP}/rest/v1/...
 ROCE = REST + "/running/roce"
@@ -141,6 +143,15 @@ class AsterNosDriver(Driver):
     # curl's own error lines (exit statuses stay the transaction's check)
     error_pattern = r"^curl: \(\d+\)"
     transaction = transactions.AsterNosRestTxn
+    drain = NoDrain("no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a "
+                    "graceful-shutdown line")
+    counters = roce_counters.SONIC
+    # the drop counters are sonic-utilities' queue tables, captured on AsterNOS; PFC/ECN/watchdog are not
+    counter_evidence = dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",
+                            drop_bytes="verified", wd_storms="unverified", wd_restores="unverified")
+    bgp_summary = Unsupported("no BGP is configured on AsterNOS here, and no captured AsterNOS BGP summary (Asterfusion's "
+                              "guides stop after their first pages)")
+    ppd_read = Unsupported("no captured PBR show output of asternos to test a parser on")
     # what it renders; the SONiC-native sections are refused by name (``refusal``), naming the opt-in
     sections = ("qos",)
     save_command = "write"

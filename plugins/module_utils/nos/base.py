@@ -16,6 +16,8 @@ import ipaddress
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
 
 PREFIX = "AIF-"          # every object we own on a switch carries this name prefix
 SECTIONS = ("qos", "mtu", "pbr")
@@ -74,7 +76,13 @@ class Driver(object):
       ``target`` that never remove what ``protected`` names (a physical port, a whole table key).
 
     Device attributes: ``name``, ``device_type``, ``show_running``, ``save_command``, ``error_pattern``,
-    ``transaction`` (nos/transactions.py), ``sections`` (what switch_config accepts for it), ``indent``."""
+    ``transaction`` (nos/transactions.py), ``sections`` (what switch_config accepts for it; ``underlay`` in it: the
+    driver renders the routed underlay), ``indent``, ``offline_format``, ``home``, ``comment``.
+
+    Per-NOS facts, declared on the driver (never in a table keyed by platform name elsewhere): ``drain``,
+    ``maintenance_drain``, ``counters`` / ``counter_evidence``, ``checks``, ``bgp_summary``, ``ppd_read``. Their
+    defaults say "not supported" in words (``facts.Unsupported``, ``drain.NoDrain``): a new NOS lacks them openly,
+    and tests/unit/nos/test_families.py lists what each driver lacks."""
 
     name = None              # platform name (plugins/module_utils/fabric/platforms.py)
     device_type = None       # netmiko device_type
@@ -89,6 +97,22 @@ class Driver(object):
     offline_format = "cfg"   # what plan.yml writes per switch (nos/offline.py): config text, or "json" (CONFIG_DB)
     # where the session works after login: None (the NOS's CLI, as netmiko leaves it) or "bash" (the Linux shell)
     home = None
+    comment = "!"            # the comment leader the NOS ignores in pasted config (the offline file's header)
+
+    # --- per-NOS facts: each driver declares its own; these defaults say what is not supported, in words ----------
+    # maintenance drain (nos/drain.py): DrainLine (a line in the default-VRF router bgp), FlatDrainLine, DrainSetting
+    drain = NoDrain("no drain line known for this NOS")
+    # another drain the running config may show (a regex over outside paths: EOS maintenance mode), reported by audit
+    maintenance_drain = None
+    # RoCE counters (nos/counters.py): [facts.Read(command, parser, where)], and {counter: verified|unverified}
+    counters = ()
+    counter_evidence = {}
+    # switch_validate (nos/validation.py CHECKS) checks with a witnessed implementation here; others report not run
+    checks = ()
+    # the BGP summary bgp_sessions reads: facts.Read(command, bgp_state parser)
+    bgp_summary = Unsupported("no captured BGP summary of this NOS")
+    # how ppd_paths reads the PBR state: a nos/ppd_state.py PpdRead
+    ppd_read = Unsupported("no captured PBR show output of this NOS to test a parser on")
 
     def _missing(self, hook):
         return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "

@@ -3,7 +3,8 @@
 """BGP session state read from a switch's own show output, one parser per NOS, judged against the plan by one
 function (``judge``): every planned neighbor Established with the planned remote AS, no unplanned session.
 
-Which command, and the capture each parser is tested on (tests/fixtures/switches/SOURCE.md):
+Each driver declares its read (``bgp_summary = Read(command, parser)``, nos/base.py). The commands, and the capture
+each parser is tested on (tests/fixtures/switches/SOURCE.md):
   frr   ``vtysh -c 'show bgp ipv4 unicast summary json'``: ``peers`` -> address -> ``state`` / ``remoteAs``
         (FRR 8.4 itself, the routed twin)
   eos   ``show ip bgp summary vrf all | json``: ``vrfs.default.peers`` -> address -> ``peerState`` / ``asn`` (a string,
@@ -27,15 +28,6 @@ from __future__ import annotations
 
 import json
 import re
-
-COMMANDS = {
-    "frr": "vtysh -c 'show bgp ipv4 unicast summary json'",
-    "eos": "show ip bgp summary vrf all | json",
-    "nxos": "show bgp all summary vrf all | json",
-    "nvue": "nv show vrf default router bgp neighbor",
-    "community_sonic": "show ip bgp summary",
-}
-PLATFORMS = tuple(sorted(COMMANDS))
 
 
 def finding(probe, status, expected="", actual="", message=""):
@@ -146,22 +138,21 @@ def _spans(dashes):
     return [(s, starts[i + 1] if i + 1 < len(starts) else None) for i, s in enumerate(starts)]
 
 
-PARSERS = {"frr": parse_frr, "eos": parse_eos, "nxos": parse_nxos, "nvue": parse_nvue, "community_sonic": parse_sonic}
-
-
 # --- judging ----------------------------------------------------------------------------------------------------
 def established(state):
     return str(state or "").lower() == "established"   # NVUE prints the states in lower case
 
 
-def findings(platform, intent, text):
-    """Findings of the ``bgp_sessions`` check from the output of ``COMMANDS[platform]``: one per planned and per
-    unplanned session, then the check's own. An output that is not the command's format (a refused command, BGP not
-    running) fails the check with the switch's answer: planned sessions were not shown Established."""
+def findings(driver, intent, text):
+    """Findings of the ``bgp_sessions`` check from the output of the driver's ``bgp_summary`` read (its command and
+    parser): one per planned and per unplanned session, then the check's own. An output that is not the command's
+    format (a refused command, BGP not running) fails the check with the switch's answer: planned sessions were not
+    shown Established."""
+    read = driver.bgp_summary
     try:
-        peers = PARSERS[platform](text)
+        peers = read.parser(text)
     except (ValueError, AttributeError, TypeError, KeyError) as exc:
-        return [finding("bgp_sessions", "fail", "BGP summary (`%s`)" % COMMANDS[platform], (text or "").strip()[:200],
+        return [finding("bgp_sessions", "fail", "BGP summary (`%s`)" % read.command, (text or "").strip()[:200],
                         "cannot read the BGP summary (BGP not running, or the command refused): %s" % exc)]
     return judge(intent, peers)
 

@@ -22,6 +22,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
+
 COUNTERS = ("pfc_rx", "pfc_tx", "ecn_marked", "drops", "drop_bytes", "wd_storms", "wd_restores")
 EVENT_COUNTERS = ("pfc_rx", "pfc_tx", "drops", "wd_storms")     # a rise since the last audit is a finding
 
@@ -229,71 +231,40 @@ def parse_linux_tc(text):
     return out
 
 
-# ------------------------------------------------------------------------------------- per NOS
-# (command, parser, where): where "shell" = the Linux shell under klish; "port" = once per plan port ({port})
-SONIC = [("show pfc counters", parse_sonic_pfc, "shell"), ("show queue counters", parse_sonic_queue, "shell"),
-         ("show queue wredcounters", parse_sonic_wred, "shell"), ("show pfcwd stats", parse_sonic_pfcwd, "shell")]
-# community SONiC: the SSH login lands in that Linux shell already (netmiko LinuxSSH), so no klish hop
-COMMUNITY_SONIC = [(cmd, parser, "cli") for cmd, parser, _where in SONIC]
-SOURCES = {
-    "community_sonic": COMMUNITY_SONIC,
-    "dell_sonic": SONIC,
-    "asternos": SONIC,
-    "eos": [("show priority-flow-control counters | json", parse_eos_pfc, "cli"),
-            ("show qos interfaces ecn counters queue | json", parse_eos_ecn, "cli"),
-            ("show priority-flow-control counters watchdog | json", parse_eos_pfc_watchdog, "cli")],
-    "nxos": [("show interface priority-flow-control", parse_nxos_pfc, "cli")],
-    "nvue": [("nv show interface {port} counters qos", parse_nvue_counters_qos, "port"),
-             ("nv show interface {port} qos pfc-watchdog", parse_nvue_pfc_watchdog, "port")],
-    "frr": [("ip -s -j link show", parse_linux_ip_link, "cli"), ("tc -s qdisc show", parse_linux_tc, "cli")],
-}
-
-# Which counters each NOS gives, and the evidence level of the parser (tests/fixtures/switches/SOURCE.md):
-# "verified": tested on real captured output or the vendor's own printed output; "unverified": the format is
-# known only from code or our reading of docs, no captured output was found; absent: the NOS's commands
-# above do not give it (null in switch_facts).
-EVIDENCE = {
-    # the parsers are checked on sonic-utilities' own test outputs (community code: tests/fixtures/switches/sonic/)
-    "community_sonic": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
-                            drop_bytes="verified", wd_storms="verified", wd_restores="verified"),
-    # Enterprise SONiC: the same parsers, but every capture is community SONiC's (sonic-utilities' tests; the Dell
-    # Z9332 outputs ran community SONiC 202012, `show version` in sonic-buildimage #9453); no Dell Enterprise SONiC
-    # page or capture shows these tables in its Linux shell (like AsterNOS's PFC/ECN/watchdog below)
-    "dell_sonic": dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="unverified",
-                       drop_bytes="unverified", wd_storms="unverified", wd_restores="unverified"),
-    "asternos": dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",
-                     drop_bytes="verified", wd_storms="unverified", wd_restores="unverified"),
-    "eos": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",
-                wd_restores="unverified"),
-    "nxos": dict(pfc_rx="verified", pfc_tx="verified"),
-    "nvue": dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified", drop_bytes="verified",
-                 wd_storms="verified"),
-    "frr": dict(ecn_marked="verified", drops="verified"),
-}
+# ------------------------------------------------------------------------------------- shared reads
+# Each driver declares its ``counters`` (a list of facts.Read: command, parser, where) and ``counter_evidence``
+# ({counter: "verified" | "unverified"}, absent: its commands do not give it). Evidence levels
+# (tests/fixtures/switches/SOURCE.md): "verified": tested on real captured output or the vendor's own printed output;
+# "unverified": the format is known only from code or our reading of docs, no captured output was found.
+# SONiC's sonic-utilities tables, from the Linux shell under klish (Dell SONiC, AsterNOS):
+SONIC = [Read("show pfc counters", parse_sonic_pfc, "shell"), Read("show queue counters", parse_sonic_queue, "shell"),
+         Read("show queue wredcounters", parse_sonic_wred, "shell"), Read("show pfcwd stats", parse_sonic_pfcwd, "shell")]
+ALL_VERIFIED = dict((c, "verified") for c in COUNTERS)
+ALL_UNVERIFIED = dict((c, "unverified") for c in COUNTERS)
 
 
-def commands(platform, ports):
-    """[(command as sent, parser, where, port or None)] for a platform and the plan's ports."""
+def commands(driver, ports):
+    """[(command as sent, parser, where, port or None)] of a driver's ``counters`` for the plan's ports."""
     out = []
-    for cmd, parser, where in SOURCES.get(platform, []):
-        if where == "port":
-            out.extend((cmd.format(port=p), parser, where, p) for p in ports)
+    for read in driver.counters:
+        if read.where == "port":
+            out.extend((read.command.format(port=p), read.parser, read.where, p) for p in ports)
         else:
-            out.append((cmd, parser, where, None))
+            out.append((read.command, read.parser, read.where, None))
     return out
 
 
-def parse(platform, answers, ports):
+def parse(driver, answers, ports):
     """{command: output} of one switch -> the merged counter table for the plan's ports only."""
     tables = []
-    for cmd, parser, dummy_where, port in commands(platform, ports):
+    for cmd, parser, dummy_where, port in commands(driver, ports):
         if cmd in answers:
             tables.append(parser(answers[cmd], port) if port else parser(answers[cmd]))
     merged = merge(*tables)
     return dict((p, merged[p]) for p in sorted(merged) if p in set(ports))
 
 
-def evidence(platform):
+def evidence(driver):
     """{counter: verified|unverified|null} for every counter name."""
-    known = EVIDENCE.get(platform, {})
+    known = driver.counter_evidence
     return dict((c, known.get(c)) for c in COUNTERS)

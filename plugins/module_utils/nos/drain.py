@@ -32,27 +32,8 @@ configured there (Easy RoCE QoS only).
 
 from __future__ import annotations
 
+import json
 import re
-
-DRAIN = {
-    "frr": {"line": "bgp graceful-shutdown", "after": ("no bgp ebgp-requires-policy", "bgp router-id ")},
-    "nxos": {"line": "graceful-shutdown activate"},
-    "nvue": {"line": "nv set router bgp graceful-shutdown on"},
-    # a CONFIG_DB setting, not a line: SONiC's traffic shift away (TSA) is BGP_DEVICE_GLOBAL|STATE tsa_enabled
-    # (sonic-yang-models sonic-bgp-device-global.yang, boolean, default false; doc/Configuration.md "BGP Device
-    # Global": "When tsa_enabled is set to true, the device is isolated using traffic-shift-away (TSA) route-maps in
-    # BGP"; sonic-buildimage dockers/docker-fpm-frr/base_image_files/TSA writes it, bgpcfgd applies it), set by a
-    # GCU patch like every change (the GCU design's own example patches /BGP_DEVICE_GLOBAL/STATE/tsa_enabled)
-    "community_sonic": {"setting": "BGP_DEVICE_GLOBAL > STATE > tsa_enabled", "on": "true", "off": "false",
-                        "pointer": "/BGP_DEVICE_GLOBAL/STATE/tsa_enabled", "ours": "DEVICE_METADATA|localhost bgp_asn "},
-}
-
-UNSUPPORTED = {
-    "eos": "EOS drains through maintenance mode (maintenance / unit System / quiesce), outside the managed "
-           "router bgp: not rendered yet",
-    "dell_sonic": "no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish",
-    "asternos": "no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a graceful-shutdown line",
-}
 
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
 
@@ -62,98 +43,166 @@ BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
 DISTURBING = ("underlay", "mtu")
 
 
+# --- how a NOS drains: each driver declares one of these as its ``drain`` (nos/base.py Driver) ----------------
+class NoDrain(object):
+    """No drain on this NOS (the default): the run goes on undrained and says ``why``."""
+    line = None
+
+    def __init__(self, why):
+        self.why = why
+
+    def __bool__(self):
+        return False
+
+    def row(self):
+        return "none: %s" % self.why
+
+    def paths(self, driver, outside):
+        return []
+
+    def is_setting(self, driver, path):
+        return False
+
+    def is_child(self, parent, child):
+        return False
+
+
+class DrainLine(NoDrain):
+    """One line inside the default-VRF ``router bgp`` the underlay section owns; ``close`` ends the NOS's block
+    (FRR's ``exit``) in the commands that add or take it back."""
+
+    def __init__(self, line, close=None):
+        NoDrain.__init__(self, None)
+        self.line, self.close = line, close
+
+    def __bool__(self):
+        return True
+
+    def row(self):
+        return "`%s`" % self.line
+
+    def paths(self, driver, outside):
+        return [p for p in outside if p.endswith(" > " + self.line) and BGP_HEADER.match(p.split(" > ")[0])]
+
+    def is_setting(self, driver, path):
+        return bool(self.paths(driver, [path]))
+
+    def is_child(self, parent, child):
+        return child.strip() == self.line and bool(BGP_HEADER.match(parent))
+
+    def commands(self, driver, managed, on):
+        heads = [ln for ln in managed.splitlines() if BGP_HEADER.match(ln)]
+        if not heads:
+            return None
+        pad = " " * driver.indent
+        body = [heads[0].strip(), pad + (self.line if on else "no " + self.line)]
+        return body + ([self.close] if self.close else [])
+
+    def blocked(self, driver, managed, outside):
+        return "no router bgp of this plan on the switch yet" if self.commands(driver, managed, True) is None else None
+
+
+class FlatDrainLine(DrainLine):
+    """A flat NOS's drain line, its own full path (Driver.paths): set by ``line``, taken back by ``off``, once the
+    managed view holds a line starting ``within`` (BGP of the plan)."""
+
+    def __init__(self, line, off, within):
+        DrainLine.__init__(self, line)
+        self.off, self.within = off, within
+
+    def paths(self, driver, outside):
+        return [p for p in outside if p in driver.paths(self.line)]
+
+    def commands(self, driver, managed, on):
+        if not any(ln.startswith(self.within) for ln in managed.splitlines()):
+            return None
+        return [self.line if on else self.off]
+
+
+class DrainSetting(NoDrain):
+    """Not a line but a setting (a CONFIG_DB field at ``setting``, JSON pointer ``pointer``) turned ``on`` / ``off``
+    by one JSON Patch op, once the managed view holds a line starting ``ours`` (BGP of the plan); the drain and
+    the undrain each move only that field."""
+
+    def __init__(self, setting, on, off, pointer, ours):
+        NoDrain.__init__(self, None)
+        self.setting, self.on, self.off, self.pointer, self.ours = setting, on, off, pointer, ours
+        self.line = "%s %s" % (setting, on)
+
+    def __bool__(self):
+        return True
+
+    def row(self):
+        return "`%s` %s / %s" % (self.setting, self.on, self.off)
+
+    def paths(self, driver, outside):
+        return [p for p in outside if p == self.line]
+
+    def is_setting(self, driver, path):
+        return path.startswith(self.setting + " ")
+
+    def commands(self, driver, managed, on):
+        if not any(line.startswith(self.ours) for line in managed.splitlines()):
+            return None
+        return [json.dumps({"op": "replace", "path": self.pointer, "value": self.on if on else self.off}, sort_keys=True)]
+
+    def blocked(self, driver, managed, outside):
+        if not any(line.startswith(self.ours) for line in managed.splitlines()):
+            return "no BGP of this plan on the switch yet (%s)" % self.ours.strip().replace("|localhost", "")
+        if not any(self.is_setting(driver, p) for p in outside):
+            return ("the switch shows no %s (a SONiC whose TSA is not kept in CONFIG_DB): drain it by hand with sudo TSA "
+                    "/ TSB" % self.setting.replace(" > ", "|", 1).replace(" > ", " "))
+        return None
+
+
+# --- what apply.py and switch_facts ask, of the driver's declaration ---------------------------------------
 def supported(driver):
-    return driver.name in DRAIN
+    return bool(driver.drain)
 
 
 def why_not(driver):
-    return UNSUPPORTED.get(driver.name, "no drain line known for %s" % driver.name)
+    return driver.drain.why
 
 
 def drain_line(driver):
-    entry = DRAIN[driver.name]
-    return entry["line"] if "line" in entry else "%s %s" % (entry["setting"], entry["on"])
+    return driver.drain.line
 
 
 def is_drain_setting(driver, path):
     """True for a path that is the drain setting in any state (a CONFIG_DB field with its value, the drain line):
     what a drain or an undrain may move, and nothing else."""
-    entry = DRAIN.get(driver.name) or {}
-    if "setting" in entry:
-        return path.startswith(entry["setting"] + " ")
-    return bool(drain_paths(driver, [path]))
+    return driver.drain.is_setting(driver, path)
 
 
 def is_drain_child(driver, parent, child):
     """True for the drain line under the default-VRF ``router bgp``: a maintenance state, never part of
     the managed view (a switch someone else drained stays drained; ours is added and taken back here)."""
-    entry = DRAIN.get(driver.name)
-    return bool(entry) and child.strip() == entry["line"] and bool(BGP_HEADER.match(parent))
+    return driver.drain.is_child(parent, child)
 
 
 def drain_paths(driver, outside):
     """The drain line(s) in an Image's ``outside`` paths."""
-    if not supported(driver):
-        return []
-    if "setting" in DRAIN[driver.name]:
-        return [p for p in outside if p == drain_line(driver)]
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
-    line = drain_line(driver)
-    if isinstance(driver, FlatPathDriver):   # a flat NOS: the line is its own full path (Driver.paths)
-        return [p for p in outside if p in driver.paths(line)]
-    return [p for p in outside if p.endswith(" > " + line) and BGP_HEADER.match(p.split(" > ")[0])]
-
-
-# Drains by another mechanism than our line, reported by the audit (this collection never sends them):
-# EOS maintenance mode puts the whole box in maintenance with `maintenance` / ` unit System` / `  quiesce`
-# (Arista EOS User Manual, Maintenance Mode; no captured running config seen: unverified).
-OTHER = {
-    "eos": re.compile(r"^maintenance > unit System > quiesce$"),
-}
+    return driver.drain.paths(driver, outside)
 
 
 def drained_by_anyone(driver, outside):
     """Every drain the running config shows (ours or an engineer's): our drain line, or the NOS's own
-    maintenance mode where we know its shape."""
-    rx = OTHER.get(driver.name)
+    maintenance mode where the driver knows its shape (``maintenance_drain``, reported by the audit; this
+    collection never sends it)."""
+    rx = driver.maintenance_drain
     return drain_paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
 
 
 def blocked(driver, managed, outside):
     """Why this switch cannot be drained by this collection now, or None."""
-    entry = DRAIN.get(driver.name) or {}
-    if "setting" in entry:
-        if not any(line.startswith(entry["ours"]) for line in managed.splitlines()):
-            return "no BGP of this plan on the switch yet (DEVICE_METADATA bgp_asn)"
-        if not any(is_drain_setting(driver, p) for p in outside):
-            return ("the switch shows no %s (a SONiC whose TSA is not kept in CONFIG_DB): drain it by hand with sudo TSA "
-                    "/ TSB" % entry["setting"].replace(" > ", "|", 1).replace(" > ", " "))
-        return None
-    return "no router bgp of this plan on the switch yet" if commands(driver, managed, True) is None else None
+    return driver.drain.blocked(driver, managed, outside)
 
 
 def commands(driver, managed, on):
     """Config commands that add (``on``) or take back the drain line, for the NOS's plain push
     (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours.
     A CONFIG_DB NOS: one JSON Patch op setting the drain field (``blocked`` says when the switch lacks it)."""
-    entry = DRAIN[driver.name]
-    if "setting" in entry:
-        import json
-        if not any(line.startswith(entry["ours"]) for line in managed.splitlines()):
-            return None
-        return [json.dumps({"op": "replace", "path": entry["pointer"], "value": entry["on" if on else "off"]},
-                           sort_keys=True)]
-    line = drain_line(driver)
-    if line.startswith("nv set "):
-        if not any(ln.startswith("nv set router bgp ") for ln in managed.splitlines()):
-            return None
-        return [line] if on else ["nv unset " + line[len("nv set "):].rsplit(" ", 1)[0]]
-    heads = [ln for ln in managed.splitlines() if BGP_HEADER.match(ln)]
-    if not heads:
-        return None
-    pad = " " * driver.indent
-    body = [heads[0].strip(), pad + (line if on else "no " + line)]
-    return body + (["exit"] if driver.name == "frr" else [])
+    return driver.drain.commands(driver, managed, on)
 
 
 def single_homed_leaf(intent):

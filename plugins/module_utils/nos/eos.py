@@ -16,12 +16,14 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 
 # Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
@@ -93,6 +95,21 @@ class EosDriver(CliDriver):
     indent = 3
     hier_platform = "ARISTA_EOS"
     transaction = transactions.EosSessionTxn
+    # drain: EOS drains through maintenance mode (Arista EOS User Manual, Maintenance Mode), a block outside the managed
+    # router bgp; that mode is reported when found (`maintenance` / ` unit System` / `  quiesce`; no captured running
+    # config seen: unverified)
+    drain = NoDrain("EOS drains through maintenance mode (maintenance / unit System / quiesce), outside the managed "
+                    "router bgp: not rendered yet")
+    maintenance_drain = re.compile(r"^maintenance > unit System > quiesce$")
+    counters = [Read("show priority-flow-control counters | json", roce_counters.parse_eos_pfc),
+                Read("show qos interfaces ecn counters queue | json", roce_counters.parse_eos_ecn),
+                Read("show priority-flow-control counters watchdog | json", roce_counters.parse_eos_pfc_watchdog)]
+    counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",
+                            wd_restores="unverified")
+    checks = ("bgp_sessions", "ppd_paths")
+    bgp_summary = Read("show ip bgp summary vrf all | json", bgp_state.parse_eos)
+    ppd_read = ppd_state.EosPolicyMap("`show policy-map type pbr | json`: class per host source, `setNexthop`, policy on "
+                                      "the L3 ingress")
     error_pattern = r"% ?(Invalid input|Incomplete command|Ambiguous command|Unavailable command|Error)"
     save_command = "copy running-config startup-config"
     pfc_counters_command = "show priority-flow-control counters | json"
@@ -100,7 +117,7 @@ class EosDriver(CliDriver):
     def parse_pfc_counters(self, text):
         """EOS's JSON (``interfaceCounters`` -> ``rxFrames`` / ``txFrames``, nos/counters.py ``parse_eos_pfc``)."""
         return dict((port, {"rx_pfc": prios["all"].get("pfc_rx", 0), "tx_pfc": prios["all"].get("pfc_tx", 0)})
-                    for port, prios in counters.parse_eos_pfc(text).items())
+                    for port, prios in roce_counters.parse_eos_pfc(text).items())
 
     def canonical(self, nodes):
         """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes

@@ -28,10 +28,11 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import flatten
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine, is_drain_child
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 FRR_SECTIONS = ("underlay", "pbr")
 PBR_MAP = PREFIX + "PBR"
@@ -59,6 +60,15 @@ class FrrDriver(Driver):
     # what switch_config accepts: qos and mtu render nothing here (FRR has neither), so a role asking for them is fine
     sections = ("qos", "mtu", "pbr", "underlay")
     transaction = transactions.FrrVtyshTxn
+    # FRR user guide, BGP, "Graceful Shutdown" (accepted and printed by the twin's FRR 8.4.4 engine, after
+    # `no bgp ebgp-requires-policy`); FRR receivers lower a GSHUT-tagged path to local-preference 0 by themselves
+    drain = DrainLine("bgp graceful-shutdown", close="exit")
+    counters = [Read("ip -s -j link show", roce_counters.parse_linux_ip_link), Read("tc -s qdisc show", roce_counters.parse_linux_tc)]
+    counter_evidence = dict(ecn_marked="verified", drops="verified")
+    checks = ("bgp_sessions", "ppd_paths", "failover")
+    bgp_summary = Read("vtysh -c 'show bgp ipv4 unicast summary json'", bgp_state.parse_frr)
+    ppd_read = ppd_state.KernelRoute("`ip route get DST from SRC iif INGRESS` (the kernel's forwarding decision, PBR rules "
+                                     "included)")
     show_running = "vtysh -c 'show running-config'"
     save_command = "vtysh -c 'write memory'"
     # vtysh prints "% Unknown command", "% Invalid input", "% Command incomplete", "% Ambiguous command",

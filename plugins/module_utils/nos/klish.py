@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as roce_counters, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
 
 ECMP_HASH_FIELDS = ("src-ip", "dst-ip", "ip-proto", "l4-src-port", "l4-dst-port")
 
@@ -76,6 +78,14 @@ class KlishDriver(CliDriver):
     indent = 1
     hier_platform = "GENERIC"
     transaction = transactions.KlishReverseTxn
+    drain = NoDrain("no vendor source for a BGP graceful-shutdown line in Enterprise SONiC klish")
+    # sonic-utilities' tables in the Linux shell under klish; every capture is community SONiC's (sonic-utilities'
+    # tests; the Dell Z9332 outputs ran community SONiC 202012, `show version` in sonic-buildimage #9453); no Dell
+    # Enterprise SONiC page or capture shows these tables in its Linux shell
+    counters = roce_counters.SONIC
+    counter_evidence = roce_counters.ALL_UNVERIFIED
+    bgp_summary = Unsupported("no captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC")
+    ppd_read = Unsupported("no captured PBR show output of dell_sonic to test a parser on")
     normalize_running = staticmethod(normalize_running)
     sections = SECTIONS + ("underlay",)
     error_pattern = r"%\s*Error"

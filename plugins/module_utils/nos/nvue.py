@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import FlatDrainLine
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
@@ -125,6 +127,18 @@ class NvueDriver(FlatPathDriver):
     name = "nvue"
     device_type = device_type_for(name)
     transaction = transactions.NvueRevisionTxn
+    comment = "#"
+    # NVIDIA NVUE command reference, BGP: `nv set router bgp graceful-shutdown on`
+    drain = FlatDrainLine("nv set router bgp graceful-shutdown on", off="nv unset router bgp graceful-shutdown",
+                          within="nv set router bgp ")
+    counters = [Read("nv show interface {port} counters qos", roce_counters.parse_nvue_counters_qos, "port"),
+                Read("nv show interface {port} qos pfc-watchdog", roce_counters.parse_nvue_pfc_watchdog, "port")]
+    counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
+                            drop_bytes="verified", wd_storms="verified")
+    checks = ("bgp_sessions", "ppd_paths")
+    bgp_summary = Read("nv show vrf default router bgp neighbor", bgp_state.parse_nvue)
+    ppd_read = ppd_state.NvuePbrMap("`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, "
+                                    "`installed`")
     show_running = "nv config show -o commands"
     error_pattern = r"^Error:|Invalid Command|command not found"
     save_command = "nv config save"

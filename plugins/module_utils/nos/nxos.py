@@ -11,12 +11,14 @@ Command sources: docs/switch-commands-sources.md#cisco-nx-os and #underlay-and-l
 from __future__ import annotations
 
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 
 def svi_name(vlan):
@@ -29,6 +31,14 @@ class NxosDriver(CliDriver):
     indent = 2
     hier_platform = "CISCO_NXOS"
     transaction = transactions.NxosCheckpointTxn
+    # cisco.nxos nxos_bgp_global graceful_shutdown.activate; Cisco Nexus 9000 Unicast Routing Guide, BGP graceful
+    # shutdown (receivers honour it by default: `graceful-shutdown aware`)
+    drain = DrainLine("graceful-shutdown activate")
+    counters = [Read("show interface priority-flow-control", roce_counters.parse_nxos_pfc)]
+    counter_evidence = dict(pfc_rx="verified", pfc_tx="verified")
+    checks = ("bgp_sessions", "ppd_paths")
+    bgp_summary = Read("show bgp all summary vrf all | json", bgp_state.parse_nxos)
+    ppd_read = ppd_state.NxosRouteMap("`show route-map`: sequence matching the host's ACL, `ip next-hop`")
     sections = SECTIONS + ("underlay",)
     error_pattern = r"% ?(Invalid command|Incomplete command|Ambiguous command|Invalid number|Invalid range)|ERROR:"
     save_command = "copy running-config startup-config"

@@ -19,15 +19,12 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
 
-# the comment leader each NOS ignores in pasted config
-COMMENT = {"nvue": "#"}
-
 
 def switch_config(name, intent, qos):
     """The full managed config of one switch as text (defaults included: what is pushed, not what EOS shows)."""
     platform = intent["platform"]
     driver = get_driver(platform)
-    lead = COMMENT.get(platform, "!")
+    lead = driver.comment
     entry = platforms.PLATFORMS[platform]
     head = ["%s %s: %s %s (platform %s, netmiko %s), rendered by aifabric.roce from the plan"
             % (lead, name, entry["vendor"], entry["os"], platform, intent.get("device_type") or entry["device_type"])]

@@ -19,7 +19,8 @@ Which show command, in its structured form where the NOS has one, and the captur
 
 The names the policies carry come from each driver (``ppd_pins``), the next hop from the plan's binding; the
 uplink a next hop leaves by is the plan's (the leaf uplink whose /31 peer it is: the underlay audit checks the
-addresses). A NOS not listed here reports the check not run (nos/validation.py). Pure: no Ansible, no I/O.
+addresses). Each driver declares its read (``ppd_read``: one of the classes below); a NOS without one reports
+the check not run (nos/validation.py). Pure: no Ansible, no I/O.
 """
 
 from __future__ import annotations
@@ -27,21 +28,7 @@ from __future__ import annotations
 import json
 import re
 
-PLATFORMS = ("eos", "nxos", "nvue", "community_sonic")
 ERROR = re.compile(r"^\s*(% ?Invalid|% ?Incomplete|% ?Ambiguous|Error:|ERROR:)", re.M)
-
-
-def commands(platform, pins):
-    """Show commands that read the PPD state of ``pins`` (one per NVUE map, else one)."""
-    if platform == "eos":
-        return ["show policy-map type pbr | json"]
-    if platform == "nxos":
-        return ["show route-map"]
-    if platform == "nvue":
-        return ["nv show router pbr map %s rule -o json" % m for m in sorted(set(p["policy"] for p in pins))]
-    if platform == "community_sonic":
-        return [cmd % t for t in sorted(set(p["policy"] for p in pins)) for cmd in ("show acl table %s", "show acl rule %s")]
-    raise KeyError("no PPD show command for platform %s" % platform)
 
 
 # --- parsers --------------------------------------------------------------------------------------
@@ -165,75 +152,153 @@ def _path(intent, hop, detail):
     return "via %s dev %s (%s)" % (hop, uplink_of(intent, hop) or "?", detail)
 
 
-def judge(platform, intent, pins, outputs):
-    """Findings for the ``ppd_paths`` check from the show outputs (same order as ``commands``). A command the
-    switch refused or an output that is not its format leaves the check not run (skipped) with the reason."""
-    cmds = commands(platform, pins)
-    for cmd, text in zip(cmds, outputs):
-        if not (text or "").strip() and platform != "nxos" or ERROR.search(text or ""):
-            return [finding("ppd_paths", "skipped", "PPD state read with `%s`" % cmd, (text or "no output").strip()[:200],
-                            "not run: the switch did not show its PBR state with `%s`" % cmd)]
-    try:
-        if platform == "eos":
-            state = parse_eos(outputs[0])
-        elif platform == "nxos":
-            state = parse_nxos(outputs[0])
-        elif platform == "community_sonic":
-            state = {}
-            for cmd, text in zip(cmds, outputs):
-                if cmd.startswith("show acl table "):
-                    state.setdefault("tables", {}).update(parse_sonic_tables(text))
-                else:
-                    state.update(parse_sonic_rules(text))
-        else:
-            state = {}
-            for cmd, text in zip(cmds, outputs):
-                state.update(parse_nvue(cmd.split()[5], text))
-    except (ValueError, AttributeError, TypeError, KeyError) as exc:
-        return [finding("ppd_paths", "skipped", "PPD state in the format of `%s`" % cmds[0], "", "not run: cannot read "
-                        "the output of `%s`: %s" % (cmds[0], exc))]
-    # NVUE: our nexthop groups are named after their next hop (nvue.nh_name); a foreign group stays its name
-    group_hops = dict((p["group"], p["binding"]["next_hop"]) for p in pins if p.get("group"))
-    return [_judge_pin(platform, intent, pin, state, group_hops) for pin in pins]
+# --- how each NOS shows it: a driver declares one as its ``ppd_read`` (nos/base.py Driver) --------------------------
+class PpdRead(object):
+    """How a NOS shows the PPD state of its pins: ``commands(pins)``, ``state(cmds, outputs)`` -> {(policy, match):
+    entry}, ``pin(...)`` -> (next hops, detail) or a failed finding; ``missing`` words a pin with no entry;
+    ``describe`` what the docs say it reads. ``route_lookup``: the check asks the kernel (``ip route get``) instead."""
+    route_lookup = False
+    empty_ok = False        # an empty answer is a valid, empty state (NX-OS `show route-map` with no map)
+    missing = "%s %s"
+
+    def __init__(self, describe):
+        self.describe = describe
+
+    def __bool__(self):
+        return True
+
+    def args(self, pin):
+        return (pin["policy"], pin["match"])
+
+    def state(self, cmds, outputs):
+        return self.parse(outputs[0])
 
 
-def _judge_pin(platform, intent, pin, state, group_hops):
-    b = pin["binding"]
-    src = b["source"].split("/")[0]
-    probe = "pinned %s -> %s %s" % (src, pin["policy"], pin["match"])
-    want = "via %s dev %s (%s, host port %s)" % (b["next_hop"], b["uplink"], b.get("spine", "?"), b["ingress"])
-    entry = state.get((pin["policy"], pin["match"]))
-    if entry is None:
-        where = {"eos": "class %s in policy-map %s", "nxos": "a route-map %s sequence matching ACL %s",
-                 "nvue": "a rule of PBR map %s matching source-ip %s", "community_sonic": "ACL table %s rule %s"}[platform]
-        args = (pin["match"], pin["policy"]) if platform == "eos" else (pin["policy"], pin["match"])
-        return finding(probe, "fail", want, "not pinned: no %s" % (where % args),
-                       "host port %s: its host source is not pinned on the switch" % b["ingress"])
-    if platform == "nvue":
+class KernelRoute(PpdRead):
+    """The kernel's forwarding decision (``ip route get``, nos/validation.py): a Linux switch (FRR)."""
+    route_lookup = True
+
+
+class EosPolicyMap(PpdRead):
+    missing = "class %s in policy-map %s"
+
+    def commands(self, pins):
+        return ["show policy-map type pbr | json"]
+
+    parse = staticmethod(parse_eos)
+
+    def args(self, pin):
+        return (pin["match"], pin["policy"])
+
+    def pin(self, intent, pin, entry, state, group_hops, want, probe):
+        b = pin["binding"]
+        detail = "class %s of policy-map %s on %s" % (pin["match"], pin["policy"], ",".join(entry["interfaces"]) or "no interface")
+        if pin["ingress"] not in entry["interfaces"]:
+            return finding(probe, "fail", want, detail, "host port %s: policy-map %s is not on %s" % (
+                b["ingress"], pin["policy"], pin["ingress"]))
+        return entry["next_hops"], detail
+
+
+class NxosRouteMap(PpdRead):
+    missing = "a route-map %s sequence matching ACL %s"
+    empty_ok = True
+
+    def commands(self, pins):
+        return ["show route-map"]
+
+    parse = staticmethod(parse_nxos)
+
+    def pin(self, intent, pin, entry, state, group_hops, want, probe):
+        detail = "route-map %s %s sequence %d" % (pin["policy"], entry["action"], entry["seq"])
+        if entry["action"] != "permit":
+            return finding(probe, "fail", want, detail, "host port %s: its sequence denies (routes normally)" %
+                           pin["binding"]["ingress"])
+        return entry["next_hops"], detail
+
+
+class NvuePbrMap(PpdRead):
+    missing = "a rule of PBR map %s matching source-ip %s"
+
+    def commands(self, pins):
+        return ["nv show router pbr map %s rule -o json" % m for m in sorted(set(p["policy"] for p in pins))]
+
+    def state(self, cmds, outputs):
+        state = {}
+        for cmd, text in zip(cmds, outputs):
+            state.update(parse_nvue(cmd.split()[5], text))
+        return state
+
+    def pin(self, intent, pin, entry, state, group_hops, want, probe):
         hops = sorted(set(group_hops.get(g, g) for g in entry["groups"]))
         detail = "rule %s nexthop-group %s, installed %s%s" % (entry["rule"], ",".join(entry["groups"]) or "none",
                                                                entry["installed"],
                                                                " (%s)" % entry["reason"] if entry.get("reason") else "")
         if entry["installed"] != "on":
             return finding(probe, "fail", want, _path(intent, hops[0], detail) if hops else detail,
-                           "host port %s: the PBR rule is not installed" % b["ingress"])
-    elif platform == "eos":
-        hops = entry["next_hops"]
-        detail = "class %s of policy-map %s on %s" % (pin["match"], pin["policy"], ",".join(entry["interfaces"]) or "no interface")
-        if pin["ingress"] not in entry["interfaces"]:
-            return finding(probe, "fail", want, detail, "host port %s: policy-map %s is not on %s" % (
-                b["ingress"], pin["policy"], pin["ingress"]))
-    elif platform == "community_sonic":
+                           "host port %s: the PBR rule is not installed" % pin["binding"]["ingress"])
+        return hops, detail
+
+
+class SonicAcl(PpdRead):
+    missing = "ACL table %s rule %s"
+
+    def commands(self, pins):
+        return [cmd % t for t in sorted(set(p["policy"] for p in pins)) for cmd in ("show acl table %s", "show acl rule %s")]
+
+    def state(self, cmds, outputs):
+        state = {}
+        for cmd, text in zip(cmds, outputs):
+            if cmd.startswith("show acl table "):
+                state.setdefault("tables", {}).update(parse_sonic_tables(text))
+            else:
+                state.update(parse_sonic_rules(text))
+        return state
+
+    def pin(self, intent, pin, entry, state, group_hops, want, probe):
         failed = _judge_sonic_rule(pin, entry, state.get("tables", {}).get(pin["policy"]), want, probe)
         if failed:
             return failed
-        hops = redirect_hops(entry["action"])
         detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"], entry["status"])
-    else:
-        hops = entry["next_hops"]
-        detail = "route-map %s %s sequence %d" % (pin["policy"], entry["action"], entry["seq"])
-        if entry["action"] != "permit":
-            return finding(probe, "fail", want, detail, "host port %s: its sequence denies (routes normally)" % b["ingress"])
+        return redirect_hops(entry["action"]), detail
+
+
+def commands(driver, pins):
+    """Show commands that read the PPD state of ``pins`` on the driver's NOS (its ``ppd_read``)."""
+    return driver.ppd_read.commands(pins)
+
+
+def judge(driver, intent, pins, outputs):
+    """Findings for the ``ppd_paths`` check from the show outputs (same order as ``commands``). A command the
+    switch refused or an output that is not its format leaves the check not run (skipped) with the reason."""
+    read = driver.ppd_read
+    cmds = read.commands(pins)
+    for cmd, text in zip(cmds, outputs):
+        if not (text or "").strip() and not read.empty_ok or ERROR.search(text or ""):
+            return [finding("ppd_paths", "skipped", "PPD state read with `%s`" % cmd, (text or "no output").strip()[:200],
+                            "not run: the switch did not show its PBR state with `%s`" % cmd)]
+    try:
+        state = read.state(cmds, outputs)
+    except (ValueError, AttributeError, TypeError, KeyError) as exc:
+        return [finding("ppd_paths", "skipped", "PPD state in the format of `%s`" % cmds[0], "", "not run: cannot read "
+                        "the output of `%s`: %s" % (cmds[0], exc))]
+    # NVUE: our nexthop groups are named after their next hop (nvue.nh_name); a foreign group stays its name
+    group_hops = dict((p["group"], p["binding"]["next_hop"]) for p in pins if p.get("group"))
+    return [_judge_pin(read, intent, pin, state, group_hops) for pin in pins]
+
+
+def _judge_pin(read, intent, pin, state, group_hops):
+    b = pin["binding"]
+    src = b["source"].split("/")[0]
+    probe = "pinned %s -> %s %s" % (src, pin["policy"], pin["match"])
+    want = "via %s dev %s (%s, host port %s)" % (b["next_hop"], b["uplink"], b.get("spine", "?"), b["ingress"])
+    entry = state.get((pin["policy"], pin["match"]))
+    if entry is None:
+        return finding(probe, "fail", want, "not pinned: no %s" % (read.missing % read.args(pin)),
+                       "host port %s: its host source is not pinned on the switch" % b["ingress"])
+    got = read.pin(intent, pin, entry, state, group_hops, want, probe)
+    if isinstance(got, dict):
+        return got
+    hops, detail = got
     if hops != [b["next_hop"]]:
         actual = _path(intent, hops[0], detail) if hops else "no next hop (%s)" % detail
         return finding(probe, "fail", want, actual, "host port %s: bound to %s, planned %s via %s" % (

@@ -28,6 +28,9 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTx
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 # --- sources (full citations: docs/switch-commands-sources.md#community-sonic-config_db) --------------
 YANG = "sonic-net/sonic-buildimage src/sonic-yang-models/yang-models/%s.yang (yanglint oracle test)"
@@ -380,6 +383,23 @@ class SonicDbDriver(Driver):
     # holds only this run's change
     transaction = GcuTxn
     config_tables = frozenset(TABLE)   # the tables render writes (configdb.device_patch passes others as they are)
+    # drain: a CONFIG_DB setting, not a line: SONiC's traffic shift away (TSA) is BGP_DEVICE_GLOBAL|STATE tsa_enabled
+    # (sonic-yang-models sonic-bgp-device-global.yang, boolean, default false; doc/Configuration.md "BGP Device
+    # Global": "When tsa_enabled is set to true, the device is isolated using traffic-shift-away (TSA) route-maps in
+    # BGP"; sonic-buildimage dockers/docker-fpm-frr/base_image_files/TSA writes it, bgpcfgd applies it), set by a
+    # GCU patch like every change (the GCU design's own example patches /BGP_DEVICE_GLOBAL/STATE/tsa_enabled)
+    drain = DrainSetting("BGP_DEVICE_GLOBAL > STATE > tsa_enabled", on="true", off="false",
+                         pointer="/BGP_DEVICE_GLOBAL/STATE/tsa_enabled", ours="DEVICE_METADATA|localhost bgp_asn ")
+    # sonic-utilities' tables; the SSH login lands in the Linux shell already (netmiko LinuxSSH), so no klish hop. The
+    # parsers are checked on sonic-utilities' own test outputs (tests/fixtures/switches/sonic/)
+    counters = [Read(read.command, read.parser) for read in roce_counters.SONIC]
+    counter_evidence = roce_counters.ALL_VERIFIED
+    checks = ("bgp_sessions", "ppd_paths")
+    bgp_summary = Read("show ip bgp summary", bgp_state.parse_sonic)
+    ppd_read = ppd_state.SonicAcl("`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule "
+                                  "per host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed "
+                                  "only under `fabric.community_sonic_pbr: gcu_ignore_acl_rule`: sonic-acl.yang refuses the "
+                                  "redirect)")
 
     def tables(self, intent, qos, sections=SECTIONS):
         return render(intent, qos, sections, port=self.port, mtu=self.mtu(intent))

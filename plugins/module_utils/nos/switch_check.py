@@ -81,7 +81,8 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
     platform = record["platform"]
     checks = [c for c in checks if c != "failover" or failover]
     result = dict(changed=False, platform=platform, findings=[])
-    skipped = validation.unsupported(platform, checks)
+    driver = get_driver(platform)
+    skipped = validation.unsupported(driver, checks)
     result["findings"] += skipped
     checks = [c for c in checks if c not in [f["probe"] for f in skipped]]
     if not is_leaf:
@@ -97,7 +98,6 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
         return result
     if connect_factory is None:
         raise CheckError(missing_lib or "netmiko is required", result)
-    driver = get_driver(platform)
     params = dict(params, device_type=params.get("device_type") or record.get("device_type"))
     try:
         conn = connect_factory(params, driver)()
@@ -105,17 +105,17 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
         raise CheckError("cannot connect to %s:%s: %s" % (params["host"], params["port"], exc), dict(result, failed_step="connect"))
     try:
         if "bgp_sessions" in checks:
-            text = conn.send_command(validation.BGP_SUMMARY[platform], read_timeout=60)
+            text = conn.send_command(driver.bgp_summary.command, read_timeout=60)
             without_bgp = set(p for p in set(r["platform"] for r in list(plan["leafs"].values()) + list(plan["spines"].values()))
                               if "underlay" not in get_driver(p).sections)
-            result["findings"] += validation.explain_peers_without_bgp(plan, record, validation.bgp_findings(record, text, platform),
+            result["findings"] += validation.explain_peers_without_bgp(plan, record, validation.bgp_findings(record, text, driver),
                                                                        without_bgp)
         remote = validation.remote_destination(plan, name) if is_leaf else None
-        if "ppd_paths" in checks and platform in ppd_state.PLATFORMS:
+        if "ppd_paths" in checks and not driver.ppd_read.route_lookup:
             # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup
             pins = driver.ppd_pins(record)
-            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in ppd_state.commands(platform, pins)]
-            result["findings"] += ppd_state.judge(platform, record, pins, outputs)
+            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in ppd_state.commands(driver, pins)]
+            result["findings"] += ppd_state.judge(driver, record, pins, outputs)
         elif "ppd_paths" in checks:
             if remote is None:
                 result["findings"].append(dict(validation.finding(

@@ -17,7 +17,7 @@ Witnessed on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip
 captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS, NVUE and community SONiC reads the switch's own PBR
 state instead (nos/ppd_state.py: the policy holding each host source and its next hop, parsers tested on
 real captures); ``bgp_sessions`` there reads each NOS's own BGP summary (nos/bgp_state.py, parsers tested
-on real captures). Any check a platform has no witnessed implementation of is reported skipped with
+on real captures). Which checks run on a NOS is its driver's ``checks``; any other is reported skipped with
 "unverified: not implemented for <platform>", never silently.
 """
 
@@ -29,9 +29,6 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
-SUPPORTED = {"frr": CHECKS, "eos": ("bgp_sessions", "ppd_paths"), "nxos": ("bgp_sessions", "ppd_paths"),
-             "nvue": ("bgp_sessions", "ppd_paths"), "community_sonic": ("bgp_sessions", "ppd_paths")}
-BGP_SUMMARY = bgp_state.COMMANDS
 FAILOVER_TIMEOUT_MS = 5000
 
 
@@ -39,18 +36,17 @@ def finding(probe, status, expected="", actual="", message=""):
     return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
 
 
-def unsupported(platform, checks):
-    """One skipped finding per requested check the platform has no witnessed implementation of."""
-    have = SUPPORTED.get(platform, ())
-    return [finding(check, "skipped", "checked on the switch", "unverified: not implemented for %s" % platform,
-                    "unverified: %s is not implemented for %s (no witness of its show output yet)" % (check, platform))
-            for check in checks if check not in have]
+def unsupported(driver, checks):
+    """One skipped finding per requested check the driver has no witnessed implementation of (its ``checks``)."""
+    return [finding(check, "skipped", "checked on the switch", "unverified: not implemented for %s" % driver.name,
+                    "unverified: %s is not implemented for %s (no witness of its show output yet)" % (check, driver.name))
+            for check in checks if check not in driver.checks]
 
 
 # --- BGP sessions ---------------------------------------------------------------------------
-def bgp_findings(intent, text, platform="frr"):
-    """Judge the BGP summary of ``platform`` (its command: ``BGP_SUMMARY``) against the planned neighbors."""
-    return bgp_state.findings(platform, intent, text)
+def bgp_findings(intent, text, driver):
+    """Judge the BGP summary the driver reads (its ``bgp_summary``) against the planned neighbors."""
+    return bgp_state.findings(driver, intent, text)
 
 
 def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):

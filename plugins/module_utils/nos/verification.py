@@ -1,72 +1,51 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the collection verifies on each switch OS, read from the tables the code runs on: the counters
-each NOS's show commands are parsed for (nos/counters.py EVIDENCE), the forwarding checks switch_validate
-runs (nos/validation.py SUPPORTED, the BGP summary each reads: nos/bgp_state.py) and the drain line (nos/drain.py). docs/platforms.md carries it
+"""What the collection verifies on each switch OS, read from what each driver declares (nos/base.py Driver): the
+counters its show commands are parsed for (``counters``, ``counter_evidence``), the forwarding checks switch_validate
+runs (``checks``, the BGP summary it reads: ``bgp_summary``, the PBR state: ``ppd_read``) and its drain (``drain``).
+docs/platforms.md carries it
 (tools/gen_docs.py), so the docs cannot claim more than the code does. Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, platforms_doc
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters, drain, ppd_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked": "ECN marked", "drops": "lossless drops",
                  "drop_bytes": "dropped bytes", "wd_storms": "PFC watchdog storms", "wd_restores": "PFC watchdog restores"}
 
 
-def counters_row(platform):
-    """(verified, unverified, not read) counter names of one platform."""
-    known = counters.EVIDENCE.get(platform, {})
+def counters_row(driver):
+    """(verified, unverified, not read) counter names of one driver (its ``counter_evidence``)."""
+    known = driver.counter_evidence
     verified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "verified"]
     unverified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "unverified"]
     absent = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) is None]
     return verified, unverified, absent
 
 
-def checks_row(platform):
-    """switch_validate checks that run on the platform; the others are reported not run (NOT VERIFIED)."""
-    have = validation.SUPPORTED.get(platform, ())
-    return [c for c in validation.CHECKS if c in have], [c for c in validation.CHECKS if c not in have]
+def checks_row(driver):
+    """switch_validate checks that run on the driver's NOS (its ``checks``); the others are reported not run (NOT VERIFIED)."""
+    return [c for c in validation.CHECKS if c in driver.checks], [c for c in validation.CHECKS if c not in driver.checks]
 
 
-PPD_READ = {"frr": "`ip route get DST from SRC iif INGRESS` (the kernel's forwarding decision, PBR rules included)",
-            "eos": "`show policy-map type pbr | json`: class per host source, `setNexthop`, policy on the L3 ingress",
-            "nxos": "`show route-map`: sequence matching the host's ACL, `ip next-hop`",
-            "nvue": "`nv show router pbr map <map> rule -o json`: rule per host source, nexthop group, `installed`",
-            "community_sonic": "`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule per "
-                               "host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed only "
-                               "under `fabric.community_sonic_pbr: gcu_ignore_acl_rule`: sonic-acl.yang refuses the "
-                               "redirect)"}
+def ppd_row(driver):
+    """How the PPD path check reads a NOS's forwarding state (its ``ppd_read``), or why it does not run."""
+    if driver.ppd_read and "ppd_paths" in driver.checks:
+        return driver.ppd_read.describe
+    return "not run (**unverified**): %s" % driver.ppd_read.why
 
 
-def ppd_row(platform):
-    """How the PPD path check reads a platform's forwarding state, or why it does not run."""
-    if platform in ppd_state.PLATFORMS + ("frr",) and "ppd_paths" in validation.SUPPORTED.get(platform, ()):
-        return PPD_READ[platform]
-    return "not run (**unverified**): no captured PBR show output of %s to test a parser on" % platform
+def bgp_row(driver):
+    """The command the BGP session check reads on a NOS (its ``bgp_summary``), or why it does not run."""
+    if driver.bgp_summary and "bgp_sessions" in driver.checks:
+        return "`%s`" % driver.bgp_summary.command
+    return "not run (**unverified**): %s" % driver.bgp_summary.why
 
 
-BGP_NOT_READ = {
-    "asternos": "no BGP is configured on AsterNOS here, and no captured AsterNOS BGP summary (Asterfusion's guides "
-                "stop after their first pages)",
-    "dell_sonic": "no captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC",
-}
-
-
-def bgp_row(platform):
-    """The command the BGP session check reads on a platform, or why it does not run."""
-    if platform in bgp_state.COMMANDS and "bgp_sessions" in validation.SUPPORTED.get(platform, ()):
-        return "`%s`" % bgp_state.COMMANDS[platform]
-    return "not run (**unverified**): %s" % BGP_NOT_READ.get(platform, "no captured BGP summary of %s" % platform)
-
-
-def drain_row(platform):
-    line = drain.DRAIN.get(platform)
-    if line and "setting" in line:   # a CONFIG_DB field, set on and off
-        return "`%s` %s / %s" % (line["setting"], line["on"], line["off"])
-    if line:
-        return "`%s`" % line["line"]
-    return "none: %s" % drain.UNSUPPORTED.get(platform, "no drain line known for %s" % platform)
+def drain_row(driver):
+    return driver.drain.row()
 
 
 def _words(names):
@@ -76,7 +55,7 @@ def _words(names):
 def verification_doc():
     """The "What is verified on the switch" section of docs/platforms.md."""
     out = ["", "## What is verified on the switch", "",
-           "Generated from `nos/counters.py` (`EVIDENCE`), `nos/validation.py` (`SUPPORTED`) and `nos/drain.py`: "
+           "Generated from each NOS driver's declarations (`counter_evidence`, `checks`, `bgp_summary`, `ppd_read`, `drain`): "
            "what each platform's counters, forwarding checks and drain rest on. Counters: **verified** = parsed from a "
            "real capture of that NOS's show output (tests/fixtures, with SOURCE.md); **unverified** = no capture of that "
            "NOS's output (the parser may be tested on a related NOS's: community SONiC's for Enterprise SONiC and AsterNOS); "
@@ -96,12 +75,13 @@ def verification_doc():
            "run (`switch_validate`) | not run (switch NOT VERIFIED) | BGP sessions read with | PPD path read with | drain |",
            "|---|---|---|---|---|---|---|---|---|"]
     for platform in sorted(PLATFORMS):
-        verified, unverified, absent = counters_row(platform)
-        run, not_run = checks_row(platform)
+        driver = get_driver(platform)
+        verified, unverified, absent = counters_row(driver)
+        run, not_run = checks_row(driver)
         out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             platform, _words(verified), _words(unverified), _words(absent), _words(run), _words(not_run),
-            bgp_row(platform).replace("|", "\\|"), ppd_row(platform).replace("|", "\\|"),
-            drain_row(platform).replace("|", "\\|")))
+            bgp_row(driver).replace("|", "\\|"), ppd_row(driver).replace("|", "\\|"),
+            drain_row(driver).replace("|", "\\|")))
     return "\n".join(out) + "\n"
 
 

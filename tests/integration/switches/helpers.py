@@ -26,10 +26,10 @@ def bgp_findings(switch_lab, name):
     dev = switch_lab["devices"][name]
     conn = netmiko_factory(params(switch_lab, name), get_driver(dev["platform"]))()
     try:
-        text = conn.send_command(bgp_state.COMMANDS[dev["platform"]], read_timeout=30)
+        text = conn.send_command(get_driver(dev["platform"]).bgp_summary.command, read_timeout=30)
     finally:
         conn.disconnect()
-    return dict((f["probe"], f) for f in bgp_state.findings(dev["platform"], dev["intent"], text))
+    return dict((f["probe"], f) for f in bgp_state.findings(get_driver(dev["platform"]), dev["intent"], text))
 
 
 def applier(switch_lab, name, sections=None, platform=None, **kw):

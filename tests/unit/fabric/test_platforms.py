@@ -7,6 +7,7 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import platforms
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, port_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -82,10 +83,10 @@ def test_the_docs_say_exactly_what_is_verified_per_nos():
     assert aster.startswith("| `asternos` | lossless drops, dropped bytes | PFC pause rx")
     for platform in ("eos", "nxos", "nvue", "dell_sonic", "community_sonic", "asternos", "frr"):
         row = next(line for line in page.splitlines() if line.startswith("| `%s` |" % platform))
-        run, not_run = verification.checks_row(platform)
-        assert set(run) == set(validation.SUPPORTED.get(platform, ())) and set(run) | set(not_run) == set(validation.CHECKS)
-        verified = verification.counters_row(platform)[0]
-        assert len(verified) == sum(1 for v in counters.EVIDENCE.get(platform, {}).values() if v == "verified"), row
+        run, not_run = verification.checks_row(get_driver(platform))
+        assert set(run) == set(get_driver(platform).checks) and set(run) | set(not_run) == set(validation.CHECKS)
+        verified = verification.counters_row(get_driver(platform))[0]
+        assert len(verified) == sum(1 for v in get_driver(platform).counter_evidence.values() if v == "verified"), row
     assert "| `eos` |" in page and "none: EOS drains through maintenance mode" in page
 
 

@@ -45,8 +45,8 @@ def with_csonic(fabric, tmp_path, plan):
 
 def judged(fabric, name):
     intent, sess = fabric[name]
-    text = sess.handle(bgp_state.COMMANDS[intent["platform"]])
-    return dict((f["probe"], f) for f in bgp_state.findings(intent["platform"], intent, text))
+    text = sess.handle(get_driver(intent["platform"]).bgp_summary.command)
+    return dict((f["probe"], f) for f in bgp_state.findings(get_driver(intent["platform"]), intent, text))
 
 
 def test_every_planned_session_between_configured_switches_is_established(fabric):
@@ -101,7 +101,7 @@ def test_without_router_bgp_nxos_refuses_the_command_and_the_check_fails(tmp_pat
     intent = plan["leafs"]["leaf3"]
     lab.reset("leaf3", "nxos", intent, str(tmp_path))
     sess = simulator_session("nxos", simulator.Device("leaf3", "nxos", str(tmp_path / "leaf3")))
-    (got,) = bgp_state.findings("nxos", intent, sess.handle(bgp_state.COMMANDS["nxos"]))
+    (got,) = bgp_state.findings(get_driver("nxos"), intent, sess.handle(get_driver("nxos").bgp_summary.command))
     assert got["status"] == "fail" and "Invalid command" in got["actual"]
 
 

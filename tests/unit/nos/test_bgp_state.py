@@ -7,6 +7,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches")
 
@@ -112,25 +113,25 @@ CASES = {
 def test_planned_sessions_up_pass_and_each_fault_fails(platform):
     text, (up, up_as), (down, down_as, down_state) = CASES[platform]
     # every session the capture shows up, planned as shown: all pass (the judge on the established ones)
-    peers = bgp_state.PARSERS[platform](text)
+    peers = get_driver(platform).bgp_summary.parser(text)
     shown_up = dict((a, p) for a, p in peers.items() if bgp_state.established(p["state"]))
     assert up in shown_up and down not in shown_up
     passed = bgp_state.judge(intent(*[(a, p["remote_as"]) for a, p in shown_up.items()]), shown_up)
     assert [f["status"] for f in passed] == ["ok"] * (len(shown_up) + 1)
     assert passed[-1]["actual"] == "%d of %d Established" % (len(shown_up), len(shown_up))
     # a session down: named with the NOS's state
-    f = by_probe(bgp_state.findings(platform, intent((up, up_as), (down, down_as)), text))
+    f = by_probe(bgp_state.findings(get_driver(platform), intent((up, up_as), (down, down_as)), text))
     assert f["bgp %s" % up]["status"] == "ok" and f["bgp %s" % down]["status"] == "fail"
     assert f["bgp %s" % down]["actual"] == "%s, AS %d" % (down_state, down_as)
     assert f["bgp_sessions"]["status"] == "fail"
     # a wrong remote AS
-    f = by_probe(bgp_state.findings(platform, intent((up, up_as + 1)), text))
+    f = by_probe(bgp_state.findings(get_driver(platform), intent((up, up_as + 1)), text))
     assert f["bgp %s" % up]["status"] == "fail" and f["bgp %s" % up]["actual"].endswith("AS %d" % up_as)
     # an unplanned peer: the session the plan does not have
-    f = by_probe(bgp_state.findings(platform, intent((up, up_as)), text))
+    f = by_probe(bgp_state.findings(get_driver(platform), intent((up, up_as)), text))
     assert f["bgp %s" % down]["expected"] == "no session (not in the plan)" and f["bgp_sessions"]["status"] == "fail"
     # a missing peer
-    f = by_probe(bgp_state.findings(platform, intent((up, up_as), ("10.9.9.9", 65999)), text))
+    f = by_probe(bgp_state.findings(get_driver(platform), intent((up, up_as), ("10.9.9.9", 65999)), text))
     assert f["bgp 10.9.9.9"]["actual"] == "not configured" and f["bgp_sessions"]["status"] == "fail"
 
 
@@ -143,18 +144,18 @@ def test_nxos_judged_on_the_capture():
     wrong = by_probe(bgp_state.judge(intent(("10.1.1.179", 64863)), peers))
     assert wrong["bgp 10.1.1.179"]["status"] == "fail" and wrong["bgp 10.1.1.177"]["expected"].startswith("no session")
     # the default VRF of the capture has no IPv4 unicast session: every planned one is missing, never passed
-    f = by_probe(validation.bgp_findings(intent(("10.1.1.134", 64861)), NXOS_EVPN, "nxos"))
+    f = by_probe(validation.bgp_findings(intent(("10.1.1.134", 64861)), NXOS_EVPN, get_driver("nxos")))
     assert f["bgp 10.1.1.134"]["actual"] == "not configured" and f["bgp_sessions"]["status"] == "fail"
 
 
 def test_sonic_without_neighbors_every_planned_session_is_missing():
-    f = by_probe(bgp_state.findings("community_sonic", intent(("10.0.0.1", 65200)), SONIC_NONE))
+    f = by_probe(bgp_state.findings(get_driver("community_sonic"), intent(("10.0.0.1", 65200)), SONIC_NONE))
     assert f["bgp 10.0.0.1"]["actual"] == "not configured" and f["bgp_sessions"]["actual"] == "0 of 0 Established"
     assert f["bgp_sessions"]["status"] == "fail"
 
 
 def test_nvue_idle_session_shows_no_as_and_fails():
-    f = by_probe(bgp_state.findings("nvue", intent(("swp51", 65199), ("swp53", 65199)), NVUE_512))
+    f = by_probe(bgp_state.findings(get_driver("nvue"), intent(("swp51", 65199), ("swp53", 65199)), NVUE_512))
     assert f["bgp swp53"]["status"] == "fail" and f["bgp swp53"]["actual"] == "idle, AS not shown"
     assert f["bgp swp51"]["status"] == "ok"
 
@@ -169,13 +170,13 @@ def test_nvue_idle_session_shows_no_as_and_fails():
                         "Error: bgp summary from bgp container not in json format\n"),
 ])
 def test_an_answer_that_is_not_the_summary_fails_never_passes(platform, answer):
-    (got,) = bgp_state.findings(platform, intent(("10.0.0.1", 65002)), answer)
+    (got,) = bgp_state.findings(get_driver(platform), intent(("10.0.0.1", 65002)), answer)
     assert got["probe"] == "bgp_sessions" and got["status"] == "fail" and "cannot read" in got["message"]
-    assert bgp_state.COMMANDS[platform] in got["expected"]
+    assert get_driver(platform).bgp_summary.command in got["expected"]
 
 
 def test_an_empty_plan_with_an_empty_summary_still_says_what_ran():
     """A spine or leaf whose plan has no neighbor and whose switch shows none passes with 0 of 0: nothing was
     expected. Any session it shows is unplanned and fails."""
-    assert bgp_state.findings("eos", intent(), '{"vrfs": {}}')[-1]["status"] == "ok"
-    assert bgp_state.findings("eos", intent(), EOS)[-1]["status"] == "fail"
+    assert bgp_state.findings(get_driver("eos"), intent(), '{"vrfs": {}}')[-1]["status"] == "ok"
+    assert bgp_state.findings(get_driver("eos"), intent(), EOS)[-1]["status"] == "fail"

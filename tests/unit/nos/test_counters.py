@@ -7,6 +7,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as C
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIX = os.path.join(ROOT, "tests", "fixtures", "switches")
@@ -124,11 +125,11 @@ def test_eos_parse_merges_pfc_ecn_and_watchdog_for_plan_ports():
                "show qos interfaces ecn counters queue | json":
                    capture("eos", "anta-show-qos-interfaces-ecn-counters-queue-json.json").replace("Ethernet10/3/1", "Ethernet3/2/1"),
                "show priority-flow-control counters watchdog | json": '{"interfaces": {}}'}
-    got = C.parse("eos", answers, ["Ethernet3/2/1"])
+    got = C.parse(get_driver("eos"), answers, ["Ethernet3/2/1"])
     assert got == {"Ethernet3/2/1": {"all": {"pfc_rx": 0, "pfc_tx": 2}, "0": {"ecn_marked": 0}, "1": {"ecn_marked": 0},
                                      "2": {"ecn_marked": 2}}}
-    assert C.evidence("eos") == dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops=None,
-                                     drop_bytes=None, wd_storms="unverified", wd_restores="unverified")
+    assert C.evidence(get_driver("eos")) == dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops=None,
+                                                 drop_bytes=None, wd_storms="unverified", wd_restores="unverified")
 
 
 # ----------------------------------------------------------------------------------------------- NX-OS
@@ -153,20 +154,20 @@ def test_linux_tc_ecn_marks_summed_per_device():
 
 # ----------------------------------------------------------------------------------------------- per NOS
 def test_commands_and_parse_keep_plan_ports_only():
-    cmds = C.commands("nvue", ["swp1", "swp2"])
+    cmds = C.commands(get_driver("nvue"), ["swp1", "swp2"])
     assert [c[0] for c in cmds] == ["nv show interface swp1 counters qos", "nv show interface swp2 counters qos",
                                     "nv show interface swp1 qos pfc-watchdog", "nv show interface swp2 qos pfc-watchdog"]
     answers = {"show pfc counters": capture("sonic", "sonic-utilities-show-pfc-counters.txt"),
                "show pfcwd stats": capture("sonic", "sonic-utilities-show-pfcwd-stats.txt")}
-    got = C.parse("dell_sonic", answers, ["Ethernet0"])
+    got = C.parse(get_driver("dell_sonic"), answers, ["Ethernet0"])
     assert list(got) == ["Ethernet0"]
     assert got["Ethernet0"]["3"] == {"pfc_rx": 203, "pfc_tx": 213, "wd_state": "stormed", "wd_storms": 1, "wd_restores": 0}
 
 
-@pytest.mark.parametrize("platform", sorted(C.SOURCES))
+@pytest.mark.parametrize("platform", sorted(DRIVERS))
 def test_every_platform_has_commands_and_evidence(platform):
-    assert C.commands(platform, ["x1"])
-    ev = C.evidence(platform)
+    assert C.commands(get_driver(platform), ["x1"])
+    ev = C.evidence(get_driver(platform))
     assert set(ev) == set(C.COUNTERS) and set(ev.values()) <= {"verified", "unverified", None}
     assert any(ev.values())
 
@@ -211,10 +212,10 @@ def test_simulator_prints_what_the_parsers_read_from_real_captures():
 def test_community_sonic_reads_the_sonic_utilities_tables_in_its_login_shell():
     """community_sonic lands in bash: the same sonic-utilities commands, sent as they are (no klish hop), parsed
     by the parsers checked on sonic-utilities' own test outputs."""
-    cmds = C.commands("community_sonic", ["Ethernet0"])
-    assert [c[0] for c in cmds] == [c[0] for c in C.commands("dell_sonic", ["Ethernet0"])]
+    cmds = C.commands(get_driver("community_sonic"), ["Ethernet0"])
+    assert [c[0] for c in cmds] == [c[0] for c in C.commands(get_driver("dell_sonic"), ["Ethernet0"])]
     assert set(c[2] for c in cmds) == {"cli"}
     answers = {"show pfc counters": capture("sonic", "sonic-utilities-show-pfc-counters.txt"),
                "show pfcwd stats": capture("sonic", "sonic-utilities-show-pfcwd-stats.txt")}
-    assert C.parse("community_sonic", answers, ["Ethernet0"]) == C.parse("dell_sonic", answers, ["Ethernet0"])
-    assert C.parse("community_sonic", answers, ["Ethernet0"])["Ethernet0"]["3"]["pfc_rx"] == 203
+    assert C.parse(get_driver("community_sonic"), answers, ["Ethernet0"]) == C.parse(get_driver("dell_sonic"), answers, ["Ethernet0"])
+    assert C.parse(get_driver("community_sonic"), answers, ["Ethernet0"])["Ethernet0"]["3"]["pfc_rx"] == 203

@@ -84,3 +84,50 @@ def test_no_caller_probes_a_driver_for_a_capability():
                 with open(os.path.join(top, fname)) as fh:
                     found += ["%s: %s" % (fname, ln.strip()) for ln in fh if probe.search(ln)]
     assert found == []
+
+
+FACTS = ("drain", "counters", "counter_evidence", "checks", "bgp_summary", "ppd_read")
+
+
+def lacks(cls):
+    """The per-NOS facts (nos/base.py Driver) a driver class does not have, each with the reason it declares."""
+    out = {}
+    for fact in FACTS:
+        value = getattr(cls, fact)
+        if not value:
+            out[fact] = getattr(value, "why", None) or "not declared"
+    return out
+
+
+def test_the_registry_walk_names_what_each_driver_lacks():
+    """Every driver declares its own facts; what it lacks is said in words (never a silent empty table entry). A new
+    NOS that declares nothing shows every fact as lacking, with the base class's default reason."""
+    got = dict((name, sorted(lacks(cls))) for name, cls in DRIVERS.items())
+    assert got == {"eos": ["drain"], "nxos": [], "nvue": [], "frr": [], "community_sonic": [],
+                   "dell_sonic": ["bgp_summary", "checks", "drain", "ppd_read"],
+                   "asternos": ["bgp_summary", "checks", "drain", "ppd_read"]}
+    for name, cls in DRIVERS.items():
+        for fact, why in lacks(cls).items():
+            assert why and (fact == "checks" or why != "not declared"), (name, fact)
+    assert sorted(lacks(Bare)) == sorted(FACTS)
+    assert lacks(Bare)["drain"] == "no drain line known for this NOS"
+
+
+def test_declared_facts_agree_with_each_other():
+    for name, cls in DRIVERS.items():
+        drv = cls()
+        assert set(drv.checks) <= {"bgp_sessions", "ppd_paths", "failover"}, name
+        assert ("bgp_sessions" in drv.checks) == bool(drv.bgp_summary), name
+        assert ("ppd_paths" in drv.checks) == bool(drv.ppd_read), name
+        assert set(drv.counter_evidence) <= {"pfc_rx", "pfc_tx", "ecn_marked", "drops", "drop_bytes", "wd_storms",
+                                             "wd_restores"}, name
+        assert set(drv.counter_evidence.values()) <= {"verified", "unverified"}, name
+        assert bool(drv.counters) == bool(drv.counter_evidence), name
+
+
+def test_the_role_gives_the_underlay_only_to_drivers_that_render_it():
+    import yaml
+    with open(os.path.join(ROOT, "roles", "switch", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    for platform in defaults["switch_underlay_platforms"]:
+        assert "underlay" in get_driver(platform).sections, platform

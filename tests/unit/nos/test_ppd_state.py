@@ -10,7 +10,7 @@ import os
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 from .helpers import ROOT, push, simulator_module, simulator_session
 
@@ -34,7 +34,7 @@ INTENT = {"uplinks": [{"port": "Ethernet49", "peer": "192.0.2.1"}, {"port": "Eth
 def test_eos_capture_parsed_and_judged():
     text = capture("eos", "anta-show-policy-map-type-pbr-json.json")
     assert ppd_state.parse_eos(text) == {("redirect", "10"): {"next_hops": ["192.0.2.1"], "interfaces": ["Ethernet1"]}}
-    ok, moved, elsewhere = ppd_state.judge("eos", INTENT, [
+    ok, moved, elsewhere = ppd_state.judge(get_driver("eos"), INTENT, [
         pin("redirect", "10", "Ethernet1", "192.0.2.1"),
         pin("redirect", "10", "Ethernet1", "192.168.1.1", port="Ethernet8"),
         pin("redirect", "10", "Vlan100", "192.0.2.1", port="Ethernet9")], [text])
@@ -48,7 +48,7 @@ def test_nxos_capture_parsed_and_judged():
     state = ppd_state.parse_nxos(text)
     # one PBR sequence in the capture (an ACL match and a next hop); prefix-list matches are not PBR
     assert state == {("pbr-sample", "pbr-sample"): {"next_hops": ["192.168.1.1"], "action": "permit", "seq": 10}}
-    ok, moved, missing = ppd_state.judge("nxos", INTENT, [
+    ok, moved, missing = ppd_state.judge(get_driver("nxos"), INTENT, [
         pin("pbr-sample", "pbr-sample", "Vlan100", "192.168.1.1"),
         pin("pbr-sample", "pbr-sample", "Vlan100", "192.0.2.1", port="Ethernet1/2"),
         pin("pbr-sample", "other-acl", "Vlan100", "192.0.2.1", port="Ethernet1/3")], [text])
@@ -62,30 +62,30 @@ def test_nvue_capture_not_installed_is_failed_with_the_switch_reason():
     assert ppd_state.parse_nvue("map1", text) == {
         ("map1", "0.0.0.0/0"): {"groups": ["group1"], "installed": "off", "reason": "Invalid NH-group", "rule": "1"}}
     p = pin("map1", "0.0.0.0/0", "vlan100", "192.0.2.1", port="swp7", group="group1")
-    (got,) = ppd_state.judge("nvue", INTENT, [p], [text])
+    (got,) = ppd_state.judge(get_driver("nvue"), INTENT, [p], [text])
     assert got["status"] == "fail" and "not installed" in got["message"] and "swp7" in got["message"]
     assert "Invalid NH-group" in got["actual"]
     # the same rule installed: passed (group1 is the planned next hop's group)
     installed = json.loads(text)
     installed["1"]["installed"] = "on"
-    (got,) = ppd_state.judge("nvue", INTENT, [p], [json.dumps(installed)])
+    (got,) = ppd_state.judge(get_driver("nvue"), INTENT, [p], [json.dumps(installed)])
     assert got["status"] == "ok", got
 
 
 def test_a_refused_or_unreadable_show_is_not_run_never_passed():
     p = [pin("redirect", "10", "Ethernet1", "192.0.2.1")]
     for text in ("% Invalid input (at token 2: 'policy-map')", "", "not json"):
-        (got,) = ppd_state.judge("eos", INTENT, p, [text])
+        (got,) = ppd_state.judge(get_driver("eos"), INTENT, p, [text])
         assert got["status"] == "skipped" and got["message"].startswith("not run"), (text, got)
-    (got,) = ppd_state.judge("nvue", INTENT, [dict(p[0], group="g")], ["Error: Invalid command: nv show router pbr"])
+    (got,) = ppd_state.judge(get_driver("nvue"), INTENT, [dict(p[0], group="g")], ["Error: Invalid command: nv show router pbr"])
     assert got["status"] == "skipped"
 
 
 def test_vendor_platforms_run_ppd_and_leave_the_rest_unverified():
-    assert set(ppd_state.PLATFORMS) <= set(validation.SUPPORTED)
-    skipped = validation.unsupported("eos", ["bgp_sessions", "ppd_paths", "failover"])
+    assert all("ppd_paths" in get_driver(p).checks for p in DRIVERS if get_driver(p).ppd_read)
+    skipped = validation.unsupported(get_driver("eos"), ["bgp_sessions", "ppd_paths", "failover"])
     assert [f["probe"] for f in skipped] == ["failover"]
-    assert [f["probe"] for f in validation.unsupported("dell_sonic", ["ppd_paths"])] == ["ppd_paths"]
+    assert [f["probe"] for f in validation.unsupported(get_driver("dell_sonic"), ["ppd_paths"])] == ["ppd_paths"]
 
 
 # --- the lab simulators print the captures' formats ----------------------------------------------------------------
@@ -100,7 +100,7 @@ def configured(plan, leaf_name):
 
 def read(platform, leaf, drv, sess):
     pins = drv.ppd_pins(leaf)
-    return ppd_state.judge(platform, leaf, pins, [sess.handle(c) for c in ppd_state.commands(platform, pins)])
+    return ppd_state.judge(get_driver(platform), leaf, pins, [sess.handle(c) for c in ppd_state.commands(get_driver(platform), pins)])
 
 
 @pytest.mark.parametrize("leaf_name,moved", [
@@ -159,7 +159,7 @@ def test_sonic_captures_parsed_and_a_rule_without_the_host_source_or_status_is_f
     assert ppd_state.redirect_hops("FORWARD") == []
     texts = [capture("sonic", "sonic-utilities-show-acl-table.txt"), capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt")]
     intent = {"uplinks": [{"port": "Ethernet49", "peer": "10.0.0.75"}]}
-    out, off_port = ppd_state.judge("community_sonic", intent, [
+    out, off_port = ppd_state.judge(get_driver("community_sonic"), intent, [
         pin("ENI", "Vnet100_F4939FEFC47E_OUT", "Ethernet104", "10.0.0.75"),
         pin("ENI", "Vnet100_F4939FEFC47E_OUT", "Ethernet8", "10.0.0.75")], texts)
     # the capture's rule matches a destination, not the host source: it does not pin the host port

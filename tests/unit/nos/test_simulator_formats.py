@@ -166,8 +166,8 @@ def test_eos_simulator_counters_speak_the_json_of_antas_fixtures(tmp_path):
     dev.running = [("interface Ethernet1", [("priority-flow-control on", [])]), ("interface Ethernet2", [])]
     (tmp_path / "counters.json").write_text(json.dumps({"Ethernet2": {"3": {"pfc_rx": 40, "ecn_marked": 7}}}))
     sess = simulator.SESSIONS["eos"](dev, None)
-    answers = dict((cmd, sess.handle(cmd)) for cmd, dummy_parser, dummy_where in C.SOURCES["eos"])
-    got = C.parse("eos", answers, ["Ethernet1", "Ethernet2"])
+    answers = dict((cmd, sess.handle(cmd)) for cmd in [read.command for read in get_driver("eos").counters])
+    got = C.parse(get_driver("eos"), answers, ["Ethernet1", "Ethernet2"])
     assert got["Ethernet2"]["all"] == {"pfc_rx": 40, "pfc_tx": 0} and got["Ethernet2"]["3"] == {"ecn_marked": 7}
     assert got["Ethernet1"]["all"]["pfc_rx"] > 0        # PFC on: the simulator's base count
     assert get_driver("eos").parse_pfc_counters(sess.handle(get_driver("eos").pfc_counters_command))["Ethernet2"] == \

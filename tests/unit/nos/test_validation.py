@@ -10,6 +10,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import b
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
 from ansible_collections.aifabric.roce.plugins.modules import switch_validate
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 from ..fabric import intents
 from ..module_runner import run_module
@@ -49,13 +50,13 @@ def _bad(findings):
 
 
 def test_bgp_all_planned_sessions_established():
-    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary.json"))
+    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary.json"), get_driver("frr"))
     assert _bad(findings) == []
     assert findings[-1] == validation.finding("bgp_sessions", "ok", "4 planned sessions Established", "4 of 4 Established")
 
 
 def test_bgp_a_session_down_is_named_with_frr_state():
-    findings = _bad(validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json")))
+    findings = _bad(validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"), get_driver("frr")))
     assert [f["probe"] for f in findings] == ["bgp 10.254.0.0", "bgp_sessions"]
     assert findings[0]["actual"] == "Active, AS 4200000000" and "spine1 swp9" in findings[0]["expected"]
 
@@ -64,7 +65,7 @@ def test_bgp_unplanned_session_and_wrong_remote_as_fail():
     intent = copy.deepcopy(LEAF0)
     dropped = intent["bgp"]["neighbors"].pop()
     intent["bgp"]["neighbors"][0]["remote_as"] = 65000
-    bad = _bad(validation.bgp_findings(intent, _load("leaf0-bgp-summary.json")))
+    bad = _bad(validation.bgp_findings(intent, _load("leaf0-bgp-summary.json"), get_driver("frr")))
     probes = dict((f["probe"], f) for f in bad)
     assert probes["bgp %s" % dropped["address"]]["expected"] == "no session (not in the plan)"
     assert probes["bgp 10.254.0.0"]["actual"] == "Established, AS 4200000000"
@@ -72,7 +73,7 @@ def test_bgp_unplanned_session_and_wrong_remote_as_fail():
 
 
 def test_bgp_unreadable_output_fails_with_the_text():
-    bad = validation.bgp_findings(LEAF0, "% Unknown command: show bgp ipv4 unicast summary json")
+    bad = validation.bgp_findings(LEAF0, "% Unknown command: show bgp ipv4 unicast summary json", get_driver("frr"))
     assert bad[0]["status"] == "fail" and "Unknown command" in bad[0]["actual"]
 
 
@@ -166,18 +167,18 @@ def test_failover_output_judged():
 
 
 def test_unwitnessed_platforms_are_skipped_as_unverified():
-    findings = validation.unsupported("dell_sonic", validation.CHECKS)
+    findings = validation.unsupported(get_driver("dell_sonic"), validation.CHECKS)
     assert [f["status"] for f in findings] == ["skipped"] * 3
     assert all("unverified" in f["message"] and "not implemented for dell_sonic" in f["message"] for f in findings)
     # the report's item line says it too, not only the entry's message
     assert set(f["actual"] for f in findings) == {"unverified: not implemented for dell_sonic"}
-    assert validation.unsupported("frr", validation.CHECKS) == []
+    assert validation.unsupported(get_driver("frr"), validation.CHECKS) == []
     # EOS, NX-OS, NVUE, community SONiC: the PPD state and the BGP summary are read (nos/ppd_state.py,
     # nos/bgp_state.py); failover (a link taken down and timed on the switch) still has no witness there
     for platform in ("eos", "nxos", "nvue", "community_sonic"):
-        assert [f["probe"] for f in validation.unsupported(platform, validation.CHECKS)] == ["failover"]
+        assert [f["probe"] for f in validation.unsupported(get_driver(platform), validation.CHECKS)] == ["failover"]
     for platform in ("asternos", "dell_sonic"):
-        assert [f["probe"] for f in validation.unsupported(platform, validation.CHECKS)] == list(validation.CHECKS)
+        assert [f["probe"] for f in validation.unsupported(get_driver(platform), validation.CHECKS)] == list(validation.CHECKS)
 
 
 class FakeTerminal(object):
@@ -249,7 +250,7 @@ class SummaryConn(object):
         self.text, self.closed = text, False
 
     def send_command(self, cmd, **_kwargs):
-        assert cmd == validation.BGP_SUMMARY["frr"], cmd
+        assert cmd == get_driver("frr").bgp_summary.command, cmd
         return self.text
 
     def disconnect(self):
@@ -287,7 +288,7 @@ def test_a_session_towards_a_switch_without_bgp_says_why_and_still_fails():
     driver): those sessions stay failed, and their rows say why in one line; a session down for another reason and
     the sessions that are up are left as they were."""
     plan = {"leafs": {"leaf0": LEAF0}, "spines": {"spine1": dict(LEAF0, platform="asternos"), "spine2": LEAF0}}
-    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"))   # 10.254.0.0 (spine1) down
+    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"), get_driver("frr"))   # 10.254.0.0 (spine1) down
     got = dict((f["probe"], f) for f in validation.explain_peers_without_bgp(plan, LEAF0, findings, {"asternos"}))
     assert got["bgp 10.254.0.0"]["status"] == "fail"
     assert got["bgp 10.254.0.0"]["expected"].endswith(
