@@ -97,7 +97,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import 
 def evaluate(plan, switches, host_mtus, previous, pause_threshold):
     """(report section, drift_report entries, snapshot to keep) for switch_facts results of the plan's switches."""
     intents = dict(list((plan.get("leafs") or {}).items()) + list((plan.get("spines") or {}).items()))
-    current, have, want, read, not_read = {}, {}, {}, {}, {}
+    current, have, want, mtus, read, not_read = {}, {}, {}, {}, {}, {}
     for name, facts in sorted((switches or {}).items()):
         if name not in intents:
             continue
@@ -118,9 +118,11 @@ def evaluate(plan, switches, host_mtus, previous, pause_threshold):
             have[name] = dict((s, (sections.get(s) or {}).get("config", "")) for s in ("qos", "mtu")
                               if s in sections and s in drv.sections)
             want[name] = dict((s, drv.render(intents[name], plan["qos"], (s,))) for s in have[name])
+            if "mtu" in have[name]:
+                mtus[name] = drv.port_mtus(have[name]["mtu"])   # the driver's typed read of its own MTU view
     section = roce_health.report_section(
         roce_health.counter_findings(plan, current, previous, pause_threshold),
-        roce_health.consistency_findings(plan, have, want, host_mtus), read, not_read)
+        roce_health.consistency_findings(plan, have, want, host_mtus, mtus), read, not_read)
     return section, roce_health.entries(section), roce_health.snapshot(current)
 
 

@@ -90,31 +90,13 @@ def counter_findings(plan, current, previous=None, pause_threshold=1000):
     return findings
 
 
-def port_mtus(config):
-    """{port: mtu} from a driver's canonical managed MTU text (CLI `interface X` / `mtu N`, NVUE `nv set interface X
-    link mtu N`)."""
-    out, port = {}, None
-    for line in (config or "").splitlines():
-        m = re.match(r"^(?:nv set )?interface (\S+) link mtu (\d+)\s*$", line.strip())
-        if m:
-            out[m.group(1)] = int(m.group(2))
-            continue
-        m = re.match(r"^interface (\S+)\s*$", line.strip())
-        if m and not line.startswith(" "):
-            port = m.group(1)
-            continue
-        m = re.match(r"^\s+mtu (\d+)\s*$", line)
-        if m and port:
-            out[port] = int(m.group(1))
-    return out
-
-
-def consistency_findings(plan, switch_sections, expected_sections, host_mtus=None):
+def consistency_findings(plan, switch_sections, expected_sections, host_mtus=None, switch_mtus=None):
     """RoCE configuration fabric-wide.
 
     ``switch_sections``: {switch: {"qos": text, "mtu": text}} as switch_facts read them; ``expected_sections``: the
     same rendered from the plan for each switch (the one QoS profile); ``host_mtus``: {host: {netdev: mtu}} read on
-    the hosts (optional). Findings: a switch whose QoS differs from the profile (the lines), a host NIC whose MTU is
+    the hosts (optional); ``switch_mtus``: {switch: {port: mtu}}, each switch's MTU section as its driver reads it
+    (``Driver.port_mtus``; optional). Findings: a switch whose QoS differs from the profile (the lines), a host NIC whose MTU is
     not the plan's, a port on a RoCE path whose MTU is below the host MTU."""
     qos = plan.get("qos") or {}
     host_mtu = int(qos.get("host_mtu") or 0)
@@ -132,7 +114,7 @@ def consistency_findings(plan, switch_sections, expected_sections, host_mtus=Non
                              % (qos.get("roce_priority"), qos.get("roce_dscp"), qos.get("roce_priority"),
                                 qos.get("ecn_min_kbytes"), qos.get("ecn_max_kbytes"))})
     behind = gpus_behind(plan)
-    mtus = dict((s, port_mtus(v.get("mtu"))) for s, v in switch_sections.items())
+    mtus = switch_mtus or {}
     for (switch, port), gpus in sorted(behind.items()):
         mtu = (mtus.get(switch) or {}).get(port)
         if mtu is not None and mtu < host_mtu:

@@ -84,7 +84,7 @@ class StagingGuard(object):
             self.renewed = run._clock()
         got = run.read_image(step)
         self.checked = run._clock()
-        ch = Changes(self.base, self.want, got, sent=run.attempted)
+        ch = Changes(self.base, self.want, got, sent=run.driver.ops(run.attempted))
         if ch.foreign:
             raise ForeignChange(step, None, "", "someone else changed the switch while this run was sending its "
                                 "change; this run stopped before its next line, which could overwrite it: %s"
@@ -680,7 +680,8 @@ class Applier(object):
             return None   # the running config holds nothing of ours: dropping our staging touches nobody
         try:
             self.io.fresh("check")
-            ch = Changes(base, want, self.read_image("check"), sent=self.attempted, transient=getattr(txn, "transient", ()))
+            ch = Changes(base, want, self.read_image("check"), sent=self.driver.ops(self.attempted),
+                         transient=getattr(txn, "transient", ()))
         except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
             return None
         return ch if ch.foreign else None

@@ -40,7 +40,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, transactions
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, Op, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
 
@@ -299,6 +299,15 @@ class AsterNosDriver(Driver):
 
     def state(self, managed):
         return {"roce_profiles": _read(managed)}
+
+    def ops(self, commands):
+        """A REST call is one op on its resource (never a path of the read-back: AsterNOS's attribution stays by the
+        whole Image, as before)."""
+        return [Op("set", (cmd.strip(),), None) for cmd in commands if (cmd or "").strip()]
+
+    def port_mtus(self, managed):
+        """Nothing: this collection configures no MTU on AsterNOS (sections: qos only)."""
+        return {}
 
     @staticmethod
     def generated(running):

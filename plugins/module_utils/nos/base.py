@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -25,6 +26,39 @@ SECTIONS = ("qos", "mtu", "pbr")
 
 class DriverError(Exception):
     pass
+
+
+class Op(namedtuple("Op", "kind path value")):
+    """One setting a run sends, typed (``Driver.ops``): ``kind`` ``set`` or ``unset``; ``path`` the setting with its
+    parents, as a tuple (``("interface Ethernet1", "mtu 9216")``, ``("PORT", "Ethernet4", "mtu")``); ``value`` the
+    setting's value where the NOS keeps it apart (a CONFIG_DB field), else None (a CLI line carries its value)."""
+    __slots__ = ()
+
+    @property
+    def line(self):
+        """The last part of the path as a read-back shows it (``mtu 9216``): what foreign-change attribution matches."""
+        return self.path[-1] if self.value is None else "%s %s" % (self.path[-1], self.value)
+
+
+def indented_ops(commands):
+    """Ops of indented CLI commands (hier_config remediation, FRR's vtysh lines): a line's parents are the less
+    indented lines above it; ``no X`` unsets X; ``exit`` / ``end`` close a block and set nothing."""
+    out, parents = [], []
+    for cmd in commands:
+        text = (cmd or "").rstrip()
+        line = text.strip()
+        if not line or line in ("exit", "end"):
+            continue
+        depth = len(text) - len(text.lstrip())
+        while parents and parents[-1][0] >= depth:
+            parents.pop()
+        parent = tuple(p for _depth, p in parents)
+        if line.startswith("no "):
+            out.append(Op("unset", parent + (line[3:],), None))
+        else:
+            out.append(Op("set", parent + (line,), None))
+            parents.append((depth, line))
+    return out
 
 
 def ports_of(intent):
@@ -164,6 +198,16 @@ class Driver(object):
 
     def protected(self, command):
         raise self._missing("protected")
+
+    def ops(self, commands):
+        """The NOS's commands (what ``diff`` returns and a transaction sends) as typed ``Op`` s: what foreign-change
+        attribution (fullconfig.Changes) reads, so no shared code parses a NOS's syntax."""
+        raise self._missing("ops")
+
+    def port_mtus(self, managed):
+        """{port: int} of the MTU section's managed view (NAPALM's ``get_interfaces()[port]['mtu']``): what the
+        audit's MTU chain reads (audit/roce_health.py)."""
+        raise self._missing("port_mtus")
 
     # --- pure functions --------------------------------------------------------------
     def render(self, intent, qos, sections=SECTIONS):

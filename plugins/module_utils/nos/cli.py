@@ -15,7 +15,7 @@ import importlib.util
 # so it is imported only when there is something to remediate.
 HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, indented_ops, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
@@ -233,6 +233,22 @@ class CliDriver(Driver):
     def protected(self, command):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import removes_port
         return removes_port(command)
+
+    def ops(self, commands):
+        return indented_ops(commands)
+
+    def port_mtus(self, managed):
+        """``interface X`` / `` mtu N`` blocks of the managed MTU view."""
+        out, port = {}, None
+        for line in managed.splitlines():
+            m = re.match(r"^interface (\S+)\s*$", line)
+            if m:
+                port = m.group(1)
+                continue
+            m = re.match(r"^\s+mtu (\d+)\s*$", line)
+            if m and port:
+                out[port] = int(m.group(1))
+        return out
 
     def safe_reverse(self, current, target):
         """Commands taking the managed view ``current`` back to ``target`` without ever removing an interface:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, Op, SECTIONS
 
 
 class FlatPathDriver(Driver):
@@ -51,6 +51,19 @@ class FlatPathDriver(Driver):
     def protected(self, command):
         """``unset interface X``: a whole interface is never ours to remove."""
         return bool(re.match(r"^%sinterface \S+\s*$" % re.escape(self.unset_prefix), command.strip()))
+
+    def ops(self, commands):
+        """``<set prefix>path value`` sets the path, ``<unset prefix>path`` unsets it (and all under it)."""
+        out = []
+        for cmd in commands:
+            cmd = (cmd or "").strip()
+            if cmd.startswith(self.unset_prefix):
+                out.append(Op("unset", (cmd[len(self.unset_prefix):],), None))
+            elif cmd.startswith(self.set_prefix):
+                out.append(Op("set", (cmd[len(self.set_prefix):],), None))
+            elif cmd:
+                out.append(Op("set", (cmd,), None))
+        return out
 
     def safe_reverse(self, current, target):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe

@@ -29,7 +29,7 @@ import ipaddress
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, indented_ops, local_destinations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import flatten
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine, is_drain_child
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
@@ -255,6 +255,13 @@ class FrrDriver(Driver):
 
     def protected(self, command):
         return transactions.removes_port(command)
+
+    def ops(self, commands):
+        return indented_ops(commands)
+
+    def port_mtus(self, managed):
+        """Nothing: FRR holds no port MTU (the Linux/ASIC layer does), so the audit has none to compare."""
+        return {}
 
     def safe_reverse(self, current, target):
         """FRR's diff negates an interface's lines inside ``interface X`` (never ``no interface X``)."""

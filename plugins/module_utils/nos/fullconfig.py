@@ -81,15 +81,16 @@ class Changes(object):
     * ``foreign``: lines nobody in this run wrote: present now but in neither base nor want, or kept
       by both base and want but gone now.
     A line of ours that is missing or still present is a partial change, not a foreign one; so is a line
-    this run itself sent (``sent``: its commands), even where the device holds it beyond ``want`` (a
-    refused batch applied up to the refused line). ``transient``: paths the NOS's own mechanism moves while it applies
-    this run's change and moves back at its end (GCU's port admin-down around port-critical changes, nos/gcu.py):
-    never someone else's."""
+    this run itself sent (``sent``: its commands as typed ops, ``Driver.ops``), even where the device holds it
+    beyond ``want`` (a refused batch applied up to the refused line). ``transient``: paths the NOS's own mechanism
+    moves while it applies this run's change and moves back at its end (GCU's port admin-down around port-critical
+    changes, nos/gcu.py): never someone else's."""
 
     def __init__(self, base, want, got, sent=(), transient=()):
         b, w, g = paths(base), paths(want), paths(got)
         self.added, self.removed = w - b, b - w
-        adds, dels = _sent_lines(sent)
+        adds = set(op.line for op in sent if op.kind == "set")
+        dels = [op.line for op in sent if op.kind == "unset"]
         transient = set(transient)
 
         def last(path):
@@ -125,22 +126,6 @@ class Changes(object):
         if self.foreign_removed:
             parts.append("disappeared: %s" % "; ".join(self.foreign_removed[:limit]))
         return ", ".join(parts) or "none"
-
-
-def _sent_lines(sent):
-    """A run's commands -> (lines it set, lines it removed), as a config read back shows them."""
-    adds, dels = set(), []
-    for cmd in sent:
-        cmd = (cmd or "").strip()
-        if cmd.startswith("nv set "):
-            adds.add(cmd[len("nv set "):])
-        elif cmd.startswith("nv unset "):
-            dels.append(cmd[len("nv unset "):])
-        elif cmd.startswith("no "):
-            dels.append(cmd[3:])
-        elif cmd:
-            adds.add(cmd)
-    return adds, dels
 
 
 def _setting(path):

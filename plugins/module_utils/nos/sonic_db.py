@@ -26,7 +26,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import 
     CANONICAL, LIST_FIELDS, field_text, patch, show_running, tables_of, text)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
-    PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
+    PREFIX, SECTIONS, Driver, Op, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
@@ -470,6 +470,33 @@ class SonicDbDriver(Driver):
 
     def state(self, managed):
         return {"tables": tables_of(managed)}
+
+    def ops(self, commands):
+        """JSON Patch ops (strings or dicts) -> one Op per field they set or per member they remove: an add of a
+        whole key or table stands for each field it holds."""
+        out = []
+        for cmd in commands:
+            op = json.loads(cmd) if isinstance(cmd, str) else cmd
+            parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in op.get("path", "").split("/")[1:])
+            if op.get("op") == "remove":
+                out.append(Op("unset", parts, None))
+            elif op.get("op") in ("add", "replace"):
+                out += _field_ops(parts, op.get("value"))
+        return out
+
+    def port_mtus(self, managed):
+        """PORT|<port> mtu of the managed tables."""
+        return dict((port, int(fields["mtu"])) for port, fields in tables_of(managed).get("PORT", {}).items()
+                    if "mtu" in fields)
+
+
+def _field_ops(parts, value):
+    """The set ops of one JSON Patch add: a dict below the field level stands for each field it holds."""
+    if isinstance(value, dict) and len(parts) < 3:
+        return [op for key in sorted(value) for op in _field_ops(parts + (key,), value[key])]
+    if len(parts) < 3:
+        return [Op("set", parts, None)] if parts else []
+    return [Op("set", parts, field_text(value))]
 
 
 _MAP_FIELDS = ("dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map")

@@ -6,6 +6,7 @@ import yaml
 
 from ansible_collections.aifabric.roce.plugins.module_utils.audit import roce_health as H
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -48,7 +49,9 @@ def test_mtu_chain_and_qos_profile(plan):
     have = {"leaf1": {"qos": "a\nb\n", "mtu": "interface Ethernet2\n   mtu 1500\ninterface Ethernet1\n   mtu 9214\n"},
             "leaf2": {"qos": "x\n", "mtu": "nv set interface swp1 link mtu 9216\n"}}
     want = {"leaf1": {"qos": "a\nb\n"}, "leaf2": {"qos": "x\ny\n"}}
-    got = H.consistency_findings(plan, have, want, {"gpu03": {"rail1": 1500}})
+    mtus = {"leaf1": get_driver("eos").port_mtus(have["leaf1"]["mtu"]), "leaf2": get_driver("nvue").port_mtus(have["leaf2"]["mtu"])}
+    assert mtus == {"leaf1": {"Ethernet2": 1500, "Ethernet1": 9214}, "leaf2": {"swp1": 9216}}
+    got = H.consistency_findings(plan, have, want, {"gpu03": {"rail1": 1500}}, mtus)
     kinds = sorted((f["kind"], f["switch"], f["port"]) for f in got)
     assert kinds == [("mtu_chain", "gpu03", "rail1"), ("mtu_chain", "leaf1", "Ethernet2"), ("qos_profile", "leaf2", "")]
     assert next(f for f in got if f["kind"] == "qos_profile")["expected"] == "y"
@@ -134,3 +137,24 @@ def test_a_switch_not_read_is_named_never_counted_healthy(plan):
     report = build_report([], fabric="lab", roce=section)
     assert line in render_markdown(report)
     assert "Not read on 2 switch(es)" in render_html(report)
+
+
+@pytest.mark.parametrize("platform", ["community_sonic", "eos", "nxos", "nvue", "dell_sonic"])
+def test_a_port_below_the_host_mtu_is_found_on_every_platform_that_renders_mtu(platform):
+    """The MTU chain reads each switch's MTU view through its driver (``port_mtus``), never a shared regex: a community
+    SONiC port (CONFIG_DB ``PORT|Ethernet0 mtu``) below the host MTU is found like an EOS one (architecture review
+    turn 5, section 3: the regex read nothing of CONFIG_DB, so such a port gave no finding)."""
+    from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
+    from ..nos.helpers import plan_on_platform
+    plan = plan_on_platform("lab", platform)
+    name, leaf = next((n, leaf) for n, leaf in sorted(plan["leafs"].items()) if leaf["downlinks"])
+    low = dict(leaf, mtu=1500)
+    drv = get_driver(platform)
+    facts = {name: {"sections": {"qos": {"config": drv.render(leaf, plan["qos"], ("qos",))},
+                                 "mtu": {"config": drv.render(low, plan["qos"], ("mtu",))}}, "counters": None}}
+    section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
+    ports = sorted(f["port"] for f in section["consistency"] if f["kind"] == "mtu_chain" and f["switch"] == name)
+    assert ports and leaf["downlinks"][0]["port"] in ports, section["consistency"]
+    facts[name]["sections"]["mtu"]["config"] = drv.render(leaf, plan["qos"], ("mtu",))
+    section, _entries, _snap = evaluate(plan, facts, {}, None, 1000)
+    assert [f for f in section["consistency"] if f["kind"] == "mtu_chain"] == []

@@ -19,7 +19,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import 
 
 from .helpers import ROOT
 
-HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected")
+HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected", "ops", "port_mtus")
 
 
 class Bare(Driver):
