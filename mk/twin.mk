@@ -20,8 +20,12 @@ TWIN_SOURCE := $(if $(TWIN_PLAN),--plan $(TWIN_PLAN),--inventory $(TWIN_INVENTOR
 TWIN_HOSTS := $(if $(TWIN_PLAN),--host-config,)
 TWIN_CONVERGE := $(if $(TWIN_PLAN),tests/integration/twin/converge.yml,playbooks/site.yml)
 
+# This checkout's twin: namespaces aif<lab id>-<device>, SSH ports from this checkout's own first port
+# (tests/lab/labid.py twin_up_names; TWIN_BASE_PORT=<port> gives another), so two checkouts' twins live side by side.
+# Reports of the runs on it: $(TWIN_STATE)/reports/ (validate/, audit/, preflight/).
+TWIN_BASE_PORT ?=
 twin-up: setup
-	$(PY) tests/lab/twin/twin.py up --state $(TWIN_STATE) $(TWIN_SOURCE) $(TWIN_HOSTS)
+	$(PY) tests/lab/twin/twin.py up --state $(TWIN_STATE) $(TWIN_SOURCE) $(TWIN_HOSTS) $(if $(TWIN_BASE_PORT),--base-port $(TWIN_BASE_PORT))
 	$(BIN)/ansible-playbook -i $(TWIN_STATE)/inventory.yml $(TWIN_CONVERGE)
 
 # the production path: role aifabric.roce.switch -> switch_config -> frr driver over SSH

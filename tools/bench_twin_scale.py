@@ -236,7 +236,7 @@ def bench(fabric, host_limit, keep):
         out["switch_batches"] = switch_batch_sizes(plan)
         out["load_before"] = [round(x, 1) for x in os.getloadavg()]
         out["converge"] = site_yml(state, record, log)
-        out["converge"]["failed_checks"] = failed_checks(os.path.join(state, "build", "validate", "drift-report.json"))
+        out["converge"]["failed_checks"] = failed_checks(os.path.join(state, "reports", "validate", "drift-report.json"))
         out["load_noop_before"] = [round(x, 1) for x in os.getloadavg()]
         out["noop"] = site_yml(state, record, log)
         out["load_after"] = [round(x, 1) for x in os.getloadavg()]

@@ -109,6 +109,23 @@ def twin_names(kind, offset=None):
     return "%s%d-" % (kind, offset), TWIN_PORTS[kind] + offset
 
 
+# ----------------------------------------------------------------------------- `make twin-up`'s twin
+# The twin a user builds by hand (make twin-up, tests/lab/twin/twin.py without --ns-prefix/--base-port) is this
+# checkout's: namespaces aif<lab id>-<device>, SSH ports from TWIN_UP_FIRST + TWIN_UP_STEP * (lab id mod
+# TWIN_UP_SLOTS), TWIN_UP_STEP ports each. 61000-65499 lies above the kernel's default ephemeral range (32768-60999) and
+# every range above (labs 10000-23999, test twins 24300-31899; rail512: 74 endpoints), so a second checkout's twin never removes the first's
+# namespaces nor takes its ports (two lab ids in one slot: twin.py finds the ports taken and says so).
+TWIN_UP_FIRST = 61000
+TWIN_UP_SLOTS = 45
+TWIN_UP_STEP = 100
+
+
+def twin_up_names(ident=None):
+    """(namespace prefix, first SSH port) of this checkout's own twin (make twin-up)."""
+    ident = ident or lab_id()
+    return "aif%s-" % ident, TWIN_UP_FIRST + TWIN_UP_STEP * (int(ident, 16) % TWIN_UP_SLOTS)
+
+
 def claim_port_offset(ident=None, lock_dir=OFFSET_LOCKS):
     """(offset, held lock file) for one `make test`: this checkout's slot, or the next one when another run on this
     machine holds it (a checkout whose lab id falls in the same slot). The slot is ours while the file stays open."""

@@ -6,10 +6,12 @@ plan's cabling, with its GPU hosts as light namespaces on their leaf ports.
                  (writes <state>/plan/ with plan.json and devices/*.json, <state>/inventory.yml)
     twin.py down [--state build/twin]
 
-Per router: namespace ``aif-<name>``, FRR 8.4 ``zebra``/``bgpd``/``pbrd`` started with
-``-N aif-<name>`` (config /etc/frr/aif-<name>/frr.conf), IPv4 forwarding on, L4 ECMP hashing
+Per router: namespace ``<prefix><name>`` (prefix ``aif<lab id>-``, this checkout's: two checkouts' twins live side by
+side; ``--ns-prefix``), FRR 8.4 ``zebra``/``bgpd``/``pbrd`` started with ``-N <prefix><name>`` (config
+/etc/frr/<prefix><name>/frr.conf), IPv4 forwarding on, L4 ECMP hashing
 (``fib_multipath_hash_policy=1``: the UDP source port of RoCEv2 enters the hash), and interfaces
-named as the plan's ports. Each router's management path is an SSH endpoint on 127.0.0.1 (one
+named as the plan's ports. Each router's management path is an SSH endpoint on 127.0.0.1 (ports from this checkout's
+own first port, labid.twin_up_names, or ``--base-port``; one
 asyncssh server process for all routers, tests/lab/twin/sshd.py) whose sessions are a real bash
 inside the router's namespace with ``vtysh`` bound to that router: the controller reaches it
 with netmiko device_type ``linux``, the same path switch_config takes to a whitebox switch.
@@ -37,9 +39,13 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import labid  # noqa: E402  (tests/lab/labid.py: this checkout's twin names and ports)
+
 FRR_DAEMONS = ("zebra", "bgpd", "pbrd")
-PREFIX = "aif-"
-BASE_PORT = 23000
+# without --ns-prefix/--base-port: this checkout's own (labid.twin_up_names), so two checkouts' twins live side by side
+PREFIX, BASE_PORT = labid.twin_up_names()
+TWIN_UP_PORTS = labid.TWIN_UP_STEP
 PASSWORD = "twin"   # lab-only credential of the twin's management SSH
 CLIENT_KEY = "ssh_client_key"   # the controller's key for the GPU hosts (root, public key; written by sshd.py)
 
@@ -244,6 +250,24 @@ def check_ports(base, count, ranges="/proc/sys/net/ipv4/ip_local_port_range"):
                          "choose a smaller AIFABRIC_TEST_PORT_OFFSET or --base-port" % (base, base + count - 1, low, high))
 
 
+def check_free(base, count, state):
+    """Every SSH port of the twin must be free on 127.0.0.1 (this state's own twin is already down): a port in use is
+    another twin's (a checkout whose lab id shares this one's slot) or another program's. Raises naming the fix."""
+    import socket  # pylint: disable=import-outside-toplevel
+    taken = []
+    for port in range(base, base + count):
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the twin's sshd: only a listener blocks it
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                taken.append(port)
+    if taken:
+        raise SystemExit("twin ports %d-%d: %s in use on 127.0.0.1 (another checkout's twin, or another program); nothing "
+                         "was built for %s. Give a free range: make twin-up TWIN_BASE_PORT=<port> (twin.py --base-port)"
+                         % (base, base + count - 1, ", ".join(str(p) for p in taken[:5]), state))
+
+
 def up(args):
     t0 = time.monotonic()
     plan = load_plan(args)
@@ -251,13 +275,19 @@ def up(args):
     state = os.path.abspath(args.state)
     if os.path.exists(os.path.join(state, "twin.json")):
         down(args)
+    hosts = emulated_hosts(plan, args.hosts)
+    check_ports(args.base_port, len(routers(plan)) + len(hosts))
+    if args.base_port == BASE_PORT and len(routers(plan)) + len(hosts) > TWIN_UP_PORTS:
+        raise SystemExit("this checkout's twin ports %d-%d hold %d endpoints; the plan needs %d (routers and hosts): give "
+                         "a free range, make twin-up TWIN_BASE_PORT=<port> (twin.py --base-port), or fewer hosts "
+                         "(twin.py --hosts)" % (BASE_PORT, BASE_PORT + TWIN_UP_PORTS - 1, TWIN_UP_PORTS,
+                                                len(routers(plan)) + len(hosts)))
+    check_free(args.base_port, len(routers(plan)) + len(hosts), state)
     os.makedirs(state, exist_ok=True)
     write_plan_dir(plan, os.path.join(state, "plan"))
     record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
-    hosts = emulated_hosts(plan, args.hosts)
-    check_ports(args.base_port, len(routers(plan)) + len(hosts))
     names = [pair[0] for pair in routers(plan)] + hosts + ([PARKED] if len(hosts) < len(plan["hosts"]) else [])
     existing = set(line.split()[0] for line in run("ip", "netns", "list").splitlines() if line.strip())
     for name in names:
@@ -526,11 +556,12 @@ def write_inventory(plan, record, state, intent=None):
     inside ``switches`` (site.yml, audit.yml, validate.yml), and of its GPU hosts (``gpu_hosts``) unless
     they were configured by the twin (--host-config). Built from an inventory, it carries that
     fabric intent (routers as platform frr), ``plan_dir`` (the plan role rewrites the same plan into the
-    twin's plan dir) and a build dir under the state, so site.yml's plan role plans this same twin."""
+    twin's plan dir) and a build dir under the state (<state>/reports: validate/, audit/, preflight/ and the plan's
+    artifacts), so site.yml's plan role plans this same twin."""
     lines = ["# Generated by tests/lab/twin/twin.py: the twin's routers, reached like switches.",
              "all:", "  vars:", "    twin_plan_dir: %s" % os.path.join(state, "plan")]
     if intent is not None:
-        lines += ["    plan_dir: %s" % os.path.join(state, "plan"), "    aifabric_build_dir: %s" % os.path.join(state, "build"),
+        lines += ["    plan_dir: %s" % os.path.join(state, "plan"), "    aifabric_build_dir: %s" % os.path.join(state, "reports"),
                   "    fabric: %s" % json.dumps(intent, sort_keys=True)]
     known_hosts = os.path.join(state, "known_hosts")
     lines += ["  children:", "    switches:", "      children:", "        twin_routers:", "          hosts:"]
@@ -681,7 +712,8 @@ def main(argv=None):
     parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
                         help="inventory whose fabric intent is planned (routers as platform frr)")
     parser.add_argument("--state", default=os.path.join(ROOT, "build", "twin"))
-    parser.add_argument("--base-port", type=int, default=BASE_PORT + int(os.environ.get("AIFABRIC_TEST_PORT_OFFSET", "0")))
+    parser.add_argument("--base-port", type=int, default=BASE_PORT,
+                        help="first SSH port (default this checkout's, %(default)s: tests/lab/labid.py twin_up_names)")
     parser.add_argument("--configure", action="store_true", help="push the frr driver's config to every router")
     parser.add_argument("--port-name", help="port_name pattern for every switch model (inventory source only), "
                         "when the inventory's port names are not Linux interface names")
@@ -689,7 +721,7 @@ def main(argv=None):
                         help="YAML/JSON file holding the fabric intent under `fabric:` (instead of --inventory's)")
     parser.add_argument("--hosts", type=int, help="run only the first N GPU hosts of the plan (default all); the "
                         "leaf ports of the others are dummy interfaces")
-    parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default %(default)s)")
+    parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default this checkout's, %(default)s)")
     parser.add_argument("--host-config", action="store_true",
                         help="give the GPU hosts the plan's MTU, addresses, routes, rules and sysctls at bring-up (the "
                         "old behaviour, for tests that configure only the routers); by default site.yml's host roles do it")

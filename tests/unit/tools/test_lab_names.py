@@ -182,3 +182,38 @@ def test_twin_ports_stay_out_of_the_kernels_ephemeral_range(tmp_path):
     for slot in range(labid.OFFSET_SLOTS):
         for kind in labid.TWIN_PORTS:
             twin.check_ports(labid.TWIN_PORTS[kind] + labid.offset_of_slot(slot), 30, str(ranges))
+
+
+def test_each_checkouts_own_twin_has_its_own_names_and_ports_clear_of_every_other_range(tmp_path):
+    """make twin-up's twin (issue 41 item 5): prefix aif<lab id>- (two checkouts never share a namespace), ports
+    61000 + 100 * slot, above the kernel's default ephemeral range and every lab and test port, all below 65536."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "twin"))
+    twin = pytest.importorskip("twin")
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("32768\t60999\n")
+    others = set()
+    for slot in range(labid.OFFSET_SLOTS):
+        others |= footprint(labid.offset_of_slot(slot))[0]
+    bases = {}
+    for n in range(0, 0xffffff, 997):
+        ident = "%06x" % n
+        prefix, base = labid.twin_up_names(ident)
+        assert prefix == "aif%s-" % ident
+        bases.setdefault(base, ident)
+        twin.check_ports(base, labid.TWIN_UP_STEP, str(ranges))
+    assert sorted(bases) == [61000 + 100 * s for s in range(labid.TWIN_UP_SLOTS)] and max(bases) + 99 < 65536
+    assert min(bases) > max(others) and min(bases) > labid.switch_port_base("%06x" % (labid.PORT_BASE_SLOTS - 1)) + 25
+
+
+def test_a_twin_on_ports_in_use_is_refused_before_anything_is_built(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "twin"))
+    twin = pytest.importorskip("twin")
+    import socket  # pylint: disable=import-outside-toplevel
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        port = sock.getsockname()[1]
+        with pytest.raises(SystemExit) as err:
+            twin.check_free(port - 2, 4, str(tmp_path))
+        assert "%d in use on 127.0.0.1" % port in str(err.value) and "TWIN_BASE_PORT=<port>" in str(err.value)
+    twin.check_free(port - 2, 4, str(tmp_path))   # free again
