@@ -1,0 +1,320 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GOM collector: one Python service that ingests the agents' batches, runs the localiser every 100 ms, writes
+the event stream (JSON lines) and serves Prometheus metrics (prometheus-client) and the recent events over HTTP.
+
+    python3 collector.py --plan plan.json --probes probes.json --listen 0.0.0.0:9720 [--listen unix:/run/gom.sock]
+                         --http 0.0.0.0:9721 --events /var/lib/aifabric-gom/events.jsonl
+                         [--markers SWITCH=DIR ...] [--silences silences.json]
+
+Maintenance (docs/gom.md): ``--markers SWITCH=DIR`` names the directory where this collection's lock markers for
+that switch appear (``aifabric-lock.aif-*``, nos/transactions.py ShellMarkers: a Linux-based NOS's marker files, or
+their mirror); a live marker (renewed within ``--lock-ttl``) is a change under way, a ``-d`` drain record a drain,
+both read with nos/devicelock.py's own parser. ``--silences`` is a JSON file ``[{"switch", "until", "reason"}]``
+an operator writes to silence a switch (the runbook). Both are re-read every second.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import sys
+import threading
+import time
+
+try:
+    from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import (
+        STATE, Localiser, Topology, write_events)
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
+except ImportError:   # installed as a plain script next to localise.py (the role's layout)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from localise import STATE, Localiser, Topology, write_events  # type: ignore  # noqa: E402
+    from devicelock import group  # type: ignore  # noqa: E402
+
+TICK = 0.1
+MAX_LINE = 4 * 1024 * 1024
+GPU_LABEL_MAX = 16
+
+
+def read_markers(directory, now=None, ttl=1800):
+    """This collection's lock markers in ``directory``: {"by": "lock" or "drain", "holder", "since"} or None."""
+    try:
+        names = [n[len("aifabric-lock."):] for n in os.listdir(directory) if n.startswith("aifabric-lock.aif-")]
+    except OSError:
+        return None
+    details = {}
+    for name in names:
+        try:
+            with open(os.path.join(directory, "aifabric-lock." + name)) as handle:
+                details[name] = handle.read().strip()
+        except OSError:
+            continue
+    now = time.time() if now is None else now
+    found = None
+    for marker in group(details):
+        live = "" in marker.parts and not marker.stale(ttl, now)
+        if marker.drained:
+            return {"by": "drain", "holder": marker.describe(), "since": marker.created}
+        if live:
+            found = {"by": "lock", "holder": marker.describe(), "since": marker.created}
+    return found
+
+
+def read_silences(path, now=None):
+    now = time.time() if now is None else now
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as handle:
+            entries = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("switch") and float(entry.get("until") or 0) > now:
+            out[entry["switch"]] = {"by": "silence", "holder": entry.get("reason") or "operator silence",
+                                    "since": entry.get("since")}
+    return out
+
+
+class Metrics(object):
+    """prometheus-client collector: built at scrape time from the localiser's state (no per-tick gauge writes)."""
+
+    def __init__(self, service):
+        self.service = service
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+        loc = self.service.localiser
+        with self.service.lock:
+            state = GaugeMetricFamily("gom_link_state", "GOM link state: 0 up, 1 fault, 2 maintenance, 3 fault grouped "
+                                      "in a switch fault, 4 not measured", labels=["link", "link_class", "from", "to", "gpus"])
+            loss = GaugeMetricFamily("gom_link_loss_ratio", "Loss of the link's cleanest probe over the last second",
+                                     labels=["link"])
+            rtt = GaugeMetricFamily("gom_link_rtt_seconds", "Round trip of the link's probes over the last 10 s",
+                                    labels=["link", "quantile"])
+            for link, info in sorted(loc.topo.info.items()):
+                gpus = ["%s:%s" % (g["host"], g["netdev"]) for g in info["gpus"]]
+                label = ",".join(gpus[:GPU_LABEL_MAX]) + (",+%d" % (len(gpus) - GPU_LABEL_MAX) if len(gpus) > GPU_LABEL_MAX else "")
+                state.add_metric([link, info["link_class"], info["from"], info["to"], label], STATE[loc.state(link)])
+                value = loc.link_loss(link)
+                if value is not None:
+                    loss.add_metric([link], value)
+            for link in sorted(set(x for pid in loc.lossy for x in loc.topo.paths[pid]) | set(loc.link_state)):
+                quantiles = loc.link_rtt(link)
+                for q, key in (("0.5", "p50"), ("0.9", "p90"), ("0.99", "p99")):
+                    if quantiles:
+                        rtt.add_metric([link, q], quantiles[key] / 1000.0)
+            switch = GaugeMetricFamily("gom_switch_fault", "1 while a switch fault is open", labels=["switch"])
+            for key in sorted(loc.open):
+                if key.startswith("switch:"):
+                    switch.add_metric([key[7:]], 1)
+            packets = CounterMetricFamily("gom_probe_packets", "Probe packets judged", labels=["result"])
+            packets.add_metric(["received"], loc.counters["received"])
+            packets.add_metric(["lost"], loc.counters["lost"])
+            batches = CounterMetricFamily("gom_ingest_batches", "Agent batches ingested")
+            batches.add_metric([], loc.counters["batches"])
+            dropped = CounterMetricFamily("gom_agent_dropped_batches", "Batches agents dropped while the collector "
+                                          "was away (their own count)", labels=["host"])
+            for host, count in sorted(loc.dropped.items()):
+                dropped.add_metric([host], count)
+            events = CounterMetricFamily("gom_events", "Events emitted", labels=["kind"])
+            for kind, count in sorted(self.service.event_counts.items()):
+                events.add_metric([kind], count)
+            probes = GaugeMetricFamily("gom_probes", "Probes in the plan")
+            probes.add_metric([], len(loc.probes))
+        return [state, loss, rtt, switch, packets, batches, dropped, events, probes]
+
+
+class Service(object):
+    """Ingest listeners + tick loop (main thread) and the HTTP endpoint (a thread)."""
+
+    def __init__(self, localiser, events_path=None, markers=None, silences=None, lock_ttl=1800, clock=time.time):
+        self.localiser = localiser
+        self.events_path = events_path
+        self.markers = markers or {}
+        self.silences = silences
+        self.lock_ttl = lock_ttl
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.selector = selectors.DefaultSelector()
+        self.buffers = {}
+        self.recent = []
+        self.event_counts = {}
+        self.next_maint = 0.0
+        self.cpu = 0.0
+
+    def listen(self, address):
+        if address.startswith("unix:"):
+            path = address[5:]
+            if os.path.exists(path):
+                os.unlink(path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(path)
+            os.chmod(path, 0o666)
+        else:
+            host, _sep, port = address.rpartition(":")
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host or "0.0.0.0", int(port)))
+        sock.listen(1024)
+        sock.setblocking(False)
+        self.selector.register(sock, selectors.EVENT_READ, "listener")
+        return sock
+
+    def _accept(self, sock):
+        conn, _addr = sock.accept()
+        conn.setblocking(False)
+        self.buffers[conn] = b""
+        self.selector.register(conn, selectors.EVENT_READ, "conn")
+
+    def _read(self, conn, now):
+        try:
+            data = conn.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(conn)
+            conn.close()
+            self.buffers.pop(conn, None)
+            return
+        buf = self.buffers[conn] + data
+        lines = buf.split(b"\n")
+        self.buffers[conn] = lines.pop()
+        if len(self.buffers[conn]) > MAX_LINE:
+            self.buffers[conn] = b""
+        with self.lock:
+            for line in lines:
+                if not line:
+                    continue
+                try:
+                    batch = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(batch, dict):
+                    self.localiser.ingest(batch, now)
+
+    def refresh_maintenance(self, now):
+        found = {}
+        for switch, directory in self.markers.items():
+            marker = read_markers(directory, now, self.lock_ttl)
+            if marker:
+                found[switch] = marker
+        found.update(read_silences(self.silences, now))
+        self.localiser.set_maintenance(found)
+
+    def tick(self, now):
+        if now >= self.next_maint:
+            self.refresh_maintenance(now)
+            self.next_maint = now + 1.0
+        with self.lock:
+            events = self.localiser.tick(now)
+            self.localiser.events = []
+            for event in events:
+                self.event_counts[event["kind"]] = self.event_counts.get(event["kind"], 0) + 1
+            self.recent = (self.recent + events)[-1000:]
+        write_events(self.events_path, events)
+        return events
+
+    def run(self, seconds=None, stop=None):
+        start = self.clock()
+        next_tick = start + TICK
+        while True:
+            now = self.clock()
+            if (seconds is not None and now - start >= seconds) or (stop is not None and stop()):
+                break
+            for key, _mask in self.selector.select(max(0.0, next_tick - now)):
+                if key.data == "listener":
+                    self._accept(key.fileobj)
+                else:
+                    self._read(key.fileobj, self.clock())
+            now = self.clock()
+            if now >= next_tick:
+                cpu = time.process_time()
+                self.tick(now)
+                self.cpu += time.process_time() - cpu
+                next_tick += TICK
+                if next_tick < now:
+                    next_tick = now + TICK
+
+    def serve_http(self, address):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from prometheus_client import CollectorRegistry, generate_latest
+        registry = CollectorRegistry()
+        registry.register(Metrics(self))
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                if self.path.startswith("/metrics"):
+                    body, kind = generate_latest(registry), "text/plain; version=0.0.4"
+                elif self.path.startswith("/events"):
+                    with service.lock:
+                        body = "".join(json.dumps(e, sort_keys=True) + "\n" for e in service.recent).encode()
+                    kind = "application/x-ndjson"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        host, _sep, port = address.rpartition(":")
+        server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        return server
+
+
+def build(plan_path, probes_path, rate=10.0):
+    with open(plan_path) as handle:
+        plan = json.load(handle)
+    with open(probes_path) as handle:
+        probes = json.load(handle)
+    return Localiser(Topology(plan, probes["probes"]), rate=rate)
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(description="GOM collector and localiser (docs/gom.md)")
+    parser.add_argument("--plan", required=True, help="plan.json (fabric_plan)")
+    parser.add_argument("--probes", required=True, help="probes.json (probe_plan dest)")
+    parser.add_argument("--listen", action="append", default=[], help="HOST:PORT or unix:/path (repeatable)")
+    parser.add_argument("--http", default="127.0.0.1:9721", help="HOST:PORT of /metrics and /events")
+    parser.add_argument("--events", default="/var/lib/aifabric-gom/events.jsonl")
+    parser.add_argument("--rate", type=float, default=10.0, help="the agents' probes per second per probe")
+    parser.add_argument("--markers", action="append", default=[], help="SWITCH=DIR of its lock markers (repeatable)")
+    parser.add_argument("--silences", help="JSON file of operator silences")
+    parser.add_argument("--lock-ttl", type=int, default=1800)
+    parser.add_argument("--seconds", type=float)
+    parser.add_argument("--stop-file")
+    args = parser.parse_args(argv)
+    markers = {}
+    for item in args.markers:
+        switch, sep, directory = item.partition("=")
+        if not sep or not switch or not directory:
+            parser.error("--markers %r: give SWITCH=DIR" % item)
+        markers[switch] = directory
+    service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl)
+    for address in args.listen or ["127.0.0.1:9720"]:
+        service.listen(address)
+    if args.http:
+        service.serve_http(args.http)
+    stop = (lambda: os.path.exists(args.stop_file)) if args.stop_file else None
+    try:
+        service.run(args.seconds, stop)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

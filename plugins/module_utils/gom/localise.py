@@ -1,0 +1,548 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GOM's localiser: probe results in, per-probe and per-link loss and RTT out, faults named by the probes' paths.
+Pure (no Ansible, no network, no Prometheus): the collector service (collector.py) feeds it agent batches and
+calls :meth:`Localiser.tick` every 100 ms; docs/gom.md has the event schema it emits.
+
+Loss accounting is one-way and exact: the sender reports the highest sequence number it sent per probe, the
+receiving agent reports the sequence numbers it received; a sequence is judged GRACE seconds after the collector
+learnt it was sent (received: counted; not: lost). A reverse-path fault never shows as forward loss, so a probe's
+loss belongs to its planned path only. RTT comes from the echo the receiver sends back (both directions).
+
+Localisation (boolean tomography over the 1-identifiable plan, deTector ATC'17; NetBouncer/007's idea that a link
+is suspected only if every path across it is bad):
+- ``strong``: probes with >= 2 losses in the last second or >= 3 in the last 30 s; ``weak``: probes with any loss
+  in the last 30 s.
+- a link is a candidate when ``strong`` is inside its signature (the probes crossing it) and its signature is
+  inside ``weak`` (all its probes lossy); one candidate (or one with the largest signature) named twice in a row is
+  a ``link_fault``. No single candidate: the fewest links with all-lossy signatures covering ``strong`` (greedy);
+  >= 3 of them on one switch is a ``switch_fault``; a cover of 1-2 links gives a fault per link (``candidates``
+  lists the alternatives); no cover: ``unlocalised``.
+- probes crossing a switch under maintenance (lock marker, drain record, silence) are left out of the above and
+  reported as one ``maintenance`` event per switch and maintenance period.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+
+SCHEMA = "aifabric.gom.event/1"
+AGENT_SETTLE = 0.2   # s a receiving agent must have reported before a packet to it is judged
+AGENT_SILENT = 1.0   # s without a batch from the receiving agent: its probes are not judged (not measured)
+GRACE = 0.25         # s after the sender's report before a sequence number not received counts as lost
+RING = 512           # outcomes kept per probe (seq % RING); > 30 s at 10 probes/s
+SHORT, LONG = 1.0, 30.0
+STRONG_SHORT, STRONG_LONG = 2, 3
+CLEAR_AFTER = 1.0    # s of clean probes before a fault is recovered
+CLEAR_ALPHA = 0.01   # ... and n packets with (1 - loss) ** n below this
+LOG_NOISE = -6.9     # log of the background loss per packet assumed off the named link (1e-3)
+LOG_MARGIN = 3.0     # log-likelihood lead (~20:1) the named link needs over the next explanation
+UNLOCALISED_TICKS = 300  # ticks (of 100 ms) of unexplained failing probes before an unlocalised event
+GROUP_MIN = 3        # failing links on one switch that make a switch fault
+STATE = {"up": 0, "fault": 1, "maintenance": 2, "grouped": 3, "unmeasured": 4}
+CLASSES = {"U": "host_up", "D": "host_down", "Lu": "leaf_up", "Sd": "spine_down"}
+
+
+class Topology(object):
+    """Probes (id -> path) and links (class, ends, GPUs behind) from a probe plan and its fabric plan."""
+
+    def __init__(self, plan, probes):
+        self.paths = dict((p["id"], tuple(p["path"])) for p in probes)
+        self.probe = dict((p["id"], p) for p in probes)
+        sig = {}
+        for pid, path in self.paths.items():
+            for link in path:
+                sig.setdefault(link, set()).add(pid)
+        self.sig = dict((link, frozenset(ids)) for link, ids in sig.items())
+        self.info = link_info(plan, self.sig)
+        # switches each probe crosses (for the maintenance filter), links per switch
+        self.switches_of = dict((pid, frozenset(s for link in path for s in self.info[link]["switches"]))
+                                for pid, path in self.paths.items())
+        self.links_of_switch = {}
+        for link, info in self.info.items():
+            for switch in info["switches"]:
+                self.links_of_switch.setdefault(switch, set()).add(link)
+
+
+def link_info(plan, links):
+    """Per directed link: class, ends, switches it touches and the GPUs (NICs) whose traffic crosses it."""
+    hosts = plan["hosts"]
+    nics = {}
+    bound = {}
+    on_leaf = {}
+    for host, entry in hosts.items():
+        for nic in entry["nics"]:
+            gpu = {"host": host, "netdev": nic["netdev"], "rail": nic["rail"], "address": nic["address"]}
+            nics["%s:%s" % (host, nic["netdev"])] = gpu
+            on_leaf.setdefault(nic["leaf"], []).append(gpu)
+    for leaf_name, leaf in plan["leafs"].items():
+        for binding in leaf.get("bindings") or []:
+            bound.setdefault((leaf_name, binding["uplink"]), []).append(binding["ingress"])
+    port_gpu = {}
+    for host, entry in hosts.items():
+        for nic in entry["nics"]:
+            port_gpu[(nic["leaf"], nic["leaf_port"])] = nics["%s:%s" % (host, nic["netdev"])]
+    out = {}
+    for link in links:
+        a, b = link.split(">")
+        a_dev, a_port = a.split(":", 1)
+        b_dev, b_port = b.split(":", 1)
+        if a in nics:
+            kind, gpus, switches = "U", [nics[a]], (b_dev,)
+        elif b in nics:
+            kind, gpus, switches = "D", [nics[b]], (a_dev,)
+        elif a_dev in plan["leafs"]:
+            kind, switches = "Lu", (a_dev, b_dev)
+            gpus = [port_gpu[(a_dev, p)] for p in bound.get((a_dev, a_port), ()) if (a_dev, p) in port_gpu]
+        else:
+            kind, switches = "Sd", (a_dev, b_dev)
+            gpus = list(on_leaf.get(b_dev, ()))
+        out[link] = {"link_class": CLASSES[kind], "from": a_dev, "from_port": a_port, "to": b_dev, "to_port": b_port,
+                     "switches": switches, "gpus": sorted(gpus, key=lambda g: (g["host"], g["netdev"]))}
+    return out
+
+
+class _Probe(object):
+    __slots__ = ("pid", "eval_to", "due", "rx", "ring", "sent_at", "rtts", "last_loss", "first_loss_t", "first_loss_seq", "lost_total",
+                 "recv_total")
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.eval_to = None         # highest sequence judged (None: nothing reported yet)
+        self.due = []               # [(collector time, highest seq sent)] not yet judged
+        self.rx = set()             # received sequence numbers not yet judged
+        self.ring = bytearray(RING)  # 1 = lost, per seq % RING (judged ones)
+        self.sent_at = [0.0] * RING  # estimated send time per seq % RING
+        self.rtts = []              # (time, rtt ms), last 10 s
+        self.last_loss = -1         # seq of the last loss
+        self.first_loss_t = None    # send time of the first loss of the current lossy period
+        self.first_loss_seq = 0
+        self.lost_total = self.recv_total = 0
+
+    def losses(self, count):
+        """Losses among the last ``count`` judged sequence numbers."""
+        if count <= 0 or not self.eval_to:
+            return 0
+        hi = self.eval_to
+        lo = max(1, hi - count + 1)
+        a, b = lo % RING, hi % RING
+        if a <= b:
+            return self.ring[a:b + 1].count(1)
+        return self.ring[a:].count(1) + self.ring[:b + 1].count(1)
+
+
+class Localiser(object):
+    """Ingests agent batches, judges probe packets, keeps per-link state and emits events (dicts)."""
+
+    def __init__(self, topology, rate=10.0, run_id=None, clock=time.time):
+        self.topo = topology
+        self.rate = float(rate)
+        self.clock = clock
+        self.run_id = run_id or "gom%x" % int(clock())
+        self.probes = dict((pid, _Probe(pid)) for pid in topology.paths)
+        self.lossy = {}             # pid -> seq of last loss (probes with a loss in the last LONG s)
+        self.events = []            # emitted, not yet taken by the service
+        self.seq = itertools.count(1)
+        self.open = {}              # link or "switch:<name>" -> opening event
+        self.pending = {}           # key -> times named in a row
+        self.open_q = {}            # key -> loss rate of the open fault (how long its probes must be clean)
+        self.link_state = {}        # link -> state name (absent: up)
+        self.maintenance = {}       # switch -> {"by", "holder", "since"} (set by the service)
+        self.maint_reported = set()
+        self.dropped = {}           # host -> batches the agent dropped (its own count)
+        self.last_seen, self.first_seen = {}, {}   # host -> collector time of its agent's last / first batch
+        self.dst_host = dict((pid, p.get("dst_host")) for pid, p in topology.probe.items())
+        self.counters = {"batches": 0, "received": 0, "lost": 0, "unknown_probe": 0}
+        self.measured = set()       # probes with at least one judged sequence
+        self.detect_t = None        # first tick of the current episode with failing probes
+
+    # ---- ingest -------------------------------------------------------------------------------------------------
+    def ingest(self, batch, now=None):
+        """One agent batch: ``tx`` [[probe id, highest seq sent]], ``rx`` [[probe id, [[first, last], ...]]],
+        ``rtt`` [[probe id, [ms, ...]]], ``dropped`` (the agent's count of batches it dropped)."""
+        now = self.clock() if now is None else now
+        probes = self.probes
+        self.counters["batches"] += 1
+        host = batch.get("host")
+        if host:
+            self.last_seen[host] = now
+            self.first_seen.setdefault(host, now)
+            if "dropped" in batch:
+                self.dropped[host] = int(batch["dropped"])
+        for pid, hi in batch.get("tx", ()):
+            probe = probes.get(pid)
+            if probe is None:
+                self.counters["unknown_probe"] += 1
+                continue
+            probe.due.append((now, int(hi)))
+        for pid, ranges in batch.get("rx", ()):
+            probe = probes.get(pid)
+            if probe is None:
+                self.counters["unknown_probe"] += 1
+                continue
+            floor = probe.eval_to if probe.eval_to is not None else 0
+            rx = probe.rx
+            for first, last in ranges:
+                if last - first > RING:
+                    first = last - RING
+                for seq in range(max(first, floor + 1), last + 1):
+                    rx.add(seq)
+        for pid, samples in batch.get("rtt", ()):
+            probe = probes.get(pid)
+            if probe is not None:
+                probe.rtts.extend((now, float(ms)) for ms in samples[-50:])
+
+    # ---- judging ------------------------------------------------------------------------------------------------
+    def _judge(self, now):
+        horizon = now - GRACE
+        long_n = int(LONG * self.rate)
+        lossy = self.lossy
+        for probe in self.probes.values():
+            due = probe.due
+            if not due or due[0][0] > horizon:
+                continue
+            hi = -1
+            dst = self.dst_host.get(probe.pid)
+            while due and due[0][0] <= horizon:
+                sent_t, hi = due.pop(0)
+                if dst is not None and not self._listening(dst, sent_t, now):
+                    # the receiving agent was not up (not started yet, restarting, or silent): not measured
+                    if probe.eval_to is None or hi > probe.eval_to:
+                        probe.eval_to = hi
+                        probe.rx = set(seq for seq in probe.rx if seq > hi)
+                    continue
+                self._judge_to(probe, hi, sent_t)
+            if probe.last_loss >= 0 and probe.eval_to - probe.last_loss < long_n:
+                lossy[probe.pid] = probe.last_loss
+        for pid in list(lossy):
+            probe = self.probes[pid]
+            if probe.eval_to - probe.last_loss >= long_n:
+                del lossy[pid]
+                probe.first_loss_t = None
+
+    def _listening(self, host, sent_t, now):
+        """The receiving host's agent reported before the packet was sent and is still reporting."""
+        first, last = self.first_seen.get(host), self.last_seen.get(host)
+        return first is not None and first <= sent_t - AGENT_SETTLE and last >= now - AGENT_SILENT
+
+    def _judge_to(self, probe, hi, sent_t):
+        if probe.eval_to is None:
+            # first report: agents number from 1; a collector joining late judges from the last one reported on
+            probe.eval_to = 0 if hi <= self.rate else hi - 1
+        elif hi + 2 * self.rate < probe.eval_to:
+            # the agent restarted (its numbers start again; what it received before was reported under the old
+            # numbers): judge from its next report on
+            probe.eval_to = hi
+            probe.rx = set()
+            return
+        start = probe.eval_to + 1
+        if hi < start:
+            return
+        if hi - start >= RING:           # a gap longer than the ring (agent restart): judge the last RING only
+            start = hi - RING + 1
+        rx, ring, sent_at = probe.rx, probe.ring, probe.sent_at
+        lost = 0
+        for seq in range(start, hi + 1):
+            slot = seq % RING
+            sent_at[slot] = sent_t
+            if seq in rx:
+                rx.discard(seq)
+                ring[slot] = 0
+            else:
+                ring[slot] = 1
+                lost += 1
+                probe.last_loss = seq
+                if probe.first_loss_t is None:
+                    probe.first_loss_t = sent_t - 1.0 / self.rate
+                    probe.first_loss_seq = seq
+        probe.eval_to = hi
+        probe.lost_total += lost
+        probe.recv_total += hi - start + 1 - lost
+        self.counters["lost"] += lost
+        self.counters["received"] += hi - start + 1 - lost
+        self.measured.add(probe.pid)
+        if len(rx) > RING:
+            for seq in [s for s in rx if s <= hi]:
+                rx.discard(seq)
+
+    # ---- figures ------------------------------------------------------------------------------------------------
+    def probe_loss(self, pid, seconds=SHORT):
+        probe = self.probes[pid]
+        count = max(1, int(round(seconds * self.rate)))
+        judged = min(count, probe.eval_to or 0)
+        return float(probe.losses(count)) / judged if judged > 0 else None
+
+    def link_loss(self, link, seconds=SHORT):
+        """A link is as lossy as its cleanest probe shows (the lowest loss of the probes crossing it)."""
+        values = [self.probe_loss(pid, seconds) for pid in self.topo.sig.get(link, ())]
+        values = [v for v in values if v is not None]
+        return min(values) if values else None
+
+    def link_rtt(self, link, now=None, seconds=10.0):
+        """p50, p90, p99 (ms) of the round trips of the link's probes over the last ``seconds``."""
+        now = self.clock() if now is None else now
+        samples = []
+        for pid in self.topo.sig.get(link, ()):
+            probe = self.probes[pid]
+            probe.rtts = [(t, ms) for t, ms in probe.rtts if t >= now - seconds]
+            samples.extend(ms for _t, ms in probe.rtts)
+        if not samples:
+            return None
+        samples.sort()
+
+        def at(q):
+            return round(samples[min(len(samples) - 1, int(q * len(samples)))], 3)
+        return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99)}
+
+    # ---- localisation -------------------------------------------------------------------------------------------
+    def _sets(self):
+        short_n, long_n = int(SHORT * self.rate), int(LONG * self.rate)
+        strong, weak = set(), set()
+        for pid in self.lossy:
+            probe = self.probes[pid]
+            weak.add(pid)
+            if probe.losses(short_n) >= STRONG_SHORT or probe.losses(long_n) >= STRONG_LONG:
+                strong.add(pid)
+        return strong, weak
+
+    def _candidates(self, strong):
+        sig, paths = self.topo.sig, self.topo.paths
+        links = set(link for pid in strong for link in paths[pid])
+        return [link for link in links if strong <= sig[link]]
+
+    def _loglik(self, link, window, weak):
+        """Log-likelihood of "``link`` drops packets, at one rate q, and nothing else does" for the losses of the
+        lossy probes over the last ``window`` sequence numbers (q at its maximum-likelihood value; a loss on a
+        probe not crossing ``link`` is background loss, NOISE per packet)."""
+        import math
+        lost = judged = 0
+        sig = self.topo.sig[link]
+        outside = sum(self.probes[pid].losses(min(window, self.probes[pid].eval_to or 0)) for pid in weak - sig)
+        for pid in sig:
+            probe = self.probes[pid]
+            n = min(window, probe.eval_to or 0)
+            lost += probe.losses(n)
+            judged += n
+        if judged == 0 or lost == 0:
+            return float("-inf")
+        q = float(lost) / judged
+        return lost * math.log(q) + ((judged - lost) * math.log(1.0 - q) if lost < judged else 0.0) + outside * LOG_NOISE
+
+    def _cover(self, strong, weak):
+        """Fewest links (greedy) whose signatures are all lossy and cover ``strong``; None when impossible."""
+        sig, paths = self.topo.sig, self.topo.paths
+        pool = set(link for pid in strong for link in paths[pid] if sig[link] <= weak)
+        left, chosen = set(strong), []
+        while left:
+            best = max(sorted(pool), key=lambda link: len(sig[link] & left), default=None)
+            if best is None or not sig[best] & left:
+                return None
+            chosen.append(best)
+            left -= sig[best]
+            pool.discard(best)
+        return chosen
+
+    def _switch_of(self, links):
+        common = None
+        for link in links:
+            ends = set(self.topo.info[link]["switches"])
+            common = ends if common is None else common & ends
+        return sorted(common)[0] if common and len(links) >= GROUP_MIN else None
+
+    def tick(self, now=None):
+        """Judge what is due, localise, open and close faults; returns the events emitted by this tick."""
+        now = self.clock() if now is None else now
+        self._judge(now)
+        strong, weak = self._sets()
+        maint = set(self.maintenance)
+        emitted = []
+        if maint:
+            under = dict((pid, self.topo.switches_of[pid] & maint) for pid in strong | weak)
+            in_maint = set(pid for pid, switches in under.items() if switches)
+            emitted.extend(self._maintenance(strong & in_maint, weak & in_maint, now))
+            strong, weak = strong - in_maint, weak - in_maint
+        named = {}
+        if strong:
+            if self.detect_t is None:
+                self.detect_t = now
+            named = self._localise(strong, weak, now)
+        elif not self.open:
+            self.detect_t = None
+        emitted.extend(self._update(named, strong, weak, now))
+        for key in [k for k in self.pending if k not in named]:
+            del self.pending[key]
+        self.maint_reported &= maint
+        self.events.extend(emitted)
+        return emitted
+
+    def _localise(self, strong, weak, now):
+        """{key: (kind, links, candidates, probes)} for this tick's evidence.
+
+        One link whose probes hold every strong probe: the likeliest of them (generalised likelihood ratio: one
+        loss rate over its probes, the others clean) once it beats the next by LOG_MARGIN; else a cover."""
+        cands = self._candidates(strong)
+        if cands:
+            firsts = [self.probes[pid].first_loss_t for pid in weak if self.probes[pid].first_loss_t is not None]
+            window = int(max(1.0, (now - min(firsts)) * self.rate + 1)) if firsts else int(SHORT * self.rate)
+            window = min(window, int(LONG * self.rate))
+            scored = sorted(((self._loglik(link, window, weak), link) for link in cands), key=lambda x: (-x[0], x[1]))
+            best_ll, best = scored[0]
+            if best_ll == float("-inf"):
+                return {}
+            sig = self.topo.sig
+            tied = sorted(link for _ll, link in scored if sig[link] == sig[best])
+            if len(tied) > 1:
+                # links the plan cannot tell apart (probe_plan's ``ambiguous``): more packets will not help
+                return {"ambiguous:" + "|".join(tied): ("unlocalised", tied, [[link] for link in tied], sorted(strong))}
+            if len(scored) > 1 and best_ll - scored[1][0] < LOG_MARGIN:
+                return {}
+            return {best: ("link_fault", [best], [[best]], sorted(strong))}
+        sig = self.topo.sig
+        cover = self._cover(strong, weak)
+        if cover is None:
+            return {"unlocalised": ("unlocalised", [], [], sorted(strong))}
+        switch = self._switch_of(cover)
+        if switch is not None:
+            links = sorted(link for link in self.topo.links_of_switch[switch] if sig[link] <= weak)
+            return {"switch:" + switch: ("switch_fault", links, [cover], sorted(strong))}
+        out = {}
+        for link in cover:
+            out[link] = ("link_fault", [link], [cover], sorted(sig[link] & strong))
+        return out
+
+    def _update(self, named, strong, weak, now):
+        out = []
+        for key, (kind, links, candidates, probes) in sorted(named.items()):
+            if key in self.open:
+                continue
+            self.pending[key] = self.pending.get(key, 0) + 1
+            # named twice in a row; failing probes nothing explains: only after LONG seconds of it (partial loss
+            # leaves some of a link's probes clean for a while)
+            if self.pending[key] < (UNLOCALISED_TICKS if key == "unlocalised" else 2):
+                continue
+            event = self._event(kind, key, links, candidates, probes, now)
+            self.open[key] = event
+            self.open_q[key] = self._loss_rate(links) if links else 1.0
+            for link in links:
+                self.link_state[link] = "grouped" if kind == "switch_fault" else "fault"
+            out.append(event)
+        # recovery: every probe of the fault clean for CLEAR_AFTER, and for long enough that the fault's own loss rate
+        # would have shown (2 % loss: ~15 s); the closed fault's losses are then forgotten
+        for key, event in list(self.open.items()):
+            probes = set(event["probes"])
+            for link in event["links"]:
+                probes |= self.topo.sig.get(link, frozenset())
+            q = self.open_q.get(key, 1.0)
+            clean_n = int(CLEAR_AFTER * self.rate)
+            if q < 1.0:
+                clean_n = max(clean_n, int(math.ceil(math.log(CLEAR_ALPHA) / math.log(1.0 - q))))
+            clean_n = min(clean_n, int(LONG * self.rate))
+            if not all(self.probes[pid].eval_to and self.probes[pid].eval_to - max(self.probes[pid].last_loss, 0) >= clean_n
+                       for pid in probes):
+                continue
+            del self.open[key]
+            self.open_q.pop(key, None)
+            for link in event["links"]:
+                self.link_state.pop(link, None)
+            for pid in probes:
+                self._forget(pid)
+            rec = self._event("recovered", key, event["links"], [], event["probes"], now)
+            rec.update(fault_id=event["id"], first_loss=event["first_loss"], detected=event["detected"],
+                       localised=event["localised"], cleared=now, switch=event["switch"], link=event["link"],
+                       link_class=event["link_class"])
+            out.append(rec)
+        return out
+
+    def _forget(self, pid):
+        probe = self.probes[pid]
+        probe.ring = bytearray(RING)
+        probe.last_loss = -1
+        probe.first_loss_t = None
+        self.lossy.pop(pid, None)
+
+    def _loss_rate(self, links):
+        lost = judged = 0
+        n = int(LONG * self.rate)
+        for pid in set(pid for link in links for pid in self.topo.sig.get(link, ())):
+            probe = self.probes[pid]
+            if probe.first_loss_t is None:
+                continue
+            m = min(n, (probe.eval_to or 0) - probe.first_loss_seq + 1)
+            lost += probe.losses(m)
+            judged += m
+        return max(0.001, float(lost) / judged) if judged else 1.0
+
+    def _maintenance(self, strong, weak, now):
+        out = []
+        if not strong:
+            return out
+        for switch in sorted(set(s for pid in strong for s in self.topo.switches_of[pid]) & set(self.maintenance)):
+            if switch in self.maint_reported:
+                continue
+            self.maint_reported.add(switch)
+            mine = set(pid for pid in strong if switch in self.topo.switches_of[pid])
+            sig = self.topo.sig
+            links = sorted(link for link in self.topo.links_of_switch[switch] if sig[link] <= weak and sig[link] & mine)
+            for link in links:
+                self.link_state[link] = "maintenance"
+            event = self._event("maintenance", "switch:" + switch, links, [], sorted(mine), now)
+            event["switch"] = switch
+            event["maintenance"] = dict(self.maintenance[switch], switch=switch)
+            out.append(event)
+        return out
+
+    def set_maintenance(self, switches):
+        """{switch: {"by", "holder", "since"}} under change, drain or silence now; links of switches leaving it
+        return to ``up`` (their probes are judged afresh)."""
+        for switch in set(self.maintenance) - set(switches):
+            for link in self.topo.links_of_switch.get(switch, ()):
+                if self.link_state.get(link) == "maintenance":
+                    del self.link_state[link]
+        self.maintenance = dict(switches)
+
+    def _event(self, kind, key, links, candidates, probes, now):
+        info = self.topo.info
+        one = links[0] if len(links) == 1 and kind != "switch_fault" else None
+        firsts = [self.probes[pid].first_loss_t for pid in probes if self.probes[pid].first_loss_t is not None]
+        gpus = {}
+        for link in links:
+            for gpu in info[link]["gpus"]:
+                gpus[(gpu["host"], gpu["netdev"])] = gpu
+        loss = round(self._loss_rate(links), 4) if links and kind != "recovered" else None
+        event = {
+            "schema": SCHEMA, "id": "%s-%d" % (self.run_id, next(self.seq)), "kind": kind,
+            "link": one, "link_class": info[one]["link_class"] if one else None,
+            "from": info[one]["from"] if one else None, "from_port": info[one]["from_port"] if one else None,
+            "to": info[one]["to"] if one else None, "to_port": info[one]["to_port"] if one else None,
+            "switch": key[7:] if key.startswith("switch:") else None,
+            "links": list(links), "candidates": candidates, "loss": loss,
+            "rtt_ms": self.link_rtt(one, now) if one else None,
+            "first_loss": round(min(firsts), 3) if firsts else None,
+            "detected": round(self.detect_t if self.detect_t is not None else now, 3),
+            "localised": round(now, 3) if kind in ("link_fault", "switch_fault", "maintenance") else None,
+            "cleared": None, "probes": list(probes), "gpus": [gpus[k] for k in sorted(gpus)], "maintenance": None,
+        }
+        event["fault_id"] = event["id"]
+        return event
+
+    # ---- state for the exporter ----------------------------------------------------------------------------------
+    def state(self, link):
+        if link in self.link_state:
+            return self.link_state[link]
+        if not any(pid in self.measured for pid in self.topo.sig.get(link, ())):
+            return "unmeasured"
+        return "up"
+
+
+def write_events(path, events):
+    """Appends events as JSON lines (one write per batch of events, flushed)."""
+    import json
+    if not events or not path:
+        return
+    directory = os.path.dirname(path)
+    if directory and not os.path.isdir(directory):
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "a") as handle:
+        handle.write("".join(json.dumps(e, sort_keys=True) + "\n" for e in events))

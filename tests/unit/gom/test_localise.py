@@ -1,0 +1,146 @@
+"""GOM localiser (issue 38 step 3): probe results in, faults named by the probes' paths, maintenance filtered.
+The network is replayed (tools/gom_sim.py: packets on a faulty link lost at its rate, seeded); the localiser is the
+real one. The twin campaign (tools/gom_twin.py) runs the real agents over the twin's kernels."""
+import os
+import re
+import statistics
+import sys
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import Localiser, Topology
+
+from ..fabric.intents import lab
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
+from gom_sim import Replay  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+
+
+@pytest.fixture(scope="module")
+def lab_plan():
+    plan = build_plan(lab())
+    report = plan_identifiable(plan, dport=4792)
+    return plan, report, Topology(plan, report["probes"])
+
+
+def run(topo, report, faults_at, seconds, seed=1, noise=0.0, maintenance=None, loc=None):
+    """Replays ``seconds``; ``faults_at`` {time: {link: loss}}; returns (localiser, [(t, event)])."""
+    sim = Replay(report["probes"], seed=seed, noise=noise)
+    loc = loc or Localiser(topo, clock=lambda: 0.0)
+    out = []
+    t = 0.0
+    for _step in range(int(seconds * 10)):
+        t = round(t + 0.1, 1)
+        if t in faults_at:
+            sim.faults = faults_at[t]
+        if maintenance and t in maintenance:
+            loc.set_maintenance(maintenance[t])
+        for batch in sim.step(t):
+            loc.ingest(batch, t)
+        out.extend((t, e) for e in loc.tick(t))
+    return loc, out
+
+
+def test_every_link_down_is_named_exactly_within_a_second_and_recovers(lab_plan):
+    plan, report, topo = lab_plan
+    took = []
+    for index, link in enumerate(sorted(topo.sig)):
+        _loc, events = run(topo, report, {5.0: {link: 1.0}, 9.0: {}}, 12, seed=index)
+        kinds = [(e["kind"], e["link"]) for _t, e in events]
+        assert kinds == [("link_fault", link), ("recovered", link)], (link, kinds)
+        fault = events[0][1]
+        took.append(fault["localised"] - 5.0)
+        assert fault["first_loss"] is not None and 4.8 <= fault["first_loss"] <= fault["detected"] <= fault["localised"]
+        assert fault["gpus"] and fault["loss"] == 1.0 and fault["fault_id"] == fault["id"]
+        assert events[1][1]["fault_id"] == fault["id"] and events[1][1]["cleared"] > 9.0
+    assert statistics.median(took) <= 1.0 and max(took) <= 1.0
+
+
+def test_twenty_percent_loss_is_named_and_nothing_else_is(lab_plan):
+    _plan, report, topo = lab_plan
+    took, wrong = [], []
+    for index, link in enumerate(sorted(topo.sig)):
+        _loc, events = run(topo, report, {5.0: {link: 0.2}}, 20, seed=100 + index)
+        faults = [e for _t, e in events if e["kind"] != "recovered"]
+        assert faults, link
+        if faults[0]["link"] != link:
+            wrong.append((link, faults[0]["link"]))
+        took.append(faults[0]["localised"] - 5.0)
+    # the same figures the campaign prints: a link whose probes are a subset of another's needs clean packets
+    # on the other's probes before it can be named (docs/gom.md); on this replay 2 of 64 are named wrongly
+    assert len(wrong) <= 3, wrong
+    assert statistics.median(took) <= 2.0
+
+
+def test_no_event_without_a_fault_even_with_background_loss(lab_plan):
+    _plan, report, topo = lab_plan
+    _loc, events = run(topo, report, {}, 60, noise=0.001)
+    assert events == []
+
+
+def test_a_switch_down_is_one_event_naming_the_switch(lab_plan):
+    _plan, report, topo = lab_plan
+    for switch in ("leaf0", "spine1"):
+        links = dict((link, 1.0) for link in topo.links_of_switch[switch])
+        loc, events = run(topo, report, {3.0: links}, 6)
+        assert [(e["kind"], e["switch"]) for _t, e in events] == [("switch_fault", switch)]
+        assert set(events[0][1]["links"]) <= set(links) and len(events[0][1]["links"]) >= 8
+        assert all(loc.state(link) == "grouped" for link in events[0][1]["links"])
+
+
+def test_a_fault_on_a_switch_under_maintenance_is_maintenance_not_a_fault(lab_plan):
+    _plan, report, topo = lab_plan
+    link = "leaf0:Ethernet8>spine1:Ethernet1"
+    held = {"spine1": {"by": "drain", "holder": "aif-261128200000-ctrl-abcdef-42-abc", "since": 1.0}}
+    loc, events = run(topo, report, {3.0: {link: 1.0}}, 8, maintenance={1.0: held})
+    assert [(e["kind"], e["switch"]) for _t, e in events] == [("maintenance", "spine1")]
+    assert link in events[0][1]["links"] and events[0][1]["maintenance"]["by"] == "drain"
+    assert loc.state(link) == "maintenance"
+    # the drain ends and the link is still bad: now it is a fault
+    loc, events = run(topo, report, {3.0: {link: 1.0}}, 10, maintenance={1.0: held, 8.0: {}})
+    assert [(e["kind"], e["link"]) for _t, e in events] == [("maintenance", None), ("link_fault", link)]
+
+
+def test_two_faults_on_different_switches_are_both_named(lab_plan):
+    _plan, report, topo = lab_plan
+    one, two = "gpu01:rail0>leaf0:Ethernet0", "leaf3:Ethernet1/3>gpu03:rail3"
+    _loc, events = run(topo, report, {3.0: {one: 1.0, two: 1.0}}, 7)
+    assert sorted(e["link"] for _t, e in events if e["kind"] == "link_fault") == sorted([one, two])
+
+
+def test_agent_restart_and_unknown_probes(lab_plan):
+    _plan, report, topo = lab_plan
+    loc = Localiser(topo, clock=lambda: 0.0)
+    dst = topo.probe[0]["dst_host"]
+    loc.ingest({"host": dst}, 0.5)
+    loc.ingest({"host": "gpu01", "tx": [[0, 500], [9999, 3]], "rx": [[0, [[1, 500]]]], "dropped": 7}, 1.0)
+    loc.ingest({"host": dst}, 1.9)
+    loc.tick(2.0)
+    assert loc.counters["unknown_probe"] == 1 and loc.dropped == {"gpu01": 7}
+    # joined late: judged from the first report on, nothing counted lost before it
+    assert loc.probes[0].eval_to == 500 and loc.counters["lost"] == 0
+    loc.ingest({"tx": [[0, 1]], "rx": [[0, [[1, 1]]]]}, 3.0)     # restarted: numbers start again
+    loc.ingest({"host": dst}, 3.9)
+    loc.tick(4.0)
+    assert loc.probes[0].eval_to == 1 and loc.counters["lost"] == 0
+    # a receiving agent that stops reporting: its probes are not measured, not lost
+    loc.ingest({"tx": [[0, 40]]}, 4.5)
+    loc.tick(6.0)
+    assert loc.probes[0].eval_to == 40 and loc.counters["lost"] == 0
+
+
+def test_event_keys_are_the_documented_schema(lab_plan):
+    _plan, report, topo = lab_plan
+    _loc, events = run(topo, report, {3.0: {"gpu01:rail0>leaf0:Ethernet0": 1.0}}, 5)
+    with open(os.path.join(ROOT, "docs", "gom.md")) as handle:
+        text = handle.read()
+    table = text.split("## 4. Events")[1].split("Rules:")[0]
+    documented = set()
+    for cell in re.findall(r"^\| ([^|]+) \|", table, re.M):
+        documented.update(re.findall(r"`([a-z_]+)`", cell))
+    assert events and set(events[0][1]) == documented
+    assert events[0][1]["schema"] == "aifabric.gom.event/1"
