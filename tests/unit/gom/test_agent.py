@@ -94,8 +94,9 @@ def test_agents_probe_answer_and_report_to_the_collector(tmp_path):
     http_port = free_port(socket.SOCK_STREAM)
     server = service.serve_http("127.0.0.1:%d" % http_port)
     a_conf, b_conf = two_hosts("unix:" + sock_path, dport, sport)
-    agents = [gom_agent.Agent(a_conf, verbs_loader=lambda: (_ for _ in ()).throw(ImportError())),
-              gom_agent.Agent(b_conf)]
+    def no_pyverbs():
+        raise ImportError("no pyverbs here")
+    agents = [gom_agent.Agent(a_conf, verbs_loader=no_pyverbs), gom_agent.Agent(b_conf)]
     done = threading.Event()
     threads = [threading.Thread(target=a.run, kwargs={"stop": done.is_set}) for a in agents]
     for thread in threads:
