@@ -8,10 +8,12 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds_doc  # noqa: E402
 
 
 def main():
-    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_page())):
+    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_page()),
+                       ("argument-bounds.md", bounds_doc())):
         path = os.path.join(ROOT, "docs", name)
         with open(path, "w") as handle:
             handle.write(text)

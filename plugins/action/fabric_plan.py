@@ -22,6 +22,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import r
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import EMPTY_DEST, HANDLE_FILE, intent_digest, write_plan
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 ARGUMENT_SPEC = dict(
     fabric=dict(type="dict", required=True),
@@ -72,6 +73,9 @@ class ActionModule(ActionBase):
         fabric = _plain(args["fabric"])
         if not str(args["dest"] or "").strip():
             raise AnsibleActionFail(EMPTY_DEST)
+        problems = bounds.check("fabric_plan", {"dest": str(args["dest"])}, ARGUMENT_SPEC)
+        if problems:
+            raise AnsibleActionFail("; ".join(problems))
         dest = os.path.abspath(os.path.expanduser(args["dest"]))
         digest = intent_digest(fabric)
         reused = _already_planned(task_vars or {}, dest, digest)

@@ -12,6 +12,7 @@ import json
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight import ARGUMENT_SPEC, run
 
@@ -22,6 +23,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
     argument_spec = ARGUMENT_SPEC
+    module_name = "rdma_preflight"
 
     def compute(self, args):
         return run(args)
@@ -32,6 +34,10 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=copy.deepcopy(self.argument_spec))
         # task args carry Ansible's tagged types; the logic wants plain JSON data, as the module gets it
         args = json.loads(json.dumps(args, default=str))
+        problems = bounds.check(self.module_name, args, self.argument_spec)
+        if problems:
+            result.update(failed=True, msg="; ".join(problems), problems=problems)
+            return result
         try:
             result.update(self.compute(args))
         except RunError as exc:

@@ -16,6 +16,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight_repor
 
 class ActionModule(PureAction):
     argument_spec = ARGUMENT_SPEC
+    module_name = "rdma_preflight_report"
 
     def compute(self, args):
         return run(args, bool(self._task.check_mode))

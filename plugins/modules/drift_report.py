@@ -160,6 +160,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
     build_report, entry_from_result, gpus_by_object, render_html, render_json, render_markdown)
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 REQUIRED_ENTRY_KEYS = ("device", "kind", "check", "status")
 
@@ -203,6 +204,7 @@ def main():
                            purpose=dict(type="str", default="audit", choices=["audit", "validation"])),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "drift_report")
     report = build_report(_entries(module), fabric=module.params["fabric"], generated=module.params["generated"],
                           title=module.params["title"], plan_digest=module.params["plan_digest"],
                           plan_path=module.params["plan_path"], roce=module.params["roce"],

@@ -90,6 +90,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import DEVICES_DIR, HANDLE_FILE, PLAN_FILE
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 MANIFEST = ".aifabric-artifacts"
 DIFF_LIMIT = 20000
@@ -116,6 +117,7 @@ def main():
                            render_svg=dict(type="bool", default=True)),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "fabric_artifacts")
     dest = module.params["dest"]
     plan = plan_or_fail(module)
     try:

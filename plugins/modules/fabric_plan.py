@@ -130,6 +130,7 @@ problems:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import EMPTY_DEST, intent_digest, write_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -139,6 +140,7 @@ def main():
                            as_fact=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "fabric_plan")
     if not (module.params["dest"] or "").strip():
         module.fail_json(msg=EMPTY_DEST)
     plan = plan_or_fail(module)

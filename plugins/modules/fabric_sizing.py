@@ -130,6 +130,7 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.sizing import size_fat_tree, size_rail_optimized
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 RAIL_ONLY = ("nic_gbps", "leaf_ports", "leaf_port_gbps", "spine_ports", "spine_port_gbps", "oversubscription")
 
@@ -189,12 +190,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "fabric_sizing")
     p = module.params
-    positive = ["gpus", "gpus_per_server", "nics_per_server", "nic_gbps", "leaf_ports", "leaf_port_gbps",
-                "spine_ports", "spine_port_gbps", "radix", "tiers"]
-    bad = [name for name in positive if p[name] is not None and p[name] < 1]
-    if bad:
-        module.fail_json(msg="%s must be 1 or more. Fix: give a positive whole number" % ", ".join(bad))
     oversubscription = _ratio(p["oversubscription"])
     if oversubscription is None:
         module.fail_json(msg="oversubscription %r is not a ratio n:1 with n >= 1. Fix: write it like 1:1 or 7:1"
@@ -210,6 +207,8 @@ def main():
     except ValueError as exc:
         fix = ("use an even radix and tiers >= 2" if p["design"] == "fat_tree"
                else "use a leaf with more or faster ports, or a lower oversubscription")
+        if "Fix:" in str(exc):
+            module.fail_json(msg="%s: %s" % (p["design"], exc))
         module.fail_json(msg="%s: %s. Fix: %s" % (p["design"], exc, fix))
     for warning in sizing["warnings"]:
         module.warn(warning)

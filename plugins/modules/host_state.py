@@ -133,6 +133,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils.host import apply_irq, apply_nccl, apply_qos, facts, state
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net import system as rail_system
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def check(module, name, args):
@@ -175,6 +176,7 @@ def main():
                            services=dict(type="list", elements="dict", default=[])),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "host_state")
     checks, warnings = {}, []
     for role, name in state.ROLES:
         if module.params[name] is not None:

@@ -98,10 +98,12 @@ import copy
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host.apply_irq import ARGUMENT_SPEC, run
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
+    bounds.enforce(module, "irq_affinity")
     try:
         result = run(module.params, module.check_mode)
     except RunError as exc:

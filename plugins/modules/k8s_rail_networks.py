@@ -135,6 +135,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 try:
     import yaml
@@ -160,6 +161,7 @@ def main():
         ),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "k8s_rail_networks")
     if not HAS_YAML:
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
     params = module.params

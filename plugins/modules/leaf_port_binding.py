@@ -71,6 +71,7 @@ ratio:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -78,6 +79,7 @@ def main():
         argument_spec=dict(PLAN_ARGUMENTS, leafs=dict(type="list", elements="str")),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "leaf_port_binding")
     plan = plan_or_fail(module)
     names = module.params["leafs"] if module.params["leafs"] is not None else sorted(plan["leafs"])
     unknown = sorted(set(names) - set(plan["leafs"]))

@@ -112,6 +112,7 @@ import shutil
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.validate import nccl_tests
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 PROBE = "nccl all_reduce busbw"
 _HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
@@ -143,6 +144,7 @@ def main():
                            timeout=dict(type="int", default=900)),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "nccl_tests")
     p = module.params
     bad = [h for h in p["hosts"] if not _HOST_RE.fullmatch(h)]
     if bad or not p["hosts"]:

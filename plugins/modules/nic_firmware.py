@@ -106,6 +106,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host import names, nic_firmware
 from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import pci_function_of
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def resolve_devices(module, sysroot):
@@ -144,6 +145,7 @@ def main():
         required_one_of=[("image_dir", "image_file")],
         supports_check_mode=True,
     )
+    bounds.enforce(module, "nic_firmware")
     p = module.params
     tool = shutil.which(p["tool"])
     if not tool:

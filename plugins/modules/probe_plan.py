@@ -155,6 +155,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import r
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import GOM_UDP_PORT, by_host, plan_probes
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 DIFF_LIMIT = 20000
@@ -167,6 +168,7 @@ def main():
                            identifiable=dict(type="bool", default=True)),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "probe_plan")
     plan = plan_or_fail(module)
     dport = module.params["udp_dport"]
     if not 1 <= dport <= 65535:

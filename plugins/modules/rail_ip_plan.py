@@ -72,6 +72,7 @@ fabric_links:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.views import fabric_links, rail_view
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -79,6 +80,7 @@ def main():
         argument_spec=dict(PLAN_ARGUMENTS, hosts=dict(type="list", elements="str")),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "rail_ip_plan")
     plan = plan_or_fail(module)
     names = module.params["hosts"] if module.params["hosts"] is not None else sorted(plan["hosts"])
     unknown = sorted(set(names) - set(plan["hosts"]))

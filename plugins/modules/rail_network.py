@@ -196,10 +196,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.engine import ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.model import HostNetError
 from ansible_collections.aifabric.roce.plugins.module_utils.host_net.system import ARGUMENT_SPEC, SystemHost, converge
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
+    bounds.enforce(module, "rail_network")
     try:
         result = converge(SystemHost(module), module.params, module.check_mode)
     except ApplyError as exc:

@@ -149,6 +149,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.validate.processes i
     listening, log_tail, run_all, start_detached, wait_listening)
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import (
     judge_lldp, judge_ping, judge_route, parse_lldp, parse_ping, parse_route_batch, route_batch_input)
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 NOT_REQUESTED = "RDMA bandwidth mesh not requested (validate_rdma_bw=false)"
 LISTEN_WAIT = 5.0      # seconds a server gets to open its TCP port
@@ -289,6 +290,7 @@ def main():
                            root=dict(type="path", default="/")),
         supports_check_mode=True,
     )
+    bounds.enforce(module, "rail_validate")
     phase = module.params["phase"]
     findings, servers, measurements = [], [], []
     if phase == "probes":

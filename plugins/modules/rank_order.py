@@ -85,6 +85,7 @@ traffic:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.order import JobError, compare, hostfile
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -93,6 +94,7 @@ def main():
                            message_bytes=dict(type="int", default=1 << 30), slots=dict(type="int")),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "rank_order")
     plan = plan_or_fail(module)
     try:
         report = compare(plan, module.params["hosts"], module.params["message_bytes"], samples=50)

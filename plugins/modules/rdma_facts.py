@@ -101,10 +101,12 @@ import copy
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host.facts import ARGUMENT_SPEC, gather
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)
+    bounds.enforce(module, "rdma_facts")
     facts = gather(module.params["root"], module.params["tool_output_dir"], module.params["netdevs"])
     module.exit_json(changed=False, ansible_facts={"aifabric_rdma": facts})
 

@@ -152,10 +152,12 @@ import copy
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight import ARGUMENT_SPEC, run
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
+    bounds.enforce(module, "rdma_preflight")
     try:
         result = run(module.params)
     except RunError as exc:

@@ -85,12 +85,14 @@ import copy
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
 from ansible_collections.aifabric.roce.plugins.module_utils.host.preflight_report import ARGUMENT_SPEC, run
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     # the role runs the action plugin of the same name (plugins/action/rdma_preflight_report.py: in the controller's
     # process); this module runs the same code where Ansible executes it as a module
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)
+    bounds.enforce(module, "rdma_preflight_report")
     try:
         result = run(module.params, module.check_mode)
     except RunError as exc:

@@ -118,10 +118,12 @@ import copy
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.host.apply_qos import ARGUMENT_SPEC, run
 from ansible_collections.aifabric.roce.plugins.module_utils.host.files import RunError
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     module = AnsibleModule(argument_spec=copy.deepcopy(ARGUMENT_SPEC), supports_check_mode=True)  # the spec is shared: never let a run change it
+    bounds.enforce(module, "rdma_qos")
     try:
         result = run(module.params, module.check_mode, module.run_command)
     except RunError as exc:

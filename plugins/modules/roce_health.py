@@ -92,6 +92,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.audit import roce_health
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def evaluate(plan, switches, host_mtus, previous, pause_threshold):
@@ -134,6 +135,7 @@ def main():
         state=dict(type="path", required=True),
         pause_threshold=dict(type="int", default=1000),
     ), supports_check_mode=True)
+    bounds.enforce(module, "roce_health")
     try:
         with open(module.params["plan_path"]) as fh:
             plan = json.load(fh)

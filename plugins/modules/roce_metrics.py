@@ -82,6 +82,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.telemetry import switch_metrics
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -91,6 +92,7 @@ def main():
         ppd=dict(type="dict", default={}),
         dest=dict(type="path", required=True),
     ), supports_check_mode=True)
+    bounds.enforce(module, "roce_metrics")
     p = module.params
     try:
         with open(p["plan_path"]) as fh:

@@ -316,11 +316,19 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
     argument_spec = switch_args.argument_spec()
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+    # bounds before anything is sent (role variables switch_lock_ttl, switch_drain_wait)
+    bad = devicelock.check_bounds(p["lock_ttl"], p["drain_wait"], "lock_ttl (role variable switch_lock_ttl)",
+                                  "drain_wait (role variable switch_drain_wait)")
+    if bad:
+        module.fail_json(msg="; ".join(bad) + "; nothing was sent", failed_step="arguments", rolled_back=None)
+    bounds.enforce(module, "switch_config")
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     if not HAS_HIER_CONFIG:
@@ -336,11 +344,6 @@ def main():
     if refused:
         module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
                              % (", ".join(refused), driver.name, ", ".join(driver.sections)))
-    # bounds before anything is sent (role variables switch_lock_ttl, switch_drain_wait)
-    bad = devicelock.check_bounds(p["lock_ttl"], p["drain_wait"], "lock_ttl (role variable switch_lock_ttl)",
-                                  "drain_wait (role variable switch_drain_wait)")
-    if bad:
-        module.fail_json(msg="; ".join(bad) + "; nothing was sent", failed_step="arguments", rolled_back=None)
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
                       lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], lock_ttl=p["lock_ttl"],

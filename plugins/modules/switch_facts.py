@@ -139,6 +139,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions imp
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def collect(driver, conn, intent, sections, counters):
@@ -203,6 +204,7 @@ def main():
     )
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    bounds.enforce(module, "switch_facts")
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     driver = get_driver(module.params["platform"])

@@ -110,6 +110,7 @@ except ImportError:
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_read
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -117,6 +118,7 @@ def main():
                                               credentials=dict(type="dict", default={}, no_log=True),
                                               workers=dict(type="int", default=switch_read.DEFAULT_WORKERS)),
                            supports_check_mode=True)
+    bounds.enforce(module, "switch_state")
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     if not HAS_HIER_CONFIG:

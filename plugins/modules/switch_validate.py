@@ -124,6 +124,7 @@ except ImportError:
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -136,6 +137,7 @@ def main():
     argument_spec.update(PLAN_ARGUMENTS)
     argument_spec.update(CONNECTION_ARGS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "switch_validate")
     p = module.params
     plan = plan_or_fail(module)
     try:

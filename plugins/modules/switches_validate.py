@@ -102,6 +102,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import CONNECTION_ARGS, netmiko_factory, with_credentials
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def sessions_or_fail(module):
@@ -129,6 +130,7 @@ def main():
     )
     argument_spec.update(PLAN_ARGUMENTS)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "switches_validate")
     if module.params["workers"] < 1:
         module.fail_json(msg="workers must be 1 or more (got %d)" % module.params["workers"])
     sessions = sessions_or_fail(module)

@@ -93,6 +93,7 @@ lldp:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.validate.probes import expected_lldp, plan_probes, plan_rdma_bw
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
 
 def main():
@@ -103,6 +104,7 @@ def main():
                            rdma_bw_qps=dict(type="int", default=1)),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "validation_probes")
     plan = plan_or_fail(module)
     params = module.params
     if not 0 < params["rdma_bw_threshold"] <= 1:

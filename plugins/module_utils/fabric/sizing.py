@@ -65,6 +65,11 @@ def size_fat_tree(gpus, radix, tiers=3, gpus_per_server=None, nics_per_server=No
         endpoints = _ceil(gpus, gpus_per_server) * nics_per_server
         warnings = gpu_nic_warnings(gpus_per_server, nics_per_server)
     half = radix // 2
+    most = radix * half ** (tiers - 1)
+    if endpoints > most:
+        raise ValueError("%d NIC ports exceed what a %d-tier non-blocking fat tree of %d-port switches connects "
+                         "(at most %d = radix x (radix/2)^(tiers-1)). Fix: more tiers, a larger radix, or fewer GPUs"
+                         % (endpoints, tiers, radix, most))
     per_tier = []
     ports_below = endpoints
     for tier in range(tiers):
@@ -97,6 +102,11 @@ def size_rail_optimized(gpus, gpus_per_server, nic_gbps, leaf_ports, leaf_port_g
         raise ValueError("a %dG NIC does not fit the downlink share of a %d x %dG leaf at %d:1"
                          % (nic_gbps, leaf_ports, leaf_port_gbps, oversubscription))
     groups = _ceil(servers, servers_per_group)
+    if groups > spine_ports:
+        # every spine of a rail must reach every leaf of that rail (3 hops leaf-spine-leaf), one port per leaf
+        raise ValueError("%d leafs per rail exceed what a %d-port spine connects (one port per leaf of a rail): no "
+                         "two-tier fabric can build it. Fix: spines with more ports, leafs with more ports, a three-"
+                         "tier fat_tree design, or fewer GPUs" % (groups, spine_ports))
     leafs = groups * rails
     up_bw_per_leaf = _ceil(servers_per_group * nic_gbps, oversubscription)
     uplinks_per_leaf = _ceil(up_bw_per_leaf, leaf_port_gbps)

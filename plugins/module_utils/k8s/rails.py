@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
+import string
 
 SPIDER_API = "spiderpool.spidernet.io/v2beta1"
 NAD_API = "k8s.cni.cncf.io/v1"
@@ -92,15 +94,60 @@ def pod_range(plan, segment):
 
 def _names(prefix, rail, group, groups):
     base = "%srail%d" % (prefix, rail)
-    return base if groups == 1 else "%s-g%d" % (base, group)
+    return _object_name(base if groups == 1 else "%s-g%d" % (base, group), prefix)
+
+
+# kubernetes/apimachinery pkg/util/validation/validation.go: dns1123LabelFmt (at most 63, a namespace), a DNS-1123
+# subdomain (labels joined by '.', at most 253: object names), and a qualified name's name part (at most 63,
+# [A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]: the part after '/' of an extended resource name)
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_RAIL_SPEC = re.compile(r"^0?[1-9]?d?$")  # {rail}, {rail:d}, {rail:02d}: a width of at most 9
+
+
+def check_namespace(namespace):
+    """A Kubernetes namespace is a DNS-1123 label; raise K8sRailError naming ``namespace`` otherwise."""
+    if not isinstance(namespace, str) or len(namespace) > 63 or not _DNS1123_LABEL.match(namespace):
+        raise K8sRailError("namespace %r is not a DNS-1123 label (lower-case letters, digits and '-', starting and "
+                           "ending with a letter or digit, at most 63 characters), which Kubernetes requires of a "
+                           "namespace. Fix: use a name such as kube-system or rdma-net" % (namespace,))
+
+
+def _object_name(name, prefix):
+    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        raise K8sRailError("name_prefix %r gives the object name %r, not a DNS-1123 subdomain (lower-case letters, "
+                           "digits, '-' and '.', at most 253 characters), which Kubernetes requires. Fix: use a "
+                           "prefix such as 'roce-'" % (prefix, name))
+    return name
+
+
+def _format(template, rail, option):
+    """template.format(rail=rail) for a template whose only field is {rail} (no positional field, attribute,
+    index, conversion or width over 9): a user's template never crashes the module or fills memory."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise K8sRailError("%s %r is not a format string (%s). Fix: write it like spidernet.io/rail{rail}"
+                           % (option, template, exc))
+    for _text, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if field != "rail" or conversion or not _RAIL_SPEC.match(spec or ""):
+            used = field + ("!" + conversion if conversion else "") + (":" + spec if spec else "")
+            raise K8sRailError("%s %r uses the field {%s}: only {rail} (optionally {rail:02d}) is allowed. Fix: "
+                               "write it like spidernet.io/rail{rail}" % (option, template, used))
+    return template.format(rail=rail)
 
 
 def _resource(template, rail, option):
-    name = template.format(rail=rail)
+    name = _format(template, rail, option)
     prefix, sep, short = name.partition("/")
-    if not sep or not prefix or not short or "/" in short:
+    if (not sep or not prefix or not short or "/" in short or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)
+            or len(short) > 63 or not _QUALIFIED_NAME.match(short)):
         raise K8sRailError(
             "%s %r gives %r for rail %d, not an extended resource name <prefix>/<name>. "
+            "(a DNS-1123 subdomain, '/', a name of at most 63 letters, digits, '-', '_', '.'). "
             "Fix: use a name such as spidernet.io/rail{rail}" % (option, template, name, rail))
     return name
 
@@ -110,6 +157,9 @@ def render(plan, namespace="kube-system", cni="macvlan", prefix="", sriov_resour
     """All manifests and annotations for the plan's rail networks (a dict of lists)."""
     if cni not in ("macvlan", "sriov"):
         raise K8sRailError("cni %r is not supported. Fix: use macvlan or sriov" % cni)
+    check_namespace(namespace)
+    for option, template in (("sriov_resource", sriov_resource), ("rdma_resource", rdma_resource)):
+        _resource(template, 0, option)
     segments = _segments(plan)
     groups = sorted(set(g for (_r, g) in segments))
     rails = sorted(set(r for (r, _g) in segments))

@@ -22,7 +22,8 @@ import copy
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection, devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
@@ -43,6 +44,9 @@ def validated(entry):
     checked = ArgumentSpecValidator(copy.deepcopy(switch_args.argument_spec())).validate(args)
     if checked.error_messages:
         return None, "; ".join(checked.error_messages)
+    problems = bounds.check("switch_config", checked.validated_parameters, switch_args.argument_spec())
+    if problems:
+        return None, "; ".join(problems)
     return checked.validated_parameters, None
 
 
@@ -58,8 +62,6 @@ def read_one(entry, connect_factory):
     refusal = driver.refuse(params["intent"], params["qos"], params["sections"])
     if refusal or [s for s in params["sections"] if s not in driver.sections]:
         return verdict(False, "the %s driver refuses this request (switch_config says why)" % driver.name)
-    if devicelock.check_bounds(params["lock_ttl"], params["drain_wait"]):
-        return verdict(False, "lock_ttl or drain_wait out of bounds (switch_config says which)")
     if params["expected_config_digest"]:
         return verdict(False, "a reviewed config digest is given: switch_config verifies it")
     applier = Applier(driver, connect_factory(params, driver), params["intent"], params["qos"], params["sections"],

@@ -68,10 +68,13 @@ def test_fewer_nics_than_gpus_is_warned_and_sized_for_the_nics(capsys, warned):
 
 
 @pytest.mark.parametrize("args,words", [
-    ({"gpus": 0}, "gpus must be 1 or more"),
+    ({"gpus": 0}, "gpus is 0: it must be between 1 and 10000000"),
+    ({"gpus": 10 ** 12}, "gpus is 1000000000000: it must be between 1 and 10000000"),
+    ({"gpus": 10 ** 6}, "3907 leafs per rail exceed what a 64-port spine connects"),
+    ({"gpus": 10 ** 6, "design": "fat_tree", "radix": 64, "tiers": 2}, "exceed what a 2-tier non-blocking fat tree"),
     ({"gpus": 64, "oversubscription": "1:2"}, "oversubscription '1:2' is not a ratio n:1"),
     ({"gpus": 64, "design": "fat_tree", "radix": 7}, "even radix"),
-    ({"gpus": 64, "nic_gbps": 800, "leaf_ports": 1, "leaf_port_gbps": 400}, "does not fit"),
+    ({"gpus": 64, "nic_gbps": 800, "leaf_ports": 2, "leaf_port_gbps": 400}, "does not fit"),
 ])
 def test_bad_input_fails_with_the_fix(capsys, args, words):
     result = size(capsys, **args)

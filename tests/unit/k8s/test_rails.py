@@ -138,3 +138,29 @@ def test_resource_names_must_be_extended_resource_names():
         render(build_plan(lab()), rdma_resource="rail{rail}")
     with pytest.raises(K8sRailError, match="sriov_resource"):
         render(build_plan(lab()), cni="sriov", sriov_resource="a/b/{rail}")
+
+
+@pytest.mark.parametrize("namespace", ["Kube-System", "rdma_net", "-a", "a-", "a.b", "x" * 64, ""])
+def test_a_namespace_kubernetes_refuses_is_refused_by_name(namespace):
+    with pytest.raises(K8sRailError, match=r"^namespace .* is not a DNS-1123 label.*Fix:"):
+        render(build_plan(lab()), namespace=namespace)
+
+
+@pytest.mark.parametrize("template, words", [
+    ("spidernet.io/rail{0}", "uses the field {0}"), ("spidernet.io/rail{}", "uses the field {}"),
+    ("spidernet.io/rail{rail:99999999}", "uses the field {rail:99999999}"), ("x.io/r{rail.real}", "{rail.real}"),
+    ("x.io/r{rail!r}", "{rail!r}"), ("x.io/r{rail", "is not a format string"), ("x.io/r{nic}", "{nic}"),
+    ("X_Y.io/rail{rail}", "not an extended resource name"), ("x.io/" + "r" * 64 + "{rail}", "not an extended"),
+])
+def test_a_name_template_never_crashes_and_names_the_option(template, words):
+    with pytest.raises(K8sRailError) as err:
+        render(build_plan(lab()), rdma_resource=template)
+    assert str(err.value).startswith("rdma_resource ") and words in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_a_width_and_a_prefix_that_kubernetes_accepts_still_work():
+    out = render(build_plan(lab()), rdma_resource="nvidia.com/rail{rail:02d}", prefix="roce-", namespace="rdma-net")
+    assert out["spiderippools"][0]["metadata"]["name"].startswith("roce-rail0")
+    assert out["pod_resources"] == dict(("nvidia.com/rail%02d" % r, 1) for r in range(len(out["pod_resources"])))
+    with pytest.raises(K8sRailError, match="^name_prefix 'Roce_' gives the object name 'Roce_rail0"):
+        render(build_plan(lab()), prefix="Roce_")

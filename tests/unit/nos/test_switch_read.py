@@ -81,7 +81,7 @@ def test_anything_not_proven_in_sync_is_drifted_with_its_reason(plan):
         "unreachable": (entry(plan, "leaf1", host="192.0.2.99"),
                         "read failed: step read, command 'show running-config': cannot connect (OSError: connection refused)"),
         "digest": (entry(plan, "leaf1", expected_config_digest="abc"), "a reviewed config digest is given"),
-        "bad argument": (entry(plan, "leaf1", lock_ttl=0), "lock_ttl or drain_wait out of bounds"),
+        "bad argument": (entry(plan, "leaf1", lock_ttl=0), "arguments refused (switch_config names them): lock_ttl is 0"),
         "unknown option": (entry(plan, "leaf1", bogus=1), "arguments refused"),
         "refused section": (entry(plan, "leaf1", sections=["qos", "nonsense"]), "arguments refused"),
     }
