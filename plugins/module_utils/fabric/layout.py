@@ -413,6 +413,33 @@ def _check_overlaps(named_pools, problems):
                                               "give every pool its own address range"))
 
 
+def _check_name_collisions(intent, lay, problems):
+    """Each generated name once: the first name two devices share, with both devices and the fix."""
+    owners = {}
+    devices = ([(name, "server %s" % name, "fabric.servers.name_pattern") for name in lay.server_names]
+               + [(name, "the leaf of group %d rail %d" % (group + 1, rail), "fabric.leafs.name_pattern")
+                  for name, group, rail in lay.leafs]
+               + [(name, "spine %d of plane %d" % (index + 1, plane + 1), "fabric.spines.name_pattern")
+                  for name, plane, index in lay.spines])
+    for name, device, path in devices:
+        if name not in owners:
+            owners[name] = (device, path)
+            continue
+        first, first_path = owners[name]
+        pattern = intent["leafs"]["name_pattern"]
+        if path == "fabric.leafs.name_pattern" and first_path == path and "{group" not in pattern:
+            fix = ("put {group} in it (the fabric has %d server groups), e.g. %r; the leafs of group 1 get new names: "
+                   "rename them in the inventory" % (lay.groups, "leaf{group}-{rail}"))
+        elif path == "fabric.leafs.name_pattern" and first_path == path and "{rail" not in pattern:
+            fix = "put {rail} in it, e.g. %r" % "leaf{group}-{rail}"
+        else:
+            fix = "make the name patterns give every server, leaf and spine its own name (leafs need {group} and {rail}, spines {index})"
+        problems.append(FabricProblem(path, "%s and %s are both named %r (%s %r)"
+                                      % (first, device, name, path.rsplit(".", 1)[-1], intent[path.split(".")[1]]["name_pattern"]),
+                                      fix))
+        return
+
+
 def build_layout(intent):
     """Validate cross-key rules and derive counts, names and slots. Raises FabricError."""
     problems = []
@@ -487,9 +514,8 @@ def build_layout(intent):
                                          spines["model"], len(lay.spine_down)),
                                       "add spines or planes, use a larger spine model, or lower max_rails"))
 
-    # Names: generated only now that every count above is known to fit.
-    if problems:
-        raise FabricError(problems)
+    # Names: from the counts above, also when a count does not fit yet, so a name collision the growth brings (leafs
+    # named without {group} once a second group exists) is reported with the capacity problems, not after their fix.
     lay.server_names = _server_names(servers, problems)
     leaf_keys = [(group, rail) for group in range(lay.groups) for rail in range(lay.rails)]
     leaf_names = _generated_names(intent["leafs"]["name_pattern"], "fabric.leafs.name_pattern", problems, "leaf",
@@ -498,14 +524,11 @@ def build_layout(intent):
     spine_names = _generated_names(spines["name_pattern"], "fabric.spines.name_pattern", problems, "spine",
                                    ({"index": plane * lay.spines_per_plane + index + 1, "plane": plane + 1}
                                     for plane, index in spine_keys))
-    if problems:
+    if leaf_names is None or spine_names is None or not lay.server_names:
         raise FabricError(problems)
     lay.leafs = [(name, group, rail) for name, (group, rail) in zip(leaf_names, leaf_keys)]
     lay.spines = [(name, plane, index) for name, (plane, index) in zip(spine_names, spine_keys)]
-    all_names = lay.server_names + [leaf[0] for leaf in lay.leafs] + [spine[0] for spine in lay.spines]
-    if len(set(all_names)) != len(all_names):
-        problems.append(FabricProblem("fabric.leafs.name_pattern", "server, leaf and spine names collide",
-                                      "make name patterns unique (leafs need {group} and {rail}, spines {index})"))
+    _check_name_collisions(intent, lay, problems)
     _check_platform_overrides(intent, set(leaf[0] for leaf in lay.leafs), problems)
 
     # Addressing.

@@ -35,6 +35,22 @@ def gpu_nic_warnings(gpus_per_server, nics_per_server, nic_gpus=None):
                "their" if len(without) > 1 else "its")]
 
 
+def partial_group_warnings(servers, servers_per_group, uplinks_per_leaf, rails, fix):
+    """A warning when the last server group is partly filled: leafs, their uplinks, the spines and the fabric-side
+    optics are sized for full groups (room to grow without recabling the spine side), which counts links and optics
+    for servers that do not exist yet. Says how many, so a buyer sizing today's servers only can take them off."""
+    filled = servers % servers_per_group
+    if not filled:
+        return []
+    missing = servers_per_group - filled
+    return ["server group %d holds %d of its %d servers: its %d leafs, their %d uplinks each, the spines and the "
+            "fabric-side optics are sized for the full group (growth to %d servers without recabling the spine side): "
+            "%d of its %d leaf downlinks have no server yet. To size for today's servers only: %s"
+            % (servers // servers_per_group + 1, filled, servers_per_group, rails, uplinks_per_leaf,
+               (servers // servers_per_group + 1) * servers_per_group, missing * rails, servers_per_group * rails,
+               fix % {"filled": filled})]
+
+
 def _ratio(a, b):
     return ("%d" % (a // b)) if a % b == 0 else ("%.2f" % (float(a) / b)).rstrip("0")
 
@@ -123,7 +139,10 @@ def size_rail_optimized(gpus, gpus_per_server, nic_gbps, leaf_ports, leaf_port_g
         "groups": groups, "leafs": leafs, "spines": spines, "switches": leafs + spines,
         "uplinks_per_leaf": uplinks_per_leaf, "host_links": host_links, "fabric_links": fabric_links,
         "optics": optics, "oversubscription": "%d:1" % oversubscription,
-        "hops": rail_hops(), "warnings": gpu_nic_warnings(gpus_per_server, rails),
+        "hops": rail_hops(),
+        "warnings": gpu_nic_warnings(gpus_per_server, rails)
+        + partial_group_warnings(servers, servers_per_group, uplinks_per_leaf, rails,
+                                 "leafs with fewer ports (sizing_leaf_ports) or a higher oversubscription"),
     }
 
 
@@ -159,5 +178,7 @@ def fabric_sizing(lay, intent):
         "oversubscription_effective": round(float(down_bw) / up_bw, 3),
         "hops": hops,
         "warnings": gpu_nic_warnings(intent["servers"]["gpus"], lay.rails,
-                                     [nic.get("gpu") for nic in intent["servers"]["nics"]]),
+                                     [nic.get("gpu") for nic in intent["servers"]["nics"]])
+        + partial_group_warnings(servers, lay.servers_per_group, lay.uplinks_per_leaf, lay.rails,
+                                 "fabric.servers.servers_per_group: %(filled)d, or fewer uplink ports in the leaf model"),
     }

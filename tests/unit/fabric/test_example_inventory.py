@@ -33,3 +33,40 @@ def test_example_has_no_lab_only_settings_and_no_clear_text_password():
     connection = _load("group_vars", "switches", "connection.yml")
     assert "vault_switch_password" in connection["ansible_password"] and "ANSIBLE_NET_PASSWORD" in connection["ansible_password"]
     assert _load("group_vars", "gpu_hosts", "connection.yml")["ansible_become"] is True
+
+
+def test_the_example_says_its_server_group_is_sized_full_in_report_md():
+    """4 servers in a group of 32 (issue 41 item 6): the plan and report.md say the leafs' uplinks, the spines and
+    the fabric-side optics are counted for 32 servers, how many leaf downlinks have no server yet, and the fix."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import report_markdown
+    plan = build_plan(_load("group_vars", "all", "fabric.yml")["fabric"])
+    warning = ("server group 1 holds 4 of its 32 servers: its 8 leafs, their 32 uplinks each, the spines and the "
+               "fabric-side optics are sized for the full group (growth to 32 servers without recabling the spine "
+               "side): 224 of its 256 leaf downlinks have no server yet. To size for today's servers only: "
+               "fabric.servers.servers_per_group: 4, or fewer uplink ports in the leaf model")
+    assert plan["sizing"]["warnings"] == [warning]
+    assert "- **%s**" % warning in report_markdown(plan)
+    fabric = _load("group_vars", "all", "fabric.yml")["fabric"]
+    fabric["servers"]["servers_per_group"] = 4   # the fix it names: no warning, 4 downlinks per leaf
+    assert build_plan(fabric)["sizing"]["warnings"] == []
+
+
+def test_growing_the_example_past_one_group_names_every_problem_at_once():
+    """40 servers (issue 41 item 6): the spine model's capacity and the leaf{rail} name collision come in one
+    answer (before, the collision surfaced only after the spines were fixed), each with its fix."""
+    import pytest
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError
+    fabric = _load("group_vars", "all", "fabric.yml")["fabric"]
+    fabric["servers"]["count"] = 40
+    with pytest.raises(FabricError) as err:
+        build_plan(fabric)
+    text = str(err.value)
+    assert "(2 problems, nothing was planned or applied)" in text, text
+    assert "fabric.spines.model: each spine needs 256 leaf-facing ports" in text
+    assert ("fabric.leafs.name_pattern: the leaf of group 1 rail 0 and the leaf of group 2 rail 0 are both named 'leaf0' "
+            "(name_pattern 'leaf{rail}'). Fix: put {group} in it (the fabric has 2 server groups), e.g. "
+            "'leaf{group}-{rail}'") in text
+    fabric["leafs"]["name_pattern"] = "leaf{group}-{rail}"
+    fabric["spines"]["count"] = 4
+    plan = build_plan(fabric)   # both fixes applied: it plans
+    assert "leaf2-7" in plan["leafs"] and len(plan["leafs"]) == 16

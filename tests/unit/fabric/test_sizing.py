@@ -48,3 +48,16 @@ def test_hop_counts():
     assert sizing["hops"] == {"same_rail_same_group": 1, "same_rail_other_group": 3, "cross_rail_without_pxn": 3,
                               "cross_rail_with_pxn": 1}
     assert (sizing["host_links"], sizing["fabric_links"], sizing["optics"]) == (16, 16, 64)
+
+
+def test_a_partly_filled_group_is_said_to_be_sized_full():
+    """make sizing (issue 41 item 6): 4 servers of 8 x 400G on 16 x 400G leafs at 1:1 make a group of 8 servers;
+    the 8 uplinks per leaf, 64 fabric links and their optics count the 4 missing servers, and the answer says so."""
+    s = size_rail_optimized(32, 8, 400, 16, 400, 64, 400)
+    assert (s["servers"], s["servers_per_group"], s["uplinks_per_leaf"], s["fabric_links"]) == (4, 8, 8, 64)
+    assert s["warnings"] == [
+        "server group 1 holds 4 of its 8 servers: its 8 leafs, their 8 uplinks each, the spines and the fabric-side "
+        "optics are sized for the full group (growth to 8 servers without recabling the spine side): 32 of its 64 leaf "
+        "downlinks have no server yet. To size for today's servers only: leafs with fewer ports (sizing_leaf_ports) or "
+        "a higher oversubscription"]
+    assert size_rail_optimized(64, 8, 400, 16, 400, 64, 400)["warnings"] == []   # two full groups

@@ -52,7 +52,7 @@ CASES = [
     ("pattern with a bad field", _set("servers.name_pattern", "gpu{idx}"), "fabric.servers.name_pattern", "cannot format"),
     ("leaf names collide with servers", lambda f: (f["servers"].update(name_pattern="x{index}"),
                                                    f["leafs"].update(name_pattern="x{rail}")),
-     "fabric.leafs.name_pattern", "collide"),
+     "fabric.leafs.name_pattern", "server x1 and the leaf of group 1 rail 1 are both named 'x1'"),
     ("no servers", lambda f: f["servers"].pop("count"), "fabric.servers", "neither names nor count"),
     ("duplicate netdev", _set("servers.nics.1.netdev", "eth1"), "fabric.servers.nics[1].netdev", "also used"),
     ("duplicate rdma", _set("servers.nics.1.rdma", "mlx5_0"), "fabric.servers.nics[1].rdma", "also used"),
