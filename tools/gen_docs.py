@@ -9,6 +9,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import s
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds_doc  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.host.stacks import with_rules_doc  # noqa: E402
 
 
 def main():
@@ -24,6 +25,12 @@ def main():
     with open(readme, "w") as handle:
         handle.write(text)
     print("wrote the switch table of %s" % readme)
+    host = os.path.join(ROOT, "docs", "host-rdma.md")
+    with open(host) as handle:
+        text = with_rules_doc(handle.read())
+    with open(host, "w") as handle:
+        handle.write(text)
+    print("wrote the collective library rules of %s" % host)
 
 
 if __name__ == "__main__":

@@ -50,4 +50,8 @@ def run(p, check_mode):
             changed = True
             diffs.append(diff)
             drift.extend(nccl.drift_items(rel, current, settings))
-    return dict(changed=changed, settings=settings, files=files, drift=drift, diff=diffs)
+    result = dict(changed=changed, settings=settings, files=files, drift=drift, diff=diffs)
+    warnings = nccl.variable_warnings(settings)
+    if warnings:
+        result["warnings"] = warnings  # AnsibleModule shows each one as a warning
+    return result

@@ -330,15 +330,17 @@ def _stack_check(facts, exp, host, out):
 def _gdr_check(facts, exp, host, out):
     gdr = facts["gdr"]
     library = gdr.get("library") or "NCCL"
+    rules = gdr.get("rules") or {}
     actual = {"rdma_devices": gdr.get("rdma_devices"), "nvidia_peermem": gdr["nvidia_peermem"],
               "peer_registration": gdr.get("peer_registration"), "dmabuf": gdr.get("dmabuf")}
     if gdr.get("dmabuf_env_needed") and gdr.get("rdma_devices") and not gdr.get("peer_registration"):
         out.append(_finding(exp, "gdr_dmabuf_env", host, "gpudirect_rdma", "NCCL_DMABUF_ENABLE=1",
                             dict(actual, dmabuf_env=gdr.get("dmabuf_env")),
                             "GPUDirect RDMA: %s finds no peer-memory client and uses dma-buf only with "
-                            "NCCL_DMABUF_ENABLE=1 (default 0, ROCm/rccl rocmwrap.cc); the other prerequisites are met: "
+                            "NCCL_DMABUF_ENABLE=1 (default %s for %s: %s); the other prerequisites are met: "
                             "set it in /etc/rccl.conf (host_nccl_extra: {NCCL_DMABUF_ENABLE: '1'}; RCCL reads /etc/rccl.conf, "
-                            "not /etc/nccl.conf)" % library))
+                            "not /etc/nccl.conf)" % (library, gdr.get("dmabuf_env_default"), rules.get("rule_set"),
+                                                     rules.get("source"))))
         return
     if gdr.get("unsupported"):
         gone = gdr["unsupported"]
@@ -350,7 +352,7 @@ def _gdr_check(facts, exp, host, out):
         return
     if gdr["ready"] is False:
         files = ("an RDMA device and a file %s probes for peer memory (%s), or the dma-buf prerequisites"
-                 % (library, ", ".join(stacks.GPU_VENDORS.get(gdr.get("gpu_vendor") or "nvidia", stacks.GPU_VENDORS["nvidia"])["peermem_probes"])))
+                 % (library, ", ".join(gdr.get("peermem_probes") or [])))
         out.append(_finding(exp, "gdr_ready", host, "gpudirect_rdma", files, actual,
                             "GPUDirect RDMA not ready: %s" % "; ".join(gdr["reasons"])))
     elif gdr["ready"] is None:

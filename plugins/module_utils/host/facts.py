@@ -14,6 +14,7 @@ Real captured output of each is under tests/fixtures/hosts/captures/ (one SOURCE
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import gzip
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import SysRoot, ToolRunner
@@ -496,23 +497,25 @@ def nvidia_driver(sysroot):
     return int(match.group(1)), match.group(1) + match.group(2), "Open Kernel Module" in text
 
 
-def peermem_path(sysroot, state):
+def peermem_path(sysroot, state, probes=NCCL_PEERMEM_PROBES, name="NCCL"):
     """(ok, the probe file NCCL would find or None, reasons) of GPUDirect RDMA through peer memory, by NCCL's rule:
-    any one of NCCL_PEERMEM_PROBES exists."""
-    for rel in NCCL_PEERMEM_PROBES:
+    any one of ``probes`` exists (the host's NCCL version's set, stacks.NCCL_RULES; the newest by default)."""
+    for rel in probes:
         if sysroot.exists(rel):
             return True, rel, []
     if state == "missing":
         return False, None, ["nvidia_peermem not loaded"]
-    return False, None, ["nvidia_peermem %s, but none of the files NCCL probes exists (%s): NCCL would not use it"
-                         % (state, ", ".join(NCCL_PEERMEM_PROBES))]
+    return False, None, ["nvidia_peermem %s, but none of the files %s probes exists (%s): it would not use it"
+                         % (state, name, ", ".join(probes))]
 
 
-def dmabuf_path(sysroot, kernel, modules):
-    """(ok, detail, reasons) of NCCL's dma-buf path: open kernel module >= R515, kernel >= 5.12,
-    rdma-core >= 34, ib_uverbs present."""
+def dmabuf_path(sysroot, kernel, modules, rule=None, name="NCCL"):
+    """(ok, detail, reasons) of NCCL's dma-buf path: an NCCL that tries it (2.13.4 on, stacks.NCCL_RULES), open kernel
+    module >= R515, kernel >= 5.12, rdma-core >= 34, ib_uverbs present."""
     major, _driver, open_module = nvidia_driver(sysroot)
     reasons = []
+    if rule is not None and not rule["dmabuf"]:
+        reasons.append("%s has no dma-buf path (NCCL_DMABUF_ENABLE arrived in NCCL 2.13.4; %s)" % (name, rule["source"]))
     if major is None:
         reasons.append("NVIDIA driver not loaded (/proc/driver/nvidia/version missing)")
     else:
@@ -583,30 +586,143 @@ def amd_peer_path(sysroot):
     return False, None, [why]
 
 
-def amd_dmabuf_path(sysroot, kernel, modules):
-    """(ok, detail, reasons) of RCCL's dma-buf path (ROCm/rccl rocmwrap.cc): NCCL_DMABUF_ENABLE=1 (default 0),
-    /boot/config-<release> with CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y, plus the verbs side (kernel
-    >= 5.12, rdma-core >= 34, ib_uverbs). ``env_needed`` is true when only the variable is missing."""
+def _kernel_config(sysroot, path):
+    """Text of one kernel-config file (``/proc/config.gz`` unzipped, as RCCL reads it through zcat), or None."""
+    if path.endswith(".gz"):
+        data = sysroot.read_bytes(path)
+        if data is None:
+            return None
+        try:
+            return gzip.decompress(data).decode("utf-8", "replace")
+        except (IOError, OSError, EOFError):
+            return None
+    return sysroot.read(path)
+
+
+def amd_dmabuf_path(sysroot, kernel, modules, rule=None):
+    """(ok, detail, reasons) of RCCL's dma-buf path by the host's RCCL rule set (stacks.RCCL_RULES, the newest by
+    default; rocmwrap.cc initOnceFunc): NCCL_DMABUF_ENABLE (default 0 before ROCm 7.12, 1 from it; /etc/rccl.conf),
+    unless the rule's force variable (RCCL_FORCE_ENABLE_DMABUF, ROCm 7.1 on) skips the kernel checks; else the first
+    readable kernel-config file of the rule must hold CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y, or - where
+    the rule has it and no file is readable - /proc/kallsyms must name dma_buf_move_notify and pci_p2pdma; plus the
+    verbs side (kernel >= 5.12, rdma-core >= 34, ib_uverbs). ``env_needed`` is true when only the variable is missing."""
+    rule = rule or stacks.RCCL_RULES[-1]
+    conf = stacks.GPU_VENDORS["amd"]["conf_file"]
     reasons, detail = _common_dmabuf_reasons(sysroot, kernel, modules)
-    config = sysroot.read("/boot/config-%s" % kernel) if kernel else None
-    if config is None:
-        reasons.append("/boot/config-%s not readable (RCCL reads CONFIG_DMABUF_MOVE_NOTIFY and CONFIG_PCI_P2PDMA there)" % kernel)
-    else:
-        lines = set(line.strip() for line in config.splitlines())
+    env = nccl_conf_value(sysroot, "NCCL_DMABUF_ENABLE", conf)
+    force = nccl_conf_value(sysroot, rule["force"], conf) if rule["force"] else None
+    detail.update(dmabuf_env=env, env_needed=False, kernel_config=None, forced=False)
+    if force not in (None, "", "0"):
+        detail["forced"] = True
+        return not reasons, detail, reasons
+    paths = [path.format(r=kernel) for path in rule["kernel_config"]] if kernel else []
+    found = next(((path, text) for path, text in ((p, _kernel_config(sysroot, p)) for p in paths) if text is not None), None)
+    if found is not None:
+        detail["kernel_config"] = found[0]
+        lines = set(line.strip() for line in found[1].splitlines())
         missing = [opt for opt in stacks.GPU_VENDORS["amd"]["dmabuf_kernel_config"] if opt not in lines]
         if missing:
-            reasons.append("kernel config lacks %s (RCCL needs both for dma-buf)" % ", ".join(missing))
-    env = nccl_conf_value(sysroot, "NCCL_DMABUF_ENABLE", stacks.GPU_VENDORS["amd"]["conf_file"])
-    detail.update(dmabuf_env=env, env_needed=False)
-    if env != "1":
+            reasons.append("kernel config %s lacks %s (RCCL needs both for dma-buf)" % (found[0], ", ".join(missing)))
+    elif rule["kallsyms"]:
+        names = set(line.split()[2] for line in (sysroot.read("/proc/kallsyms") or "").splitlines() if len(line.split()) >= 3)
+        detail["kernel_config"] = "/proc/kallsyms"
+        have = dict((sym, any(sym in n for n in names)) for sym in ("dma_buf_move_notify", "pci_p2pdma"))
+        if not all(have.values()):
+            reasons.append("no kernel config readable (%s) and /proc/kallsyms lacks %s (RCCL's fallback)"
+                           % (", ".join(paths), ", ".join(k for k, v in sorted(have.items()) if not v)))
+    else:
+        reasons.append("kernel config not readable (%s; RCCL reads CONFIG_DMABUF_MOVE_NOTIFY and CONFIG_PCI_P2PDMA there)"
+                       % ", ".join(paths or ["/boot/config-<release>"]))
+    if (env if env is not None else rule["env_default"]) != "1":
         if not reasons:
             detail["env_needed"] = True
-        reasons.append("RCCL uses dma-buf only with NCCL_DMABUF_ENABLE=1 (default 0; /etc/rccl.conf has %s)"
-                       % ("no NCCL_DMABUF_ENABLE" if env is None else "NCCL_DMABUF_ENABLE=%s" % env))
+        reasons.append("RCCL uses dma-buf only with NCCL_DMABUF_ENABLE=1 (default %s for %s; %s has %s)"
+                       % (rule["env_default"], rule["name"], conf,
+                          "no NCCL_DMABUF_ENABLE" if env is None else "NCCL_DMABUF_ENABLE=%s" % env))
     return not reasons, detail, reasons
 
 
-def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidia", gpus=None):
+# Where the host shows its collective library's version. NCCL: the library file is libnccl.so.<major>.<minor>.<patch>
+# (NVIDIA/nccl src/Makefile:83 at 5067397c2676, LIBTARGET) and nccl.h defines NCCL_VERSION_CODE (src/nccl.h.in:25;
+# Makefile:131-132 "%d%02d%02d"). RCCL: rccl.h defines the same NCCL_VERSION_CODE (ROCm/rccl src/nccl.h.in:20-21,
+# X*10000+Y*100+Z from 2.9 on), and the ROCm release is ${ROCM_PATH}/.info/version (ROCm/rccl CMakeLists.txt:171
+# reads it to learn the ROCm it builds for; RCCL's own banner prints it: "ROCm version : 6.3.0.0-39-ce2be3b" in the real
+# log azure-mi300x-rccl-log).
+NCCL_HEADERS = ("/usr/include/nccl.h", "/usr/local/include/nccl.h", "/usr/local/cuda/include/nccl.h")
+ROCM_ROOT = "/opt/rocm"
+
+
+def decode_version_code(code):
+    """NCCL_VERSION_CODE -> (x, y, z): X*10000+Y*100+Z from 2.9, X*1000+Y*100+Z before (nccl.h.in NCCL_VERSION)."""
+    code = int(code)
+    return (code // 10000, code % 10000 // 100, code % 100) if code >= 10000 else (code // 1000, code % 1000 // 100, code % 100)
+
+
+def _header_version(sysroot, path):
+    match = re.search(r"^#define\s+NCCL_VERSION_CODE\s+(\d+)\s*$", sysroot.read(path) or "", re.M)
+    return decode_version_code(match.group(1)) if match else None
+
+
+def parse_library_banner(text):
+    """Versions from a collective library's own start banner (NCCL_DEBUG=VERSION or INFO): ``RCCL version : 2.21.5-HEAD:...``,
+    ``ROCm version : 6.3.0.0-39-...`` (real capture azure-mi300x-rccl-log), ``NCCL version 2.21.5+cuda12.4``.
+    Returns {library, version, rocm} (tuples or None)."""
+    out = {"library": None, "version": None, "rocm": None}
+    match = re.search(r"\b(RCCL|NCCL) version\s*:?\s*(\d+)\.(\d+)\.(\d+)", text or "")
+    if match:
+        out["library"], out["version"] = match.group(1), tuple(int(x) for x in match.groups()[1:])
+    match = re.search(r"\bROCm version\s*:\s*(\d+)\.(\d+)\.(\d+)", text or "")
+    if match:
+        out["rocm"] = tuple(int(x) for x in match.groups())
+    return out
+
+
+def read_library_version(sysroot, gpu_vendor="nvidia"):
+    """{library, version, rocm, source}: the collective library's version as installed files show it (NCCL: the newest
+    libnccl.so.X.Y.Z in LIB_DIRS, else nccl.h; RCCL: rccl.h under /opt/rocm and /opt/rocm/.info/version), versions as
+    lists, None when no file shows it."""
+    if gpu_vendor == "amd":
+        out = {"library": "RCCL", "version": None, "rocm": None, "source": []}
+        header = ROCM_ROOT + "/include/rccl/rccl.h"
+        version = _header_version(sysroot, header)
+        if version:
+            out["version"] = list(version)
+            out["source"].append(header)
+        match = re.match(r"^(\d+)\.(\d+)\.(\d+)", sysroot.read(ROCM_ROOT + "/.info/version") or "")
+        if match:
+            out["rocm"] = [int(x) for x in match.groups()]
+            out["source"].append(ROCM_ROOT + "/.info/version")
+        return out
+    out = {"library": "NCCL", "version": None, "rocm": None, "source": []}
+    best = None
+    for folder in LIB_DIRS:
+        for name in sysroot.listdir(folder):
+            match = re.match(r"^libnccl\.so\.(\d+)\.(\d+)\.(\d+)$", name)
+            if match and (best is None or tuple(int(x) for x in match.groups()) > best[0]):
+                best = (tuple(int(x) for x in match.groups()), "%s/%s" % (folder, name))
+    if best is None:
+        for header in NCCL_HEADERS:
+            version = _header_version(sysroot, header)
+            if version:
+                best = (version, header)
+                break
+    if best:
+        out["version"], out["source"] = list(best[0]), [best[1]]
+    return out
+
+
+def library_rules(version_facts):
+    """(rule set, facts to report) for read_library_version's answer (stacks.library_rules)."""
+    version_facts = version_facts or {}
+    library = version_facts.get("library") or "NCCL"
+    rule, why = stacks.library_rules(library, version_facts.get("version"), version_facts.get("rocm"))
+    return rule, {"library": library, "version": ".".join(str(x) for x in version_facts.get("version") or []) or None,
+                  "rocm": ".".join(str(x) for x in version_facts.get("rocm") or []) or None,
+                  "version_source": version_facts.get("source") or [], "rule_set": rule["name"], "chosen_by": why,
+                  "source": rule["source"]}
+
+
+def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidia", gpus=None, library_version=None):
     """GPUDirect RDMA readiness as the stack's collective library decides it (NCCL for NVIDIA, RCCL for AMD):
     ``ready`` is true when an RDMA device exists and one of the files the library probes for peer memory exists
     (``peer_registration`` names it). The dma-buf path cannot be proven from files (the library tests a
@@ -618,18 +734,25 @@ def read_gdr(sysroot, loaded, rdma_devices=None, modules=None, gpu_vendor="nvidi
     kernel = sysroot.read("/proc/sys/kernel/osrelease")
     _major, driver, open_module = nvidia_driver(sysroot)
     has_rdma = bool(rdma_devices)
-    extra = {}
+    if library_version is None:
+        library_version = read_library_version(sysroot, gpu_vendor)
+    rule, rules = library_rules(library_version)
+    name = " ".join(x for x in (rules["library"], rules["version"]) if x)
+    extra = {"rules": rules}
     if gpu_vendor == "amd":
         peermem = None
         peer_ok, registration, peer_why = amd_peer_path(sysroot)
-        dmabuf_ok, dmabuf_detail, dmabuf_why = amd_dmabuf_path(sysroot, kernel, modules)
+        dmabuf_ok, dmabuf_detail, dmabuf_why = amd_dmabuf_path(sysroot, kernel, modules, rule)
         driver = sysroot.read("/sys/module/amdgpu/version")
-        extra = {"dmabuf_env": dmabuf_detail["dmabuf_env"], "dmabuf_env_needed": dmabuf_detail["env_needed"]}
+        extra.update(dmabuf_env=dmabuf_detail["dmabuf_env"], dmabuf_env_needed=dmabuf_detail["env_needed"],
+                     peermem_probes=list(stacks.GPU_VENDORS["amd"]["peermem_probes"]),
+                     dmabuf_env_default=rule["env_default"], dmabuf_forced=dmabuf_detail["forced"],
+                     kernel_config=dmabuf_detail["kernel_config"])
     else:
         peermem = modules.get("nvidia_peermem") or module_state(sysroot, "nvidia_peermem", loaded)
-        peer_ok, registration, peer_why = peermem_path(sysroot, peermem)
-        dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules)
-        extra = {"dmabuf_env": None, "dmabuf_env_needed": False}
+        peer_ok, registration, peer_why = peermem_path(sysroot, peermem, rule["peermem_probes"], name)
+        dmabuf_ok, dmabuf_detail, dmabuf_why = dmabuf_path(sysroot, kernel, modules, rule, name)
+        extra.update(dmabuf_env=None, dmabuf_env_needed=False, peermem_probes=list(rule["peermem_probes"]))
     unsupported = []
     if gpu_vendor != "amd":
         nvidia_gpus = [g for g in gpus or [] if g.get("vendor") == "nvidia"]
@@ -787,6 +910,7 @@ def gather(root="/", capture_dir=None, netdevs=()):
     return {"root": sysroot.root, "live": sysroot.live, "tool_output_dir": capture_dir or None, "kernel": kernel, "modules_builtin": builtin_source,
             "rdma_devices": rdma, "netdevs": netdev_facts, "gpus": gpus, "topology": topology, "stack": stack,
             "pci_bridges": bridges, "ats": ats, "pcie_links": links, "modules": modules, "modules_inferred": inferred,
-            "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia", gpus),
+            "gdr": read_gdr(sysroot, loaded, rdma, modules, stack["gpu_vendor"] or "nvidia", gpus,
+                            read_library_version(sysroot, stack["gpu_vendor"] or "nvidia")),
             "iommu": read_iommu(sysroot, [d["pci"] for d in rdma.values() if d["pci"]] + [g["pci"] for g in gpus]),
             "irqbalance": read_irqbalance(sysroot)}

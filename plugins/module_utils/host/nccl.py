@@ -58,16 +58,16 @@ def cross_nic_for(nics):
     return "2"
 
 
+_RCCL_NAME_RE = re.compile(r"^RCCL_[A-Z0-9_]{1,60}$")
+
+
 def _check(name, value):
-    """Problem text for one variable, or None. RCCL_* names are accepted when RCCL reads them (RCCL_PARAM in
-    ROCm/rccl src/, stacks.RCCL_VARIABLES); RCCL also reads every NCCL_* variable and /etc/nccl.conf."""
-    if name.startswith("RCCL_"):
-        if name not in stacks.RCCL_VARIABLES:
-            return ("%s: not a variable RCCL reads (RCCL_PARAM in ROCm/rccl src/: %s)"
-                    % (name, ", ".join(sorted(stacks.RCCL_VARIABLES))))
-    elif not _NAME_RE.fullmatch(name):
-        return ("%s: not an NCCL variable name (NCCL_ followed by capitals, digits and '_'), nor an RCCL_* one"
-                % name)
+    """Problem text for one variable, or None. Names are an open list: any NCCL_*/RCCL_* name of the right shape is
+    accepted (a library version newer than the collection's lists reads more); variable_warnings names the unknown
+    ones. What is refused is what a source says is wrong: a value NCCL's config parser or a shell would misread, and
+    the values the NCCL docs bound (below)."""
+    if not (_NAME_RE.fullmatch(name) or _RCCL_NAME_RE.fullmatch(name)):
+        return ("%s: not an NCCL_* or RCCL_* variable name (the prefix followed by capitals, digits and '_')" % name)
     if not isinstance(value, str) or not _VALUE_RE.fullmatch(value):
         return ("%s: value %r may use letters, digits and . , : = ^ / + @ %% _ - only (no spaces, quotes or "
                 "shell characters: NCCL reads the rest of the line verbatim)" % (name, value))
@@ -125,6 +125,14 @@ def build_settings(nccl, nics=(), qos=None, cross_nic="auto", topo_file=None, ex
     if problems:
         raise NcclError("; ".join(problems))
     return settings
+
+
+def variable_warnings(settings):
+    """Warnings for RCCL_* names outside stacks.RCCL_VARIABLES, naming the version the list was checked against: the
+    setting is written as given (a newer RCCL may read it; RCCL adds variables in most releases), never refused."""
+    return ["%s: not among the RCCL_* variables of %s, the version this collection checked; written as given (a newer "
+            "RCCL may read it) - check the name against your RCCL's documentation" % (name, stacks.RCCL_VARIABLES_CHECKED_AT)
+            for name in sorted(settings) if name.startswith("RCCL_") and name not in stacks.RCCL_VARIABLES]
 
 
 def ordered(settings):

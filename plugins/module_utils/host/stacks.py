@@ -20,15 +20,9 @@ GPU_VENDORS = {
     "nvidia": {
         "pci_vendor": "0x10de", "classes": ("0x0300", "0x0302"), "library": "NCCL",
         "driver_modules": ("nvidia",), "driver_version_file": "/proc/driver/nvidia/version",
-        # NVIDIA/nccl src/transport/net_ib/gdr.cc ibGdrSupportInitOnce: any one file exists (access F_OK)
-        "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
-                           "/sys/module/nvidia_peermem/version"),
-        "peermem_source": "NVIDIA/nccl src/transport/net_ib/gdr.cc ibGdrSupportInitOnce",
+        # peer-memory probe files and the dma-buf path: by NCCL version (NCCL_RULES); dma-buf also needs CUDA >= 11.7
+        # and CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (src/init.cc dmaBufSupported) + gdr.cc ibDmaBufSupportInitOnce
         "peermem_symbol": None,
-        # NVIDIA/nccl src/init.cc: NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 1) - dma-buf is tried by default
-        "dmabuf_env_default": "1",
-        "dmabuf_source": "NVIDIA/nccl src/init.cc dmaBufSupported (NCCL_DMABUF_ENABLE default 1, CUDA >= 11.7, "
-                         "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) + gdr.cc ibDmaBufSupportInitOnce",
         "env_prefixes": ("NCCL_",),
         # NVIDIA/nccl src/misc/param.cc initEnv: ~/.nccl.conf, then /etc/nccl.conf (setenv without overwrite)
         "conf_file": "/etc/nccl.conf",
@@ -44,13 +38,9 @@ GPU_VENDORS = {
                            "/sys/memory_peers/amdkfd/version"),
         "peermem_source": "ROCm/rccl src/transport/net_ib.cc ncclIbGdrSupport",
         "peermem_symbol": "ib_register_peer_memory_client",
-        # ROCm/rccl src/misc/rocmwrap.cc: NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 0); "Dmabuf feature disabled
-        # without NCCL_DMABUF_ENABLE=1"; then /boot/config-<release> must hold CONFIG_DMABUF_MOVE_NOTIFY=y and
-        # CONFIG_PCI_P2PDMA=y
-        "dmabuf_env_default": "0",
+        # dma-buf: by RCCL version (RCCL_RULES); every version needs both options in the kernel config it reads
+        # (rocmwrap.cc kernel_opt1/kernel_opt2)
         "dmabuf_kernel_config": ("CONFIG_DMABUF_MOVE_NOTIFY=y", "CONFIG_PCI_P2PDMA=y"),
-        "dmabuf_source": "ROCm/rccl src/misc/rocmwrap.cc (NCCL_DMABUF_ENABLE default 0; /boot/config-<release> "
-                         "CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y)",
         # RCCL reads NCCL_* (its NCCL_PARAM) and RCCL_* (RCCL_PARAM in src/include/param.h: "RCCL_" env)
         "env_prefixes": ("NCCL_", "RCCL_"),
         # ROCm/rccl src/misc/param.cc initEnv: ~/.rccl.conf, then /etc/rccl.conf - RCCL does not read /etc/nccl.conf
@@ -59,13 +49,120 @@ GPU_VENDORS = {
 }
 
 # RCCL_* variables RCCL reads: RCCL_PARAM(name, "<ENV>", default) reads "RCCL_<ENV>" (ROCm/rccl
-# src/include/param.h); this is every RCCL_PARAM of src/ at commit 0cbce2a7571c.
+# src/include/param.h). RCCL_VARIABLES_CHECKED_AT is the list's source: every RCCL_PARAM of src/ at that commit
+# (`git grep RCCL_PARAM`: 24 names, among them CLIQUE_ALLREDUCE_NCHANNELS clique/CliqueManager.cc:52,
+# P2P_NET_DISABLE init.cc:461, LL128_FORCE_ENABLE init.cc:463, P2P_NET_THRESHOLD enqueue.cc:951), plus
+# FORCE_ENABLE_DMABUF (ROCm/rocm-systems 018c383d7607 projects/rccl/src/misc/rocmwrap.cc:24; RCCL 2.27.7 for ROCm
+# 7.1.0). The list is open: a name outside it is written with a warning naming this version (nccl.variable_warnings),
+# since a newer RCCL reads more (its CHANGELOG adds RCCL_* variables in nearly every release).
+RCCL_VARIABLES_CHECKED_AT = "ROCm/rccl 0cbce2a7571c (RCCL 2.21.5, ROCm 6.3) + RCCL_FORCE_ENABLE_DMABUF (ROCm 7.1)"
 RCCL_VARIABLES = frozenset("RCCL_" + name for name in (
-    "CLIQUE_ALLREDUCE_BYTE_LIMIT", "CLIQUE_IGNORE_TOPO", "ENABLE_CLIQUE", "ENABLE_INTRANET", "ENABLE_SIGNALHANDLER",
-    "FORCE_ENABLE_GDRDMA", "INTRANET_THRESHOLD", "KERNEL_COLL_TRACE_ENABLE", "MODEL_MATCHING_DISABLE",
-    "MSCCL_ENABLE_SINGLE_PROCESS", "MSCCL_ENABLE", "MSCCL_FORCE_ENABLE", "MSCCL_FORCE_FULLOPS",
-    "MSCCL_WORK_FIFO_DEPTH", "MSCCLPP_ENABLE", "MSCCLPP_THRESHOLD", "NET_CONTIGUOUS_MEM", "PIVOT_ALLTOALL_ENABLE",
+    "CLIQUE_ALLREDUCE_BYTE_LIMIT", "CLIQUE_ALLREDUCE_NCHANNELS", "CLIQUE_IGNORE_TOPO", "ENABLE_CLIQUE",
+    "ENABLE_INTRANET", "ENABLE_SIGNALHANDLER", "FORCE_ENABLE_DMABUF", "FORCE_ENABLE_GDRDMA", "INTRANET_THRESHOLD",
+    "KERNEL_COLL_TRACE_ENABLE", "LL128_FORCE_ENABLE", "MODEL_MATCHING_DISABLE", "MSCCL_ENABLE_SINGLE_PROCESS",
+    "MSCCL_ENABLE", "MSCCL_FORCE_ENABLE", "MSCCL_FORCE_FULLOPS", "MSCCL_WORK_FIFO_DEPTH", "MSCCLPP_ENABLE",
+    "MSCCLPP_THRESHOLD", "NET_CONTIGUOUS_MEM", "P2P_NET_DISABLE", "P2P_NET_THRESHOLD", "PIVOT_ALLTOALL_ENABLE",
     "STACK_SIZE_OVERRIDE", "USE_ROCM_SMI_LIB"))
+
+# --- Collective library rules by version -----------------------------------------------------------
+# Each rule set holds for a version range of the library (NCCL by its own version; RCCL by the ROCm release it ships
+# in, because one RCCL version spans several ROCm releases with different rules, e.g. "RCCL 2.28.3 for ROCm 7.11" and
+# "for ROCm 7.12"), and cites its source at a commit. The host's version picks the set (facts.read_library_version);
+# an unknown version gets the newest set, and the facts say so.
+# NVIDIA/nccl: peer-memory probe files (any one exists, access F_OK) and whether dma-buf is tried (NCCL_DMABUF_ENABLE,
+# default 1, from 2.13.4).
+NCCL_RULES = (
+    {"name": "NCCL 2.9.8 - 2.12", "since": (2, 9, 8), "until": (2, 13, 4),
+     "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nvidia-peermem/version"),
+     "dmabuf": False,
+     "source": "NVIDIA/nccl ca8485b0 (2.9.8-1) src/transport/net_ib.cc ncclIbGdrSupport: nv_mem or memory_peers/"
+               "nvidia-peermem; no NCCL_DMABUF_ENABLE before 19ab67d1727d (2.13.4-1)"},
+    {"name": "NCCL 2.13.4 - 2.21", "since": (2, 13, 4), "until": (2, 22, 3),
+     "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nvidia-peermem/version"),
+     "dmabuf": True,
+     "source": "NVIDIA/nccl ab2b89c4c339 (v2.21.5-1) src/transport/net_ib.cc:562-564 (nv_mem or memory_peers/"
+               "nvidia-peermem); src/init.cc:260 NCCL_PARAM(DmaBufEnable, \"DMABUF_ENABLE\", 1), since 19ab67d1727d "
+               "(2.13.4-1) src/init.cc:272"},
+    {"name": "NCCL 2.22", "since": (2, 22, 3), "until": (2, 23, 4),
+     "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version"),
+     "dmabuf": True,
+     "source": "NVIDIA/nccl 178b6b759074 (2.22.3-1) src/transport/net_ib.cc:614-616 (nv_mem or nv_mem_nc)"},
+    {"name": "NCCL 2.23.4 and newer", "since": (2, 23, 4), "until": None,
+     "peermem_probes": ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
+                        "/sys/module/nvidia_peermem/version"),
+     "dmabuf": True,
+     "source": "NVIDIA/nccl 68b542363f9a (2.23.4-1) src/transport/net_ib.cc:694-696; at 5067397c2676 (2.30.x) "
+               "src/transport/net_ib/gdr.cc:18-20 ibGdrSupportInitOnce (nv_mem, nv_mem_nc, /sys/module/nvidia_peermem)"},
+)
+
+# ROCm/rccl and ROCm/rocm-systems projects/rccl: the dma-buf path (rocmwrap.cc initOnceFunc). ``env_default`` is
+# NCCL_DMABUF_ENABLE's default, ``force`` the variable that skips the kernel checks, ``kernel_config`` the files read
+# in order (the first readable one decides; {r} is the kernel release), ``kallsyms`` whether /proc/kallsyms
+# (dma_buf_move_notify and pci_p2pdma) stands in when none is readable. Version facts: projects/rccl/CHANGELOG.md at
+# ROCm/rocm-systems 0005e8e83d9e ("RCCL 2.27.7 for ROCm 7.1.0: Added RCCL_FORCE_ENABLE_DMABUF"; "RCCL 2.28.3 for
+# ROCm 7.11: Added support for additional paths when loading the RCCL DMABUF kernel configuration file"; "RCCL 2.28.3
+# for ROCm 7.12: NCCL_DMABUF_ENABLE now defaults to 1 (previously 0) ... prefer peermem ... fall back to DMAbuf").
+RCCL_CONFIG_PATHS_2024 = ("/boot/config-{r}",)
+# ROCm/rocm-systems 018c383d7607 projects/rccl/src/misc/rocmwrap.cc initOnceFunc possiblePaths[] (9 places; the
+# first readable one decides; /proc/config.gz through zcat)
+RCCL_CONFIG_PATHS = ("/proc/config.gz", "/boot/config-{r}", "/usr/src/linux-{r}/.config", "/usr/src/linux/.config",
+                     "/usr/lib/modules/{r}/config", "/usr/lib/ostree-boot/config-{r}", "/usr/lib/kernel/config-{r}",
+                     "/usr/src/linux-headers-{r}/.config", "/lib/modules/{r}/build/.config")
+RCCL_RULES = (
+    {"name": "RCCL 2024 (ROCm before 7.1, RCCL up to 2.26)", "rocm_since": None, "rocm_until": (7, 1, 0),
+     "env_default": "0", "force": None, "kernel_config": RCCL_CONFIG_PATHS_2024, "kallsyms": False,
+     "source": "ROCm/rccl 0cbce2a7571c (RCCL 2.21.5 for ROCm 6.3.0) src/misc/rocmwrap.cc:21 NCCL_PARAM(DmaBufEnable, "
+               "\"DMABUF_ENABLE\", 0), :104 'Dmabuf feature disabled without NCCL_DMABUF_ENABLE=1', :122-148 "
+               "/boot/config-<release> CONFIG_DMABUF_MOVE_NOTIFY=y and CONFIG_PCI_P2PDMA=y"},
+    {"name": "RCCL 2.27.7 (ROCm 7.1 - 7.10)", "rocm_since": (7, 1, 0), "rocm_until": (7, 11, 0),
+     "env_default": "0", "force": "RCCL_FORCE_ENABLE_DMABUF", "kernel_config": RCCL_CONFIG_PATHS_2024,
+     "kallsyms": False,
+     "source": "projects/rccl/CHANGELOG.md (ROCm/rocm-systems 0005e8e83d9e) 'RCCL 2.27.7 for ROCm 7.1.0': "
+               "RCCL_FORCE_ENABLE_DMABUF added; NCCL_DMABUF_ENABLE still 0 until ROCm 7.12"},
+    {"name": "RCCL 2.28.3 for ROCm 7.11", "rocm_since": (7, 11, 0), "rocm_until": (7, 12, 0),
+     "env_default": "0", "force": "RCCL_FORCE_ENABLE_DMABUF", "kernel_config": RCCL_CONFIG_PATHS,
+     "kallsyms": False,
+     "source": "projects/rccl/CHANGELOG.md (ROCm/rocm-systems 0005e8e83d9e) 'RCCL 2.28.3 for ROCm 7.11': additional "
+               "kernel-config paths (taken as the 9 of 018c383d7607; the entry does not list them, and the /proc/kallsyms "
+               "fallback is not assumed: unverified for this release)"},
+    {"name": "RCCL 2.28.3 for ROCm 7.12 and newer", "rocm_since": (7, 12, 0), "rocm_until": None,
+     "env_default": "1", "force": "RCCL_FORCE_ENABLE_DMABUF", "kernel_config": RCCL_CONFIG_PATHS,
+     "kallsyms": True,
+     "source": "ROCm/rocm-systems 018c383d7607 projects/rccl/src/misc/rocmwrap.cc:23-24 NCCL_PARAM(DmaBufEnable, "
+               "\"DMABUF_ENABLE\", 1), RCCL_PARAM(ForceEnableDMABUF, \"FORCE_ENABLE_DMABUF\", 0); initOnceFunc "
+               "possiblePaths[] (9 kernel-config places) and the /proc/kallsyms fallback (dma_buf_move_notify + "
+               "pci_p2pdma); CHANGELOG 'RCCL 2.28.3 for ROCm 7.12' (default 1, peermem preferred, dma-buf fallback)"},
+)
+
+
+def _in(version, since, until):
+    return version is not None and (since is None or version >= since) and (until is None or version < until)
+
+
+def library_rules(library, version=None, rocm=None):
+    """(rule set, why) for ``library`` (NCCL or RCCL) at the host's ``version`` (and, for RCCL, ``rocm``), as tuples.
+    RCCL is chosen by its ROCm release when known, else by its own version; a version no set covers, or none, gets the
+    newest set and ``why`` says so."""
+    if library == "RCCL":
+        if rocm:
+            found = [r for r in RCCL_RULES if _in(tuple(rocm), r["rocm_since"], r["rocm_until"])]
+            if found:
+                return found[0], "ROCm %s" % ".".join(str(x) for x in rocm)
+        if version:
+            version = tuple(version)
+            if version < (2, 27, 7):
+                return RCCL_RULES[0], "RCCL %s (before 2.27.7, ROCm 7.1)" % ".".join(str(x) for x in version)
+            if version < (2, 28, 3):
+                return RCCL_RULES[1], "RCCL %s (ROCm 7.1 - 7.10)" % ".".join(str(x) for x in version)
+            return RCCL_RULES[-1], ("RCCL %s without its ROCm release: RCCL 2.28.3 ships in ROCm 7.11 (old rules) and 7.12 "
+                                    "on (new rules), so the newest rules are applied" % ".".join(str(x) for x in version))
+        return RCCL_RULES[-1], "RCCL version unknown: the newest rules are applied"
+    if version:
+        found = [r for r in NCCL_RULES if _in(tuple(version), r["since"], r["until"])]
+        if found:
+            return found[0], "NCCL %s" % ".".join(str(x) for x in version)
+        return NCCL_RULES[-1], "NCCL %s is older than every rule set: the newest rules are applied" % ".".join(str(x) for x in version)
+    return NCCL_RULES[-1], "NCCL version unknown: the newest rules are applied"
 
 # NCCL >= 2.27.3 uses GPUDirect RDMA to a NIC behind the CPU a GPU reaches over C2C (Grace: GH200, GB200):
 # src/graph/paths.cc NCCL_PARAM(NetGdrC2c, "NET_GDR_C2C", 1) (0 in 2.26.2) and mergePathType PHB + C2C -> P2C,
@@ -244,3 +341,45 @@ def env_prefixes(gpu_vendor):
 
 def version_tuple(text):
     return tuple(int(x) for x in re.findall(r"\d+", text or "")[:3])
+
+
+# --- generated docs: the rule sets as a table in docs/host-rdma.md (tools/gen_docs.py) ---------------
+RULES_BEGIN = "<!-- begin generated: collective library rules (stacks.py, tools/gen_docs.py) -->"
+RULES_END = "<!-- end generated: collective library rules -->"
+
+
+def _range(since, until, what):
+    low = ".".join(str(x) for x in since) if since else None
+    high = ".".join(str(x) for x in until) if until else None
+    if low and high:
+        return "%s %s to before %s" % (what, low, high)
+    return "%s %s and newer" % (what, low) if low else "%s before %s" % (what, high)
+
+
+def rules_doc():
+    """The generated block of docs/host-rdma.md: every NCCL and RCCL rule set, the versions it covers, its source."""
+    lines = [RULES_BEGIN, "",
+             "Generated from `plugins/module_utils/host/stacks.py` (NCCL_RULES, RCCL_RULES) by `tools/gen_docs.py`; do "
+             "not edit. The host's library version picks the row (facts `gdr.rules`); an unknown version gets the last "
+             "row of its library, and `gdr.rules.chosen_by` says so.", "",
+             "| library | rule set | covers | peer-memory files (any one) | dma-buf | source |", "|---|---|---|---|---|---|"]
+    for rule in NCCL_RULES:
+        lines.append("| NCCL | %s | %s | %s | %s | %s |" % (
+            rule["name"], _range(rule["since"], rule["until"], "NCCL"), ", ".join("`%s`" % p for p in rule["peermem_probes"]),
+            "tried (NCCL_DMABUF_ENABLE default 1)" if rule["dmabuf"] else "none", rule["source"]))
+    for rule in RCCL_RULES:
+        dmabuf = "NCCL_DMABUF_ENABLE default %s; %s; kernel config from %s%s" % (
+            rule["env_default"], "`%s=1` skips the kernel checks" % rule["force"] if rule["force"] else "no force flag",
+            ", ".join("`%s`" % p.replace("{r}", "<release>") for p in rule["kernel_config"]),
+            ", else `/proc/kallsyms`" if rule["kallsyms"] else "")
+        lines.append("| RCCL | %s | %s | %s | %s | %s |" % (
+            rule["name"], _range(rule["rocm_since"], rule["rocm_until"], "ROCm"),
+            "amdkfd files or any memory_peers client (facts.amd_peer_path)", dmabuf, rule["source"]))
+    lines += ["", RULES_END]
+    return "\n".join(lines)
+
+
+def with_rules_doc(text):
+    """``text`` (docs/host-rdma.md) with its generated rules block replaced by rules_doc()."""
+    start, end = text.index(RULES_BEGIN), text.index(RULES_END) + len(RULES_END)
+    return text[:start] + rules_doc() + text[end:]

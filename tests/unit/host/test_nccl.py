@@ -64,7 +64,7 @@ BASE = {"NCCL_IB_HCA": "=mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC":
     ({"NCCL_IB_GID_INDEX": "300"}, "NCCL_IB_GID_INDEX: '300' is not an integer from -1 to 255"),
     ({"NCCL_IB_TC": "x"}, "NCCL_IB_TC: 'x' is not an integer"),
     ({"NCCL_IB_TC": "96"}, "NCCL_IB_TC: 96 carries DSCP 24, the QoS profile's RoCE DSCP is 26"),
-    ({"bad name": "1"}, "bad name: not an NCCL variable name"),
+    ({"bad name": "1"}, "bad name: not an NCCL_* or RCCL_* variable name"),
 ])
 def test_bad_values_are_refused_naming_the_variable(change, message):
     with pytest.raises(nccl.NcclError) as err:
@@ -139,3 +139,13 @@ def test_check_mode_result_becomes_a_drift_report_entry(tmp_path, capsys):
     assert entry["status"] == "drift"
     assert {"item": "/etc/nccl.conf NCCL_IB_HCA", "expected": "=mlx5_0,mlx5_1", "actual": "mlx5"} in entry["items"]
     assert {"item": "/etc/nccl.conf NCCL_IB_TC", "expected": "106", "actual": "(absent)"} in entry["items"]
+
+
+def test_module_writes_an_unknown_rccl_variable_and_warns(tmp_path, capsys):
+    # RCCL_P2P_BATCH_ENABLE: "RCCL 2.27.7 for ROCm 7.1.0: Added RCCL_P2P_BATCH_ENABLE" (projects/rccl/CHANGELOG.md),
+    # newer than the list the collection checked; the operator's setting is written, with a warning naming that list
+    res = run_module(nccl_config, {"nccl": BASE, "extra": {"RCCL_P2P_BATCH_ENABLE": "1"}, "root": str(tmp_path)}, capsys)
+    assert res["rc"] == 0 and res["changed"]
+    assert "RCCL_P2P_BATCH_ENABLE=1" in (tmp_path / "etc" / "nccl.conf").read_text()
+    assert any(str(w).find("RCCL_P2P_BATCH_ENABLE: not among the RCCL_* variables of ROCm/rccl 0cbce2a7571c") >= 0
+               for w in res["warnings"])

@@ -190,19 +190,23 @@ def test_rccl_kallsyms_symbol_alone_is_not_peer_memory(tmp_path):
     assert gdr["ready"] is True and gdr["peer_registration"] == "/sys/kernel/mm/memory_peers/example_client/version"
 
 
-def test_rccl_dmabuf_needs_the_variable_and_the_kernel_config(tmp_path):
+RCCL_2024 = {"library": "RCCL", "version": [2, 21, 5], "rocm": [6, 3, 0], "source": ["test"]}
+
+
+def test_rccl_2024_dmabuf_needs_the_variable_and_the_kernel_config(tmp_path):
     root = _amd_tree(tmp_path)
     write(tmp_path, "boot/config-6.8.0-45-generic", "CONFIG_DMABUF_MOVE_NOTIFY=y\nCONFIG_PCI_P2PDMA=y\n")
-    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd", library_version=RCCL_2024)
     assert gdr["ready"] is False and gdr["dmabuf_env_needed"] is True
     facts = dict(_bnxt_facts(), gdr=gdr)
     found = dict((f["id"], f) for f in checks.host_findings(facts, checks.expectations([{"netdev": "x", "rdma": None}]), "h"))
     assert "NCCL_DMABUF_ENABLE=1" in found["gdr_dmabuf_env"]["message"] and "gdr_ready" not in found
+    assert "default 0 for RCCL 2024" in found["gdr_dmabuf_env"]["message"]
     write(tmp_path, "etc/rccl.conf", "NCCL_DMABUF_ENABLE=1\n")  # RCCL reads /etc/rccl.conf (param.cc initEnv)
-    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd", library_version=RCCL_2024)
     assert (gdr["ready"], gdr["mode"], gdr["dmabuf"]) == (None, "dmabuf", hf.DMABUF_PREREQUISITES_MET)
     write(tmp_path, "boot/config-6.8.0-45-generic", "CONFIG_DMABUF_MOVE_NOTIFY=y\n")
-    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd")
+    gdr = hf.read_gdr(root, set(), RDMA, MODS, "amd", library_version=RCCL_2024)
     assert gdr["ready"] is False and any("CONFIG_PCI_P2PDMA=y" in r for r in gdr["reasons"])
 
 
@@ -233,8 +237,14 @@ def test_c2c_gpu_to_nic_on_its_cpu_is_p2c(gpu_numa, nic_numa, c2c, bad):
 def test_rccl_variables_accepted_where_rccl_reads_them():
     got = nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_MSCCL_ENABLE": "0", "NCCL_DMABUF_ENABLE": "1"})
     assert got["RCCL_MSCCL_ENABLE"] == "0" and got["NCCL_DMABUF_ENABLE"] == "1"
-    with pytest.raises(nccl.NcclError, match="RCCL_NOT_A_PARAM: not a variable RCCL reads"):
-        nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_NOT_A_PARAM": "1"})
+    # an unknown RCCL_* name is the operator's setting: written, with a warning naming the version checked against
+    got = nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_NOT_A_PARAM": "1"})
+    assert got["RCCL_NOT_A_PARAM"] == "1"
+    assert nccl.variable_warnings(got) == [
+        "RCCL_NOT_A_PARAM: not among the RCCL_* variables of %s, the version this collection checked; written as given "
+        "(a newer RCCL may read it) - check the name against your RCCL's documentation" % stacks.RCCL_VARIABLES_CHECKED_AT]
+    with pytest.raises(nccl.NcclError, match="RCCL_lower: not an NCCL_\\* or RCCL_\\* variable name"):
+        nccl.build_settings({"NCCL_IB_HCA": "=bnxt_re0"}, extra={"RCCL_lower": "1"})
 
 
 # --- the synthetic MI300X + bnxt_re host (gen_fixtures mi300x-bnxt) runs the whole preflight --------
@@ -273,13 +283,18 @@ def test_rccl_verdict_matches_rccls_own_log(tmp_path):
     write(tmp_path, "proc/sys/kernel/osrelease", kernel)
     for rel in found:
         write(tmp_path, rel, "")
-    gdr = hf.read_gdr(SysRoot(str(tmp_path)), set(), dict((h, {}) for h in hcas), {"ib_uverbs": "loaded"}, "amd")
+    # the versions RCCL's own banner prints: RCCL 2.21.5, ROCm 6.3.0 -> the 2024 rule set
+    banner = hf.parse_library_banner(log)
+    assert (banner["library"], banner["version"], banner["rocm"]) == ("RCCL", (2, 21, 5), (6, 3, 0))
+    gdr = hf.read_gdr(SysRoot(str(tmp_path)), set(), dict((h, {}) for h in hcas), {"ib_uverbs": "loaded"}, "amd",
+                      library_version=dict(banner, source=["rccl_info.txt banner"]))
+    assert gdr["rules"]["rule_set"].startswith("RCCL 2024") and gdr["rules"]["chosen_by"] == "ROCm 6.3.0"
     # RCCL: "Found .../amdkfd/version" -> GPUDirect RDMA through peer memory; the readers agree, naming the same file
     assert (gdr["ready"], gdr["mode"], gdr["peer_registration"]) == (True, "peermem", found[0])
     # RCCL: "Dmabuf feature disabled without NCCL_DMABUF_ENABLE=1"; the readers say the same of the dma-buf path
     assert "Dmabuf feature disabled without NCCL_DMABUF_ENABLE=1" in log
     assert gdr["dmabuf"] == hf.DMABUF_PREREQUISITES_MISSING and gdr["dmabuf_env"] is None
-    _ok, _detail, why = hf.amd_dmabuf_path(SysRoot(str(tmp_path)), kernel, {"ib_uverbs": "loaded"})
+    _ok, _detail, why = hf.amd_dmabuf_path(SysRoot(str(tmp_path)), kernel, {"ib_uverbs": "loaded"}, stacks.RCCL_RULES[0])
     assert any("NCCL_DMABUF_ENABLE=1" in r for r in why)
     found_facts = dict(_bnxt_facts(), gdr=gdr)
     ids = [f["id"] for f in checks.host_findings(found_facts, checks.expectations([{"netdev": "x", "rdma": None}]), "nd-mi300x")]
