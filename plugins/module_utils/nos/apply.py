@@ -396,9 +396,7 @@ class Applier(object):
 
     def _transaction(self):
         budget = 2 * self.io.read_timeout + 30
-        txn = self.driver.transaction(self.driver, self.io, self.tag, self.commit_timer, budget)
-        txn.intent, txn.sections = self.intent, self.sections
-        return txn
+        return self.driver.transaction(self.driver, self.io, self.tag, self.commit_timer, budget, self.intent, self.sections)
 
     def _apply_locked(self, before, after, cmds, save, expected_digest):
         txn = self._transaction()
@@ -414,7 +412,7 @@ class Applier(object):
                 raise RefusedError("could not take the device lock: %s" % exc)
             self.tag, self._held = txn.tag, txn   # the tag is dated by the device's clock now
         try:
-            if self.device_lock and getattr(txn, "drain_records", None):
+            if self.device_lock and txn.drain_records:
                 self._take_back_drains(txn, txn.drain_records, save)
             result = self._apply_drained(txn, before, after, cmds, save, expected_digest) if cmds else True
         except ApplyError as exc:
@@ -638,7 +636,7 @@ class Applier(object):
         check_safe(cmds, self.driver)
         want = base.with_managed(after)
         # what a transaction may need to build the NOS's own change (CONFIG_DB: the device patch over the base)
-        txn.base_image, txn.want_image, txn.pending = base, want, list(cmds)
+        txn.prepare(base, want, cmds, StagingGuard(self, base, want, self.recheck_every))
         txn.preflight()
 
         def verify(step):
@@ -656,7 +654,6 @@ class Applier(object):
                 raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
                                     "else; committing would overwrite it: %s" % Changes(base, want, got).describe())
 
-        txn.guard = StagingGuard(self, base, want, self.recheck_every)
         saving = False
         try:
             self._renew("begin")   # before the change: still ours (a run suspended past its TTL stops here)
@@ -681,7 +678,7 @@ class Applier(object):
         try:
             self.io.fresh("check")
             ch = Changes(base, want, self.read_image("check"), sent=self.driver.ops(self.attempted),
-                         transient=getattr(txn, "transient", ()))
+                         transient=txn.transient)
         except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
             return None
         return ch if ch.foreign else None
@@ -765,8 +762,7 @@ class Applier(object):
         named = "a foreign change appeared during this run (%s)" % ch.describe()
         stopped = ""
         try:
-            if getattr(txn, "confirm_timer", None):
-                txn.confirm_timer()   # EOS: a running commit timer would restore the old config over theirs
+            txn.confirm_timer()   # EOS: a running commit timer would restore the old config over theirs
         except Exception as exc:  # noqa: BLE001
             stopped = "; the commit timer could not be stopped (%s): EOS restores the config it replaced when it ends" % exc
         conflicts = ch.conflicts()

@@ -58,8 +58,6 @@ class GcuTxn(ShellMarkers, Transaction):
     native_undo = True
     chunk = 3000   # base64 characters per shell line (with the command, under a tty line's 4095 bytes)
 
-    base_image = None   # the run's before-image and intended image (apply.py sets them before begin)
-    want_image = None
 
     def patch_file(self):
         return "/tmp/%s.json-patch" % _safe(self.tag)
@@ -68,7 +66,7 @@ class GcuTxn(ShellMarkers, Transaction):
     def preflight(self):
         if (self.intent or {}).get("community_sonic_pbr") == OPT_IN:
             return   # the operator accepted ACL_RULE outside GCU's YANG check (_ignore passes -i /ACL_RULE)
-        for op in self._ops_of(getattr(self, "pending", ())):
+        for op in self._ops_of(self.pending):
             for value in _values(op.get("value")):
                 if YANG_REFUSED.match(value):
                     raise RefusedError(

@@ -93,20 +93,48 @@ def blocks(cmds):
 
 
 class Transaction(MarkerStore):
+    """One run's change on one switch. Built with what it needs (``intent``, ``sections``); ``prepare(base, want,
+    commands, guard)`` hands it the change before ``preflight``. Every attribute a caller reads is declared here, with
+    the value that means "this NOS has none" (never probed with getattr)."""
     mechanism = "none"
     # what the caller may rely on after abort(): the NOS restores by itself (True) or we push a reverse
     native_undo = False
-    # set by the caller for a NOS that applies line by line: ``guard.due()`` says when, between two top-level
-    # blocks, ``guard(step)`` must run (renew the lease, re-read the switch and stop on someone else's change)
+    # for a NOS that applies line by line: ``guard.due()`` says when, between two top-level blocks, ``guard(step)``
+    # must run (renew the lease, re-read the switch and stop on someone else's change); None elsewhere
     guard = None
+    base_image = None    # the Image this run started from (prepare)
+    want_image = None    # the Image it intends (prepare)
+    pending = ()         # the commands of the change (prepare)
+    # paths the NOS's own mechanism moves while it applies the change and moves back at its end (GCU's port
+    # admin-down, nos/gcu.py): never someone else's change
+    transient = ()
+    # the drain records (devicelock ``-d`` objects) of ended runs found when the lock was taken (devicelock.acquire)
+    drain_records = ()
 
-    def __init__(self, driver, io, tag, commit_timer=0, verify_budget=60):
+    def __init__(self, driver, io, tag, commit_timer=0, verify_budget=60, intent=None, sections=()):
         self.driver, self.io, self.tag = driver, io, tag
         self.commit_timer = int(commit_timer or 0)
         self.verify_budget = int(verify_budget)
+        self.intent, self.sections = intent, tuple(sections)
         self.committed = False    # the change reached the running config
         self.confirmed = False    # nothing left that the NOS could still undo by itself
         self.notes = []
+
+    def prepare(self, base, want, commands, guard=None):
+        """The change this transaction carries: the before-image, the intended image, the commands, and the guard
+        between blocks (StagingGuard) on a NOS that applies line by line."""
+        self.base_image, self.want_image, self.pending, self.guard = base, want, list(commands), guard
+
+    def confirm_timer(self):
+        """Stop a running commit timer keeping the running config (EOS, before taking back only this run's lines when
+        someone else changed the switch: the timer would undo theirs too); nothing where the NOS has no timer."""
+        return None
+
+    @contextlib.contextmanager
+    def shell_session(self, step="lock"):
+        """One hop for several shell commands (the device lock's steps) where the NOS needs one (klish -> Linux
+        shell); none elsewhere."""
+        yield self
 
     # ---- the device lock's marker store: listing/make/drop come from devicelock.MarkerStore, each NOS names its objects
     def mark(self):
@@ -518,12 +546,10 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         return done
 
     def _managed_line(self, line):
-        intent = getattr(self, "intent", None)
-        if intent is None:
+        if self.intent is None:
             return False
         path = re.sub(r"^nv (un)?set ", "", line)
-        sections = getattr(self, "sections", ())
-        return bool(self.driver.managed_path(path, intent, sections))
+        return bool(self.driver.managed_path(path, self.intent, self.sections))
 
     def save(self):
         return self.io.run("save", "nv config save", ok=r"saved")

@@ -281,8 +281,7 @@ def test_a_rollback_is_refused_while_the_switch_holds_a_change_not_ours(plan, tm
     run = applier(sw, plan, tmp_path)
     before, after, cmds = run.plan()
     txn = run._transaction()
-    txn.base_image = run.before_image
-    txn.want_image = run.before_image.with_managed(after)
+    txn.prepare(run.before_image, run.before_image.with_managed(after), cmds)
     txn.committed = True
     sw.shell.command("sudo -n config hostname someone-else")
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import StepError
