@@ -58,7 +58,6 @@ class GcuTxn(ShellMarkers, Transaction):
     native_undo = True
     chunk = 3000   # base64 characters per shell line (with the command, under a tty line's 4095 bytes)
 
-
     def patch_file(self):
         return "/tmp/%s.json-patch" % _safe(self.tag)
 
