@@ -50,6 +50,9 @@ PART_RE = re.compile(r"^(aif-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*?)(-c|-rb|-d|-l\d{1
 
 # the bounds of the lease (seconds), checked before anything is sent (check_bounds)
 TTL_MIN, TTL_MAX = 60, 86400
+# a marker dated more than this after the device's clock means the clock was stepped back (a few seconds are the
+# listing's own round trip and clock granularity)
+CLOCK_SLACK = 5
 DRAIN_WAIT_MIN, DRAIN_WAIT_MAX = 0, 600
 
 # tags of the runs active in this process (a test runs several Appliers in one process)
@@ -154,6 +157,23 @@ class Marker(object):
         leases = [int(p[2:]) for p in self.parts if p.startswith("-l")]
         return max([self.created] + leases) if self.created is not None else None
 
+    def renewed_by(self, now):
+        """The latest date of this run's objects that is not after the device's clock ``now`` (a renewal
+        written after the switch's clock was stepped back), else the latest of all."""
+        if self.created is None:
+            return None
+        dates = [self.created] + [int(p[2:]) for p in self.parts if p.startswith("-l")]
+        past = [d for d in dates if d <= now + CLOCK_SLACK]
+        return max(past) if past else max(dates)
+
+    def ahead(self, now):
+        """Seconds by which every date of this run is after the device's clock ``now`` (0 when one is not):
+        the switch's clock was stepped back since the run dated its objects."""
+        if self.created is None:
+            return 0
+        first = self.renewed_by(now)
+        return first - now if first > now + CLOCK_SLACK else 0
+
     @property
     def drained(self):
         return "-d" in self.parts
@@ -165,7 +185,7 @@ class Marker(object):
         return self.name.startswith(PREFIX)
 
     def age(self, now):
-        return None if self.renewed is None else now - self.renewed
+        return None if self.created is None else now - self.renewed_by(now)
 
     def describe(self, now=None):
         if self.created is None:
@@ -173,6 +193,9 @@ class Marker(object):
         extra = ", " + self.detail if self.detail else ""
         held = "machine %s, " % self.machine if self.machine else ""
         age = ", %ds since its last renewal by the device's clock" % self.age(now) if now is not None else ""
+        if now is not None and self.ahead(now):
+            age = (", dated %ds AFTER the device's clock: the switch's clock was stepped back since that run wrote "
+                   "it (NTP or by hand), so its age cannot be read from the device's clock" % self.ahead(now))
         drained = ", drain record: the switch was drained by it" if self.drained else ""
         return "%s (controller %s, %spid %d%s%s%s)" % (self.name, self.controller, held, self.pid, age, drained, extra)
 
@@ -191,7 +214,22 @@ class Marker(object):
     def stale(self, ttl, now):
         """Not renewed within ``ttl`` seconds of the device's clock ``now``. An undated object is never
         stale: it is someone's hold (removed by hand), not a run of ours."""
-        return self.renewed is not None and now - self.renewed > ttl
+        return self.created is not None and now - self.renewed_by(now) > ttl
+
+    def release_hint(self, ttl, now, removal=None):
+        """What releases this marker, exactly (for a refusal)."""
+        how = ("remove it (%s)" % removal.format(name=self.name)) if removal else "remove it by hand"
+        if self.created is None:
+            return ("%s is an undated aif-* object, a hold someone placed by hand: it never expires; %s to release "
+                    "the switch" % (self.name, how))
+        if self.ahead(now):
+            return ("%s is released when its run renews it (then it is aged from that renewal), when it goes "
+                    "%ds without a renewal while a run waits for it (lock_timeout of at least lock_ttl), at the "
+                    "device's time %s at the latest (its date plus lock_ttl), or when someone who knows that run "
+                    "is dead will %s" % (self.name, ttl, _stamp(self.renewed_by(now) + ttl), how))
+        return ("%s is released when its run ends, or when it is not renewed for %ds by the device's clock "
+                "(lock_ttl of this run; at the device's time %s if never renewed again), or when someone who knows "
+                "that run is dead will %s" % (self.name, ttl, _stamp(self.renewed_by(now) + ttl), how))
 
 
 def group(names):
@@ -255,15 +293,27 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
         txn.tag = redate(txn.tag, now)
     ACTIVE.add(txn.tag)
     skipped = set()
+    watched = {}   # a marker dated after the device's clock -> (its objects, when this run first saw them so)
     while True:
         txn.make(txn.tag)
         now, seen = markers(txn)
         others = [m for m in seen if m.name != txn.tag and m.name not in skipped]
-        gone = [m for m in others if m.ended() or m.stale(ttl, now)]
+        unrenewed = set()
+        for m in others:
+            if m.ahead(now):
+                parts, since = watched.setdefault(m.name, (frozenset(m.parts), monotonic()))
+                if parts != frozenset(m.parts):
+                    watched[m.name] = (frozenset(m.parts), monotonic())
+                elif monotonic() - since > ttl:
+                    unrenewed.add(m.name)
+        gone = [m for m in others if m.ended() or m.stale(ttl, now) or m.name in unrenewed]
         live = [m for m in others if m not in gone]
         if not live:
             for m in gone:
-                why = "its run ended" if m.ended() else "not renewed within the %ds lock TTL" % ttl
+                why = ("its run ended" if m.ended() else "not renewed within the %ds lock TTL" % ttl
+                       if m.name not in unrenewed else
+                       "the switch's clock was stepped back %ds and the run did not renew it for %ds of this "
+                       "controller's own monotonic clock (lock TTL)" % (m.ahead(now), ttl))
                 try:
                     done = txn.recover(m)
                 except Exception as exc:  # noqa: BLE001 - e.g. another login user's file in a sticky /tmp
@@ -278,9 +328,14 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
         txn.drop(txn.tag)
         if monotonic() >= end:
             ACTIVE.discard(txn.tag)
-            raise LockHeldError("another run holds the device lock: %s; it expires when not renewed for %ds by the "
-                                "device's clock (lock_ttl), or remove it once that run is known dead"
-                                % ("; ".join(m.describe(now) for m in live), ttl))
+            removal = getattr(txn, "hold_removal", None)
+            runs = [m for m in live if m.created is not None]
+            holds = [m for m in live if m.created is None]
+            what = "; ".join(m.describe(now) for m in live)
+            raise LockHeldError("%s the device lock: %s. %s" % (
+                "a hold blocks" if holds and not runs else "another run holds" if not holds else
+                "another run and a hold block", what,
+                "; ".join(m.release_hint(ttl, now, removal) for m in live)))
         sleep(random.uniform(0.1, 0.8))
 
 
@@ -298,7 +353,7 @@ def _renew(txn, ttl, step):
         raise LockLostError("this run's device lock %s is gone at step %s: another run took it (its lease was not "
                             "renewed within the %ds lock TTL, e.g. the controller was suspended); this run stops "
                             "and touches nothing more" % (txn.tag, step, ttl))
-    if mine[0].age(now) * 3 >= ttl:
+    if mine[0].age(now) * 3 >= ttl or mine[0].ahead(now):   # after a clock step back: renew at once
         lease = "%s-l%d" % (txn.tag, now)
         txn.make(lease)
         for part in mine[0].parts:
@@ -341,6 +396,10 @@ def _drop_mine(txn, keep_drain):
         if part == "-d" and keep_drain:
             continue
         txn.drop(txn.tag + part)
+
+
+def _stamp(epoch):
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
 def _first(exc):

@@ -268,6 +268,7 @@ def _safe(name):
 class ShellMarkers(LinuxShell):
     """Lock objects as files ``aifabric-lock.<name>``; the device's clock is ``date +%s`` in the same shell
     line as the listing."""
+    hold_removal = "in the switch's Linux shell: rm -f \"${{AIF_LOCK_DIR:-/tmp}}/aifabric-lock.{name}\""
 
     def holder(self):
         import getpass
@@ -283,15 +284,20 @@ class ShellMarkers(LinuxShell):
                  note="could not create the lock marker")
 
     def listing(self):
-        status, out = self._shell("lock", "echo AIF-NOW=$(date +%%s); grep -H '' %s/aifabric-lock.aif-* 2>/dev/null"
-                                  % MARKER_DIR)
-        if status not in (0, 1, 2):
-            raise StepError("lock", "grep", out, "cannot list the lock markers (exit status %d)" % status)
+        # every aifabric-lock.aif-* entry, whatever characters follow (an engineer's `aif-hold.bob` or
+        # `aif-bob's hold`) and empty or not (grep would skip an empty file: a `touch`ed hold): one line each,
+        # "AIF-LOCK <name><TAB><its first line>" (bash: ${f##*/} strips the directory; head/tr are coreutils)
+        status, out = self._shell("lock", "echo AIF-NOW=$(date +%%s); for f in %s/aifabric-lock.aif-*; do "
+                                  "[ -e \"$f\" ] || [ -L \"$f\" ] || continue; n=${f##*/aifabric-lock.}; "
+                                  "printf 'AIF-LOCK %%s\\t%%s\\n' \"$n\" \"$(head -n 1 \"$f\" 2>/dev/null | tr -d '\\t')\"; "
+                                  "done" % MARKER_DIR)
+        if status != 0:
+            raise StepError("lock", "ls", out, "cannot list the lock markers (exit status %d)" % status)
         now = re.search(r"^AIF-NOW=(\d+)\s*$", out, re.M)
         if not now:
             raise StepError("lock", "date +%s", out, "the device did not tell its clock")
         found = {}
-        for name, detail in re.findall(r"aifabric-lock\.(aif-[A-Za-z0-9_-]+):(.*)$", out, re.M):
+        for name, detail in re.findall(r"^AIF-LOCK (aif-[^\t\n]*)\t(.*)$", out, re.M):
             found[name] = detail.strip()
         return int(now.group(1)), found
 
@@ -308,6 +314,7 @@ class EosSessionTxn(Transaction):
     any other configuration changes made since the session was created" (Arista, Configure Session),
     so the running config is compared with the run's base image just before ``commit timer``."""
     mechanism = "EOS configure session + commit timer (confirmed after verification)"
+    hold_removal = "configure: no configure session {name}"
 
     @property
     def work(self):
@@ -478,6 +485,7 @@ class NxosCheckpointTxn(Transaction):
     and its rollback point. ``rollback running-config checkpoint`` restores the whole config of that
     moment, so it is used only when nothing but this run changed the switch since (apply.py checks)."""
     mechanism = "NX-OS checkpoint + rollback running-config checkpoint"
+    hold_removal = "no checkpoint {name}"
     native_undo = True
 
     def make(self, name):
@@ -486,7 +494,7 @@ class NxosCheckpointTxn(Transaction):
     def listing(self):
         now = device_clock(self.io.run("lock", "show clock"))
         out = self.io.run("lock", "show checkpoint summary")
-        names = re.findall(r"^\s*(?:\d+\)\s*)?(aif-[A-Za-z0-9_-]+):?\s*$", out, re.M)
+        names = re.findall(r"^\s*(?:\d+\)\s*)?(aif-\S+?):?\s*$", out, re.M)   # any aif-* checkpoint name
         return now, dict((n, "checkpoint") for n in names)
 
     def drop(self, name):

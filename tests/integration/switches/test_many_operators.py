@@ -10,6 +10,7 @@ Dell SONiC (klish), EOS, NVUE, NX-OS, community SONiC (GCU) (FRR: tests/unit/nos
   recovered with a message, and the run converges.
 AIFABRIC_RACES sets the races per NOS (CI: 3; tools/bench_races.py runs 50).
 """
+import json
 import os
 import threading
 import time
@@ -205,3 +206,75 @@ def test_marker_names_are_dated_and_attributable():
     assert tag.startswith("aif-700101000000-") and tag.endswith("-abc")
     assert marker.created == 0 and marker.controller == devicelock.controller_id() and marker.pid == os.getpid() % 10000000
     assert marker.machine == devicelock.machine_key()
+
+
+def plant_hold(switch_lab, name, hold):
+    """An engineer's hand-made hold, written into the simulator's state as the NOS would keep it: an EOS session,
+    an NX-OS checkpoint, a file in the Linux-based NOSes' /tmp (empty: `touch`)."""
+    path = os.path.join(switch_lab["root"], name, "state.json")
+    with open(path) as fh:
+        st = json.load(fh)
+    if NOS[name] == "eos":
+        st["sessions"][hold] = "pending"
+    elif NOS[name] == "nxos":
+        st["checkpoints"][hold] = st["running"]
+    else:
+        st.setdefault("files", {})["/tmp/aifabric-lock." + hold] = ""
+    with open(path + ".tmp", "w") as fh:
+        json.dump(st, fh)
+    os.replace(path + ".tmp", path)
+    return lambda: plant_hold_remove(path, hold)
+
+
+def plant_hold_remove(path, hold):
+    with open(path) as fh:
+        st = json.load(fh)
+    for table in ("sessions", "checkpoints"):
+        (st.get(table) or {}).pop(hold, None)
+    (st.get("files") or {}).pop("/tmp/aifabric-lock." + hold, None)
+    with open(path + ".tmp", "w") as fh:
+        json.dump(st, fh)
+    os.replace(path + ".tmp", path)
+
+
+@pytest.mark.parametrize("name", sorted(NOS), ids=IDS)
+def test_any_aif_object_blocks_and_the_refusal_says_what_releases_it(switch_lab, name):
+    """issue 37 item 5: `aif-hold.bob` (any NOS) and an empty `aif-bob's hold` file (the Linux-based NOSes) block a
+    run, which says the hold never expires and how to remove it; removed, the run converges."""
+    reset(switch_lab, name)
+    for hold in ["aif-hold.bob"] + ([] if NOS[name] in ("eos", "nxos") else ["aif-bob's hold"]):
+        remove = plant_hold(switch_lab, name, hold)
+        seen = full_state(name, switch_lab["root"])
+        run = applier(switch_lab, name, read_timeout=8, lock_timeout=1, lock_ttl=60)
+        with pytest.raises(ApplyError) as exc:
+            run.apply(*run.plan())
+        run.close()
+        msg = str(exc.value)
+        assert "a hold blocks the device lock: %s" % hold in msg and "it never expires; remove it (" in msg, msg
+        assert full_state(name, switch_lab["root"])["running"] == seen["running"]
+        remove()
+    run = applier(switch_lab, name, read_timeout=8, lock_timeout=2, lock_ttl=60)
+    run.apply(*run.plan())
+    run.close()
+    assert aif_objects(name, switch_lab["root"]) == []
+
+
+@pytest.mark.parametrize("name", sorted(NOS), ids=IDS)
+def test_a_switch_clock_stepped_back_is_named(switch_lab, name):
+    """A marker written before the switch's clock went back an hour: the refusal names the step and what releases
+    the marker, instead of reading it as live for TTL plus the step."""
+    reset(switch_lab, name)
+    tag = "aif-%s-otherctl-0badc0-4242-abc" % time.strftime("%y%m%d%H%M%S", time.gmtime())
+    plant_marker(switch_lab, name, tag)
+    lab.set_faults(name, {"clock_offset": -3600}, switch_lab["root"])
+    try:
+        run = applier(switch_lab, name, read_timeout=8, lock_timeout=1, lock_ttl=60)
+        with pytest.raises(ApplyError) as exc:
+            run.apply(*run.plan())
+        run.close()
+    finally:
+        lab.set_faults(name, {}, switch_lab["root"])
+    msg = str(exc.value)
+    assert tag in msg and "AFTER the device's clock: the switch's clock was stepped back" in msg, msg
+    assert "is released when its run renews it" in msg
+    plant_hold_remove(os.path.join(switch_lab["root"], name, "state.json"), tag)

@@ -31,6 +31,7 @@ import time
 
 import configdb_yang
 import gcu_model
+import markers
 
 SUFFIX = " 2>&1; echo AIF-RC=$?"
 LOCK_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
@@ -158,11 +159,9 @@ class SonicShell(object):
             files[path] = m.group(1) + "\n"
             self.persist()
             return 0, ""
-        m = re.match(r"^grep -H '' (\S+) 2>/dev/null$", cmd)
-        if m:
-            prefix = m.group(1).replace(LOCK_DIR, "/tmp").rstrip("*")
-            hits = ["%s:%s" % (p, t.rstrip("\n")) for p, t in sorted(files.items()) if p.startswith(prefix)]
-            return (0, "\n".join(hits) + "\n") if hits else (2, "")
+        listed = markers.listing(cmd, files, LOCK_DIR)
+        if listed is not None:
+            return 0, listed
         m = re.match(r"^rm -f (.+)$", cmd)
         if m:
             for path in m.group(1).split():

@@ -37,6 +37,8 @@ import sys
 import threading
 import time
 
+import markers
+
 import paramiko
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -199,8 +201,10 @@ class Device(object):
 
 def shell_command(dev, line):
     """The Linux shell under NVUE / SONiC / AsterNOS, for the only commands the product sends there
-    (device lock markers, `nv` aside): `( set -C; printf .. > F )`, `grep -H '' GLOB`, `rm -f F`, each with
-    ` 2>&1; echo AIF-RC=$?`. Answers as bash does (noclobber's refusal text, grep's exit 2 on no file).
+    (device lock markers, `nv` aside): `( set -C; printf .. > F )`, the `for f in GLOB; ... printf 'AIF-LOCK ..'`
+    listing, `rm -f F`, each with ` 2>&1; echo AIF-RC=$?`. Answers as bash does (noclobber's refusal text; the
+    listing was run in real bash on names with '.', quotes and spaces, and on empty files:
+    tests/unit/nos/test_devicelock.py runs it).
     Returns None for any other command."""
     m = re.match(r"^(.*) 2>&1; echo AIF-RC=\$\?$", line)
     if not m:
@@ -216,11 +220,9 @@ def shell_command(dev, line):
         dev.files[path] = lock.group(1) + "\n"
         dev.persist()
         return "AIF-RC=0"
-    grep = re.match(r"^grep -H '' (\S+) 2>/dev/null$", cmd)
-    if grep:
-        prefix = grep.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp").rstrip("*")
-        hits = ["%s:%s" % (f, t.rstrip("\n")) for f, t in sorted(dev.files.items()) if f.startswith(prefix)]
-        return now + "\n".join(hits + ["AIF-RC=%d" % (0 if hits else 2)])
+    listed = markers.listing(cmd, dev.files, '"${AIF_LOCK_DIR:-/tmp}"')
+    if listed is not None:
+        return now + listed + "AIF-RC=0"
     rm = re.match(r"^rm -f (\S+)$", cmd)
     if rm:
         path = rm.group(1).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp")

@@ -147,11 +147,112 @@ def test_a_marker_this_login_cannot_remove_is_named_and_skipped():
     assert txn.tag in store.objects   # the run holds the lock: a stale marker it cannot remove no longer blocks it
 
 
-def test_an_undated_hold_is_never_stale():
-    store = Store(objects={"aif-manual-hold": "file"})
+@pytest.mark.parametrize("hold", ["aif-manual-hold", "aif-hold.bob", "aif-bob's hold", "aif-", "aif-x:y"])
+def test_an_undated_hold_is_never_stale_and_its_refusal_says_what_releases_it(hold):
+    store = Store(objects={hold: ""})
+    txn = Txn(store)
+    txn.hold_removal = "rm -f /tmp/aifabric-lock.{name}"
     with pytest.raises(devicelock.LockHeldError) as exc:
-        devicelock.acquire(Txn(store), ttl=60, timeout=0)
-    assert "aif-manual-hold" in str(exc.value)
+        devicelock.acquire(txn, ttl=60, timeout=0)
+    msg = str(exc.value)
+    assert msg.startswith("a hold blocks the device lock: %s (undated)" % hold)
+    assert "it never expires; remove it (rm -f /tmp/aifabric-lock.%s) to release the switch" % hold in msg
+    assert "expires when" not in msg and list(store.objects) == [hold]   # never removed by a run
+
+
+def test_a_live_runs_refusal_says_when_it_is_released():
+    store = Store()
+    live = dated(store, "ctrla", "0badc0", 77, 10)
+    store.objects = {live: "file"}
+    with pytest.raises(devicelock.LockHeldError) as exc:
+        devicelock.acquire(Txn(store), ttl=600, timeout=0)
+    msg = str(exc.value)
+    assert msg.startswith("another run holds the device lock: %s" % live)
+    assert ("not renewed for 600s by the device's clock (lock_ttl of this run; at the device's time %s if never "
+            "renewed again)" % time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(store.now - 10 + 600))) in msg
+
+
+def _stepped_back(store, step, renewed=False):
+    """Another run's marker written before the switch's clock was stepped back ``step`` seconds."""
+    tag = dated(store, "ctrla", "0badc0", 77, -step + 20)   # 20 s old by the old clock
+    store.objects = {tag: "file"}
+    if renewed:   # its run renewed after the step: a lease dated by the new clock
+        store.objects["%s-l%d" % (tag, store.now - 5)] = "file"
+    return tag
+
+
+@pytest.mark.parametrize("step", [3597, 86391])
+def test_a_clock_stepped_back_is_named_and_says_what_releases_the_marker(step):
+    store = Store()
+    tag = _stepped_back(store, step)
+    with pytest.raises(devicelock.LockHeldError) as exc:
+        devicelock.acquire(Txn(store), ttl=600, timeout=0)
+    msg = str(exc.value)
+    assert "dated %ds AFTER the device's clock: the switch's clock was stepped back" % (step - 20) in msg
+    assert "%s is released when its run renews it" % tag in msg and "goes 600s without a renewal while a run waits" in msg
+
+
+def test_after_a_step_back_a_live_run_renews_at_once_and_is_aged_from_that_renewal():
+    store = Store()
+    txn = Txn(store)
+    devicelock.acquire(txn, ttl=600, timeout=0)
+    store.now -= 3600   # the switch's clock is stepped back an hour
+    devicelock.renew(txn, 600)   # its own marker is in the future: renewed at once, by the new clock
+    assert "%s-l%d" % (txn.tag, store.now) in store.objects
+    marker = [m for m in devicelock.markers(store)[1] if m.name == txn.tag][0]
+    assert marker.age(store.now) == 0 and marker.ahead(store.now) == 0
+    store.now += 601   # then not renewed for a TTL by the new clock: stale as usual, not TTL + 3600 s
+    devicelock.acquire(Txn(store, dated(store, "ctrlb", "0b0b0b", 12, 0)), ttl=600, timeout=0)
+    assert not [n for n in store.objects if n.startswith(txn.tag)]
+
+
+def test_after_a_step_back_a_dead_run_is_taken_once_a_waiting_run_saw_it_unrenewed_for_a_ttl():
+    store = Store()
+    tag = _stepped_back(store, 3597)
+    clock = [0.0]
+
+    def sleep(secs):
+        clock[0] += 61   # each try a minute later by this controller's monotonic clock; the switch's stays
+    txn = Txn(store)
+    notes = devicelock.acquire(txn, ttl=600, timeout=900, sleep=sleep, monotonic=lambda: clock[0])
+    assert tag not in store.objects and txn.tag in store.objects and 600 < clock[0] < 700
+    assert "the switch's clock was stepped back 3577s and the run did not renew it for 600s" in notes[0]
+    # a run that renewed after the step is aged from that renewal: live
+    _stepped_back(store, 3597, renewed=True)
+    with pytest.raises(devicelock.LockHeldError) as exc:
+        devicelock.acquire(Txn(store), ttl=600, timeout=0)
+    assert "5s since its last renewal by the device's clock" in str(exc.value)
+
+
+def test_the_shell_listing_sees_every_aif_entry_in_real_bash_and_the_lab_answers_the_same(tmp_path):
+    """ShellMarkers.listing's command run by bash on names with '.', a quote, spaces, a colon, a tab in the
+    content and an empty (touched) file; the lab's model (tests/lab/switches/markers.py) answers the same."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+    import markers
+    files = {"aif-261128200000-ctl-abcdef-12-abc": "controller=x machine=y user=u\n", "aif-hold.bob": "",
+             "aif-bob's hold": "", "aif-a:b": "x\ty\nsecond line\n", "aif-": "", "other": "not ours\n"}
+    for name, text in files.items():
+        (tmp_path / ("aifabric-lock." + name)).write_text(text)
+    seen = {}
+
+    class Shell(transactions.ShellMarkers):
+        def __init__(self):
+            pass
+
+        def _shell(self, step, command, verify_echo=True):
+            seen["cmd"] = command
+            run = subprocess.run(["bash", "-c", command], env={"AIF_LOCK_DIR": str(tmp_path), "PATH": os.environ["PATH"]},
+                                 capture_output=True, text=True, check=False)
+            seen["out"] = run.stdout
+            return run.returncode, run.stdout
+    now, found = Shell().listing()
+    assert abs(now - time.time()) < 5
+    assert found == {"aif-261128200000-ctl-abcdef-12-abc": "controller=x machine=y user=u", "aif-hold.bob": "",
+                     "aif-bob's hold": "", "aif-a:b": "xy", "aif-": ""}
+    lab_files = dict(("/tmp/aifabric-lock." + n, t) for n, t in files.items())
+    listed = markers.listing(seen["cmd"].split("; ", 1)[1], lab_files, '"${AIF_LOCK_DIR:-/tmp}"')
+    assert listed == seen["out"].split("\n", 1)[1]
 
 
 def test_a_drain_record_outlives_its_run_and_is_handed_to_the_next():

@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import re
+import sys
 import threading
 import time
 
@@ -18,6 +19,9 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import BLOCK_ORDER, FrrDriver
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab", "switches"))
+import markers  # noqa: E402  (the lab's model of the marker listing)
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches", "frr")
 with open(os.path.join(HERE, "intents.json")) as _fh:
@@ -135,10 +139,8 @@ class FakeSession(object):
                 rc, out = 1, "bash: %s: cannot overwrite existing file\n" % lock.group(2)
             else:
                 r.files[lock.group(2)] = lock.group(1) + "\n"
-        elif cmd.startswith("grep -H '' "):
-            prefix = cmd.split()[3].rstrip("*")
-            hits = ["%s:%s" % (p, t.rstrip("\n")) for p, t in sorted(r.files.items()) if p.startswith(prefix)]
-            rc, out = (0, "\n".join(hits) + "\n") if hits else (2, "")
+        elif markers.LISTING_RE.match(cmd):
+            out = markers.listing(cmd, r.files, "", "")
         elif m:
             r.files[m.group(2)] = r.files.get(m.group(2), "") + m.group(1)
         elif cmd.startswith("rm -f "):
