@@ -854,6 +854,43 @@ def detect_stack(sysroot, gpus, rdma, netdevs):
     return {"gpu_vendor": gpu_vendor, "gpu_vendors": sorted(set(vendors)), "nic_drivers": drivers}
 
 
+def _run_topology(runner, argv, parse):
+    """(parsed or None, status): ok, refused: <line and why>, tool missing, or unparsable or rc=N."""
+    run = runner.run(argv)
+    try:
+        parsed = parse(run.stdout) if run.ok else None
+    except pcitopo.TopoError as err:
+        return None, "refused: %s" % err
+    if parsed:
+        return parsed, "ok"
+    return None, "tool missing" if run.missing else "unparsable or rc=%s" % run.rc
+
+
+def read_nvidia_topology(runner):
+    """Topology facts from ``nvidia-smi topo -m`` (GPU-NIC relations, CPU/NUMA affinity); a refused or absent matrix
+    leaves the relations to sysfs (gather)."""
+    parsed, status = _run_topology(runner, ["nvidia-smi", "topo", "-m"], pcitopo.parse_topo_matrix)
+    return {"source": "nvidia-smi" if parsed else "sysfs", "nvidia_smi": status,
+            "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
+            "gpu_affinity": parsed["gpu_affinity"] if parsed else {},
+            "gpu_numa_id": parsed["gpu_numa_id"] if parsed else {}, "_nvidia": parsed}
+
+
+def read_amd_topology(runner):
+    """Topology facts of an AMD host from ``rocm-smi --showtopo`` (pcitopo.parse_rocm_smi_topo): each GPU's NUMA node
+    (Numa Affinity, else Numa Node), the link type, weight and hops between GPUs; GPU-NIC relations stay sysfs's
+    (rocm-smi prints none). Its GPU numbers are taken as the readers' PCI-bus order (the 8-GPU capture's node lists
+    GPUs 0-7 at ascending PCI addresses); ``numa_mismatch`` names any GPU whose rocm-smi NUMA differs from sysfs."""
+    parsed, status = _run_topology(runner, ["rocm-smi", "--showtopo"], pcitopo.parse_rocm_smi_topo)
+    affinity = {}
+    for gpu, numa in sorted(((parsed or {}).get("numa") or {}).items()):
+        node = numa.get("affinity", numa.get("node"))
+        affinity[gpu] = {"cpus": None, "numa": str(node) if node is not None and node >= 0 else None}
+    return {"source": "rocm-smi" if parsed else "sysfs", "rocm_smi": status, "nvidia_smi": "not run (AMD GPUs)",
+            "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {}, "gpu_affinity": affinity, "gpu_numa_id": {},
+            "gpu_gpu": dict((kind, parsed[kind]) for kind in ("link_type", "weight", "hops")) if parsed else {}}
+
+
 # module rdma_facts's arguments (also module host_state's option rdma_facts)
 ARGUMENT_SPEC = dict(root=dict(type="path", default="/"), tool_output_dir=dict(type="path"),
                      netdevs=dict(type="list", elements="str", default=[]))
@@ -872,17 +909,8 @@ def gather(root="/", capture_dir=None, netdevs=()):
         if found is not None:
             netdev_facts[name] = found
     gpus = read_gpus(sysroot, runner)
-    topo_run = runner.run(["nvidia-smi", "topo", "-m"])
-    refused = None
-    try:
-        parsed = pcitopo.parse_topo_matrix(topo_run.stdout) if topo_run.ok else None
-    except pcitopo.TopoError as err:
-        parsed, refused = None, "refused: %s" % err
-    topology = {"source": "nvidia-smi" if parsed else "sysfs",
-                "nvidia_smi": "ok" if parsed else (refused or ("tool missing" if topo_run.missing else "unparsable or rc=%s" % topo_run.rc)),
-                "gpu_nic": {}, "gpu_nic_sysfs": {}, "acs_path": {},
-                "gpu_affinity": parsed["gpu_affinity"] if parsed else {},
-                "gpu_numa_id": parsed["gpu_numa_id"] if parsed else {}}
+    amd_only = bool(gpus) and all(g["vendor"] == "amd" for g in gpus)
+    topology = read_amd_topology(runner) if amd_only else read_nvidia_topology(runner)
     bridges = {}
     for gpu in gpus:
         key = str(gpu["index"])
@@ -896,7 +924,12 @@ def gather(root="/", capture_dir=None, netdevs=()):
             for bdf in path:
                 if bdf not in bridges:
                     bridges[bdf] = pcitopo.read_acs_ats(sysroot, bdf)
-    topology["gpu_nic"] = parsed["gpu_nic"] if parsed else topology["gpu_nic_sysfs"]
+    if topology.get("rocm_smi") == "ok":
+        topology["numa_mismatch"] = sorted(
+            str(g["index"]) for g in gpus if g["numa_node"] is not None
+            and (topology["gpu_affinity"].get(str(g["index"])) or {}).get("numa") not in (None, str(g["numa_node"])))
+    nvidia = topology.pop("_nvidia", None)
+    topology["gpu_nic"] = nvidia["gpu_nic"] if nvidia else topology["gpu_nic_sysfs"]
     ats = {}
     links = {}
     for item in [g["pci"] for g in gpus] + [d["pci"] for d in rdma.values() if d["pci"]]:

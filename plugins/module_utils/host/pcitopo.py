@@ -349,3 +349,73 @@ def parse_topo_matrix(text):
                          "numa": (rest[1] or None) if has_numa and len(rest) > 1 else None}
         gpu_numa[gpu] = tail[-1] if has_gpu_numa and tail and tail[-1] != "N/A" else None
     return {"gpu_nic": gpu_nic, "gpu_gpu": gpu_gpu, "nic_names": legend, "gpu_affinity": affinity, "gpu_numa_id": gpu_numa}
+
+
+# --- rocm-smi --showtopo (AMD) ---------------------------------------------------------------------
+# Format: ROCm/rocm-systems 1b1610fc2b2a projects/rocm-smi-lib/python_smi_tools/rocm_smi.py lines 3280-3441
+# (showWeightTopology, showHopsTopology, showTypeTopology, showNumaTopology): each matrix under a
+# "=== <title> ===" spacer, a header of GPU<n> columns, one row per GPU, "0" on the diagonal; weight and hops a
+# number or N/A; link type PCIE (rsmi link type 1), XGMI (2) or XXXX (anything else, or unreadable); NUMA lines
+# "GPU[<n>]\t\t: (Topology) Numa Node: <n>" (older rocm-smi: "GPU <n>   : ..."). Real captures:
+# rocm-smi-showtopo-8gpu-two-hives, rocm-smi-showtopo-4gpu-rocm5, rocm-1503-mi100-showtopo.
+ROCM_SMI_SECTIONS = {"Weight between two GPUs": "weight", "Hops between two GPUs": "hops",
+                     "Link Type between two GPUs": "link_type", "Numa Nodes": "numa"}
+ROCM_LINK_TYPES = ("PCIE", "XGMI", "XXXX")
+_ROCM_NUMA_RE = re.compile(r"^GPU\s*\[?\s*(\d+)\s*\]?\s*:\s*\(Topology\) Numa (Node|Affinity)\s*:\s*(-?\d+)\s*$")
+
+
+def _rocm_cell(kind, value):
+    if kind == "link_type":
+        return value if value in ROCM_LINK_TYPES else None
+    if value == "N/A":
+        return value
+    return int(value) if value.isdigit() else None
+
+
+def parse_rocm_smi_topo(text):
+    """``rocm-smi --showtopo`` -> {'weight'|'hops'|'link_type': {'0': {'1': ...}}, 'numa': {'0': {'node', 'affinity'}},
+    'gpus': [...]}, or None when the text holds none of its sections. Raises TopoError naming the line when a row has
+    the wrong number of cells, a cell outside the vocabulary or a diagonal other than 0."""
+    out = {"weight": {}, "hops": {}, "link_type": {}, "numa": {}}
+    section, columns, seen = None, None, False
+    for number, line in enumerate((text or "").splitlines(), 1):
+        stripped = line.strip()
+        spacer = re.match(r"^=+\s*(.*?)\s*=+$", stripped)
+        if spacer:
+            section, columns = ROCM_SMI_SECTIONS.get(spacer.group(1)), None
+            seen = seen or section is not None
+            continue
+        if not stripped or section is None:
+            continue
+        where = "rocm-smi --showtopo line %d %r" % (number, stripped)
+        if section == "numa":
+            match = _ROCM_NUMA_RE.match(stripped)
+            if not match:
+                raise TopoError("%s: not a '(Topology) Numa Node|Affinity' line" % where)
+            out["numa"].setdefault(match.group(1), {})["node" if match.group(2) == "Node" else "affinity"] = int(match.group(3))
+            continue
+        tokens = stripped.split()
+        if columns is None and tokens and all(re.match(r"^GPU\d+$", t) for t in tokens):
+            columns = [t[3:] for t in tokens]
+            continue
+        if columns is None or not re.match(r"^GPU\d+$", tokens[0]):
+            raise TopoError("%s: not a row of the %s matrix" % (where, section))
+        gpu, cells = tokens[0][3:], tokens[1:]
+        if len(cells) != len(columns):
+            raise TopoError("%s: %d cells for %d GPU columns" % (where, len(cells), len(columns)))
+        row = out[section].setdefault(gpu, {})
+        for column, cell in zip(columns, cells):
+            if column == gpu:
+                if cell != "0":
+                    raise TopoError("%s: GPU%s against itself is %r, not 0" % (where, gpu, cell))
+                continue
+            value = _rocm_cell(section, cell)
+            if value is None:
+                raise TopoError("%s: %r under GPU%s is not a %s rocm-smi prints (%s)" % (
+                    where, cell, column, section.replace("_", " "),
+                    ", ".join(ROCM_LINK_TYPES) if section == "link_type" else "a number or N/A"))
+            row[column] = value
+    if not seen:
+        return None
+    out["gpus"] = sorted(set(out["weight"]) | set(out["hops"]) | set(out["link_type"]) | set(out["numa"]), key=int)
+    return out

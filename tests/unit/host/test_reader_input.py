@@ -79,3 +79,83 @@ def test_mlx5_firmware_version_keeps_its_psid():
     line = capture("bnxt-en-ethtool-fw-pkg", "aorta-env-probe-nics.txt")
     assert "cx7(fw=28.36.1010 (FB_0000000038)" in line
     assert hf.firmware_from_ethtool({"firmware-version": "28.36.1010 (FB_0000000038)"}) == ("28.36.1010", "FB_0000000038")
+
+
+# --- rocm-smi --showtopo: a reader of its own, used on AMD hosts ----------------------------------------
+
+ROCM8 = capture("rocm-smi-showtopo-8gpu-two-hives", "rocm-smi_--showtopo.txt")
+# the node's GPUs as the capture's own file lists them (index -> PCI address)
+ROCM8_PCI = ("0000:05:00.0", "0000:08:00.0", "0000:47:00.0", "0000:4a:00.0", "0000:85:00.0", "0000:88:00.0",
+             "0000:c5:00.0", "0000:c8:00.0")
+
+
+def test_rocm_smi_two_hives_read_whole():
+    topo = pcitopo.parse_rocm_smi_topo(ROCM8)
+    assert topo["gpus"] == [str(i) for i in range(8)]
+    assert topo["link_type"]["0"] == dict([(str(i), "XGMI") for i in (1, 2, 3)] + [(str(i), "PCIE") for i in (4, 5, 6, 7)])
+    assert topo["weight"]["5"]["6"] == 15 and topo["weight"]["5"]["1"] == 72 and topo["hops"]["7"]["0"] == 3
+    assert [topo["numa"][str(i)] for i in (0, 7)] == [{"node": 0, "affinity": 0}, {"node": 1, "affinity": 1}]
+
+
+def test_rocm_smi_older_numa_lines_and_collapsed_spaces():
+    old = pcitopo.parse_rocm_smi_topo(capture("rocm-smi-showtopo-4gpu-rocm5", "rocm-smi_--showtopo.txt"))
+    assert old["numa"]["3"] == {"node": 3, "affinity": 3} and old["link_type"]["2"]["0"] == "XGMI"
+    issue = pcitopo.parse_rocm_smi_topo(capture("rocm-1503-mi100-showtopo", "rocm-smi_--showtopo.txt"))
+    assert issue["link_type"] == {"0": {"1": "PCIE"}, "1": {"0": "PCIE"}} and issue["weight"] == {}
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ("GPU3   XGMI         XGMI         XGMI         0            PCIE",
+     "GPU3   XGMI         XGMIXGMI     0            PCIE", "7 cells for 8 GPU columns"),
+    ("GPU6   PCIE         PCIE         PCIE         PCIE         XGMI         XGMI         0",
+     "GPU6   PCIE         PCIE         PCIE         PCIE         XGMI         NVLINK       0", "'NVLINK' under GPU5 is not a link type"),
+    ("GPU2   15           15           0            15",
+     "GPU2   15           15           15           15", "GPU2 against itself is '15', not 0"),
+    ("GPU[4]\t\t: (Topology) Numa Node: 1", "GPU[4]\t\t: (Topology) Numa Node 1", "not a '(Topology) Numa"),
+])
+def test_rocm_smi_malformed_rows_are_refused_with_the_line(old, new, why):
+    assert old in ROCM8
+    with pytest.raises(pcitopo.TopoError) as err:
+        pcitopo.parse_rocm_smi_topo(ROCM8.replace(old, new, 1))
+    assert why in str(err.value) and "rocm-smi --showtopo line " in str(err.value)
+
+
+def test_rocm_smi_output_is_not_taken_for_an_nvidia_smi_matrix():
+    with pytest.raises(pcitopo.TopoError, match="'0' under GPU0"):
+        pcitopo.parse_topo_matrix(ROCM8)
+    assert pcitopo.parse_rocm_smi_topo(H100_TOPO) is None
+
+
+def _amd8_tree(root, numa_of=lambda i: 0 if i < 4 else 1):
+    os.makedirs(os.path.join(root, "sys/bus/pci/devices"))
+    for index, bdf in enumerate(ROCM8_PCI):
+        dev = os.path.join(root, "sys/devices/pci0000:00", bdf)
+        os.makedirs(dev)
+        for name, value in (("vendor", "0x1002"), ("device", "0x74a1"), ("class", "0x120000"), ("numa_node", str(numa_of(index)))):
+            with open(os.path.join(dev, name), "w") as handle:
+                handle.write(value + "\n")
+        os.symlink(dev, os.path.join(root, "sys/bus/pci/devices", bdf))
+
+
+def test_amd_host_topology_comes_from_rocm_smi(tmp_path):
+    _amd8_tree(str(tmp_path / "root"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "rocm-smi_--showtopo.txt").write_text(ROCM8)
+    f = hf.gather(str(tmp_path / "root"), str(tools))
+    topo = f["topology"]
+    assert (topo["source"], topo["rocm_smi"], topo["nvidia_smi"]) == ("rocm-smi", "ok", "not run (AMD GPUs)")
+    assert [topo["gpu_affinity"][str(i)]["numa"] for i in range(8)] == ["0"] * 4 + ["1"] * 4
+    assert topo["numa_mismatch"] == [] and topo["gpu_gpu"]["link_type"]["4"]["5"] == "XGMI"
+    # a sysfs that disagrees with rocm-smi is named, GPU by GPU
+    _amd8_tree(str(tmp_path / "other"), numa_of=lambda i: 0)
+    assert hf.gather(str(tmp_path / "other"), str(tools))["topology"]["numa_mismatch"] == ["4", "5", "6", "7"]
+
+
+def test_amd_host_with_a_refused_rocm_smi_falls_back_to_sysfs(tmp_path):
+    _amd8_tree(str(tmp_path / "root"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "rocm-smi_--showtopo.txt").write_text(ROCM8.replace("GPU1   XGMI         0 ", "GPU1   XGMI         X ", 1))
+    topo = hf.gather(str(tmp_path / "root"), str(tools))["topology"]
+    assert topo["source"] == "sysfs" and topo["rocm_smi"].startswith("refused: rocm-smi --showtopo line ")
