@@ -61,6 +61,8 @@ ACTIVE = set()
 
 class MarkerStore(object):
     """What a NOS gives the device lock (each transaction class implements it on its own objects)."""
+    # how an engineer removes a hold on this NOS, with a {name} placeholder (said in a refusal); None: by hand
+    hold_removal = None
 
     def listing(self):
         """(device clock in epoch seconds, {name: detail}) of every ``aif-*`` lock object, one round trip."""
@@ -328,7 +330,7 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
         txn.drop(txn.tag)
         if monotonic() >= end:
             ACTIVE.discard(txn.tag)
-            removal = getattr(txn, "hold_removal", None)
+            removal = txn.hold_removal
             runs = [m for m in live if m.created is not None]
             holds = [m for m in live if m.created is None]
             what = "; ".join(m.describe(now) for m in live)

@@ -28,6 +28,8 @@ class Store(object):
 
 
 class Txn(object):
+    hold_removal = None
+
     def __init__(self, store, tag=None):
         self.store, self.tag = store, tag or devicelock.new_tag()
 
