@@ -6,6 +6,6 @@
 TEST_TARGETS += test-monitoring
 
 test-monitoring: setup
-	promtool check rules monitoring/roce-alerts.yml
+	promtool check rules monitoring/roce-alerts.yml monitoring/gom-alerts.yml
 	promtool test rules monitoring/tests/*.yml
-	$(PY) -m pytest -q tests/unit/telemetry/test_monitoring.py tests/unit/telemetry/test_switch_metrics.py
+	$(PY) -m pytest -q tests/unit/telemetry/test_monitoring.py tests/unit/telemetry/test_switch_metrics.py tests/unit/gom/test_monitoring_gom.py

@@ -65,6 +65,18 @@ options:
   dest:
     description: Path of the YAML file to write (documents in apply order).
     type: path
+  gom_probes:
+    description:
+      - Path of probe_plan's JSON (its O(aifabric.roce.probe_plan#module:dest)); with it the manifests end with the
+        GOM agent's ConfigMaps and DaemonSet (host network, one config per GPU host node, docs/gom.md).
+    type: path
+  gom_collector:
+    description: The GOM collector's C(HOST:PORT) as the nodes reach it (required with O(gom_probes)).
+    type: str
+  gom_image:
+    description: Container image of the agent (any image with python3; the agent is stdlib only).
+    type: str
+    default: docker.io/library/python:3.11-slim
 extends_documentation_fragment:
   - aifabric.roce.fabric
 attributes:
@@ -119,6 +131,11 @@ pod_resources:
   returned: success
   type: dict
   sample: {"spidernet.io/rail0": 1, "spidernet.io/rail1": 1}
+gom_agent:
+  description: The GOM agent's ConfigMaps and DaemonSet (also at the end of RV(manifests)); empty without O(gom_probes).
+  returned: success
+  type: list
+  elements: dict
 rdma_shared_device_plugin:
   description:
     - The C(config.json) of the k8s-rdma-shared-dev-plugin that reports RV(pod_resources) (one entry per
@@ -134,6 +151,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
+from ansible_collections.aifabric.roce.plugins.module_utils.k8s.gom import K8sGomError, daemonset
 from ansible_collections.aifabric.roce.plugins.module_utils.k8s.rails import K8sRailError, manifests, render
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
@@ -144,6 +162,26 @@ try:
 except ImportError:
     HAS_YAML = False
     YAML_ERROR = traceback.format_exc()
+
+
+def gom_agent(module, params):
+    """The GOM agent's documents from probe_plan's JSON; the agent script is the collection's own."""
+    import json
+    import os
+    from ansible_collections.aifabric.roce.plugins.module_utils.gom import agent as agent_module
+    try:
+        with open(params["gom_probes"]) as handle:
+            probes = json.load(handle)
+        with open(os.path.splitext(agent_module.__file__)[0] + ".py") as handle:
+            source = handle.read()
+        return daemonset(probes["probes_by_host"], source, params["gom_collector"], namespace=params["namespace"],
+                         image=params["gom_image"])
+    except K8sGomError as exc:
+        module.fail_json(msg=str(exc))
+    except (OSError, ValueError, KeyError) as exc:
+        module.fail_json(msg="gom_probes %s: %s. Fix: give the JSON probe_plan writes (its dest)" % (
+            params["gom_probes"], exc if not isinstance(exc, KeyError) else "no %s in it" % exc))
+    return []
 
 
 def main():
@@ -158,7 +196,11 @@ def main():
             name_prefix=dict(type="str", default=""),
             flavour=dict(type="str", choices=["spiderpool", "nad"], default="spiderpool"),
             dest=dict(type="path"),
+            gom_probes=dict(type="path"),
+            gom_collector=dict(type="str"),
+            gom_image=dict(type="str", default="docker.io/library/python:3.11-slim"),
         ),
+        required_by={"gom_probes": ["gom_collector"]},
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
     bounds.enforce(module, "k8s_rail_networks")
@@ -173,10 +215,14 @@ def main():
     except K8sRailError as exc:
         module.fail_json(msg=str(exc))
     docs = manifests(rendered, params["flavour"])
+    gom_docs = []
+    if params["gom_probes"]:
+        gom_docs = gom_agent(module, params)
+        docs = docs + gom_docs
     result = dict(changed=False, manifests=docs, pod_annotations=rendered["pod_annotations"],
                   nad_pod_annotations=rendered["nad_pod_annotations"], pod_ranges=rendered["pod_ranges"],
                   pod_resources=rendered["pod_resources"],
-                  rdma_shared_device_plugin=rendered["rdma_shared_device_plugin"])
+                  rdma_shared_device_plugin=rendered["rdma_shared_device_plugin"], gom_agent=gom_docs)
     dest = params["dest"]
     if dest:
         content = yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=True, explicit_start=True)

@@ -313,6 +313,8 @@ def main(argv=None):
         service.run(args.seconds, stop)
     except KeyboardInterrupt:
         pass
+    sys.stdout.write(json.dumps(dict(service.localiser.counters, cpu_seconds=round(service.cpu, 3),
+                                     events=service.event_counts), sort_keys=True) + "\n")
     return 0
 
 

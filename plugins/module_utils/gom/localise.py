@@ -344,13 +344,6 @@ class Localiser(object):
             pool.discard(best)
         return chosen
 
-    def _switch_of(self, links):
-        common = None
-        for link in links:
-            ends = set(self.topo.info[link]["switches"])
-            common = ends if common is None else common & ends
-        return sorted(common)[0] if common and len(links) >= GROUP_MIN else None
-
     def tick(self, now=None):
         """Judge what is due, localise, open and close faults; returns the events emitted by this tick."""
         now = self.clock() if now is None else now
@@ -403,12 +396,24 @@ class Localiser(object):
         cover = self._cover(strong, weak)
         if cover is None:
             return {"unlocalised": ("unlocalised", [], [], sorted(strong))}
-        switch = self._switch_of(cover)
-        if switch is not None:
-            links = sorted(link for link in self.topo.links_of_switch[switch] if sig[link] <= weak)
-            return {"switch:" + switch: ("switch_fault", links, [cover], sorted(strong))}
         out = {}
-        for link in cover:
+        # links of the cover sharing a switch, GROUP_MIN or more: one switch fault (the switch with the most first)
+        left = list(cover)
+        while True:
+            counts = {}
+            for link in left:
+                for switch in self.topo.info[link]["switches"]:
+                    counts[switch] = counts.get(switch, 0) + 1
+            top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if not top or top[0][1] < GROUP_MIN:
+                break
+            switch = top[0][0]
+            mine = [link for link in left if switch in self.topo.info[link]["switches"]]
+            links = sorted(link for link in self.topo.links_of_switch[switch] if sig[link] <= weak)
+            probes = set(pid for link in mine for pid in sig[link]) & strong
+            out["switch:" + switch] = ("switch_fault", links, [mine], sorted(probes))
+            left = [link for link in left if link not in mine]
+        for link in left:
             out[link] = ("link_fault", [link], [cover], sorted(sig[link] & strong))
         return out
 

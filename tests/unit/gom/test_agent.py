@@ -94,6 +94,7 @@ def test_agents_probe_answer_and_report_to_the_collector(tmp_path):
     http_port = free_port(socket.SOCK_STREAM)
     server = service.serve_http("127.0.0.1:%d" % http_port)
     a_conf, b_conf = two_hosts("unix:" + sock_path, dport, sport)
+
     def no_pyverbs():
         raise ImportError("no pyverbs here")
     agents = [gom_agent.Agent(a_conf, verbs_loader=no_pyverbs), gom_agent.Agent(b_conf)]

@@ -24,8 +24,9 @@ NODE_EXPORTER = {"node_network_transmit_bytes_total", "node_network_speed_bytes"
 
 @functools.lru_cache(maxsize=1)
 def exposition():
+    from ..gom.test_monitoring_gom import gom_exposition   # the GOM collector's series (monitoring/gom-*)
     return (roce_exporter.collect(config(), root=os.path.join(FIX, "root"), ethtool_dir=os.path.join(FIX, "ethtool"))
-            + render_switches(lab_plan()))
+            + render_switches(lab_plan()) + gom_exposition())
 
 
 def emitted():
