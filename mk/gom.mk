@@ -1,0 +1,13 @@
+# GOM live (issue 38, docs/gom.md): the agent, the collector and the localiser. Their unit tests run in make test-unit;
+# the twin scenario (the real agents and collector, faults injected) runs in make test-twin (tests/integration/twin).
+#   make bench-gom        collector ingest of the 4K plan's probe load (<= 1 core) and a 32K replay: CPU per second
+#                         of probes, localisation latency (~3 min)
+#   make bench-gom-twin   the full fault campaign on a lab twin of its own (root; ~40 min): every link at 100 % and
+#                         20 % loss, 2 % loss, cable down, congestion, faults under a drain record
+.PHONY: bench-gom bench-gom-twin
+
+bench-gom: setup
+	$(PY) tools/bench_gom.py scale --sizes 4096,32768
+
+bench-gom-twin: setup
+	$(PY) tools/bench_gom.py twin
