@@ -75,9 +75,9 @@ def main_scale(args):
     print("| GPUs | probes | probe packets/s | agents | collector CPU s per s | CPU in the fault's second | fault named | localisation s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %d | %d | %d | %d | %.3f | %.3f | %s | %s |" % (r["gpus"], r["probes"], r["packets_per_s"], r["hosts"], r["cpu_per_s"],
-                                                           r["cpu_fault_second"], "exact" if r["exact"] else r["named"],
-                                                           r["localisation_s"]))
+        print("| %d | %d | %d | %d | %.3f | %.3f | %s | %s |" % (
+            r["gpus"], r["probes"], r["packets_per_s"], r["hosts"], r["cpu_per_s"], r["cpu_fault_second"],
+            "exact" if r["exact"] else r["named"], r["localisation_s"]))
     missed = [r for r in rows if not r["exact"] or (r["gpus"] <= 4096 and r["cpu_per_s"] > 1.0)]
     return 1 if missed else 0
 
