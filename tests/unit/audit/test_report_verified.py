@@ -1,7 +1,9 @@
 """No green without a check (issue 27): every probe is passed, failed or not run (why); a device whose required
 checks did not run is NOT VERIFIED, never clean; the report lists what passed; one finding on many hosts is one
 row; drift comes first and names its object."""
+import os
 import re
+import sys
 
 import pytest
 
@@ -9,6 +11,9 @@ from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import 
     banner_class, build_report, collect_entries, entry_from_findings, entry_from_result, gpus_by_object,
     items_from_change_items, render_html, render_json, render_markdown)
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.results import counts, normalise, result
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
+from report_sample import fleet  # noqa: E402  the generated 1,000-host audit of `make report-sample`
 
 SKIPPED_PING = {"probe": "ping 10.100.0.2", "status": "skipped", "expected": "", "actual": "ping not installed (iputils-ping)"}
 SKIPPED_LLDP = {"probe": "lldp", "status": "skipped", "expected": "",
@@ -114,25 +119,6 @@ def test_drift_rows_name_the_gpu_behind_the_port_or_nic():
     md = render_markdown(report)
     assert "| gpu02 | host_network | ens2np0.mtu | 9000 | 1500 | gpu02:gpu4 |" in md
     assert "| leaf1 | switch | interface Ethernet2 > mtu | 9214 | 1500 | gpu02:gpu4 |" in md
-
-
-def fleet(hosts=1000):
-    """A generated audit of `hosts` GPU hosts: two real drifts, ten readiness findings repeated on every host
-    (as in the lab's containers), switches in sync."""
-    entries = []
-    for n in range(1, hosts + 1):
-        host = "gpu%04d" % n
-        net = {"changed": False}
-        if n == 2:
-            net = {"changed": True, "drift": [{"item": "rail1.mtu", "expected": 9000, "actual": 1500}]}
-        entries.append(entry_from_result(host, "host", "host_network", net))
-        findings = [{"id": "rdma_module_%d" % k, "severity": "error", "subject": "mlx5_ib", "expected": "loaded",
-                     "actual": "missing", "message": "RDMA module %d not loaded" % k} for k in range(10)]
-        entries.append(dict(entry_from_findings(host, "host", "host_preflight", findings), category="readiness"))
-    for n in range(8):
-        drift = {"changed": True, "drift": [{"item": "interface Ethernet1 > mtu", "expected": "9214", "actual": "1500"}]}
-        entries.append(entry_from_result("leaf%d" % n, "switch", "switch", drift if n == 1 else {"changed": False}))
-    return entries
 
 
 def test_a_1000_host_report_puts_drift_first_and_shows_a_shared_finding_once():
