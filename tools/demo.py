@@ -51,6 +51,10 @@ HINTS = (
 _stage = [0]
 
 
+# the switch play's line naming its batch (playbooks/site.yml "Say which switch batch this is")
+BATCH_RE = re.compile(r'"msg": "(switch batch \d+ of \d+: [^"]*)"')
+
+
 def say(text):
     _stage[0] += 1
     print("\n=== [%d/%d] %s" % (_stage[0], STAGES, text), flush=True)
@@ -91,6 +95,9 @@ def playbook(name, *extra):
                 state.update(task=match.group(2), since=time.time())
                 if match.group(1) == "PLAY":
                     print("  [%6.1fs] %s: %s" % (time.time() - start, name, match.group(2)), flush=True)
+            batch = BATCH_RE.search(line)
+            if batch:   # site.yml's switch play runs once per batch under one name: say which batch
+                print("  [%6.1fs] %s:   %s" % (time.time() - start, name, batch.group(1)), flush=True)
         proc.wait()
     finally:
         done.set()

@@ -40,6 +40,8 @@ def test_a_fresh_inventory_previews_every_device_and_names_what_could_not_be_pre
     # every switch was read and previewed (each attempt shown as fatal ... ignoring), none failed the run
     for name in SWITCHES:
         assert recap[name][2] == 0 and recap[name][3] >= 2, (name, recap)
+    # one batch in a preview, and it says so
+    assert re.search(r'"msg": "switch batch 1 of 1: (leaf\d, ){8}spine1, spine2 \(preview: every switch at once\)"', out), out[:6000]
     # every GPU host was tried by both host plays, after the switches
     assert out.index("PLAY [GPU host rail network") > out.index("PLAY [Switch RoCE QoS")
     for name in HOSTS:

@@ -157,6 +157,11 @@ def test_site_reads_every_switch_once_and_reconciles_only_the_drifted(switch_lab
     read = one_read(res)
     assert read["drifted"] == sorted(SWITCHES) and read["in_sync"] == [], read
     assert all(res[n][TASK]["changed"] for n in SWITCHES)
+    # the play runs once per batch under one name: each batch says its number (issue 41); the lab goes one at a time
+    said = sorted(res[n]["Say which switch batch this is"]["msg"] for n in SWITCHES)
+    assert sorted(int(m.split()[2]) for m in said) == list(range(1, 7)), said
+    assert all(m.startswith("switch batch ") and " of 6: " in m and m.split(": ")[1] in SWITCHES for m in said), said
+    assert len(set(m.split(": ")[1] for m in said)) == 6, said
     seen = entries(switch_lab)
     stats, res = run_playbook(switch_lab, *site, playbook=SITE)      # no-op: read once, nothing else runs
     read = one_read(res)

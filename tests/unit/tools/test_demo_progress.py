@@ -10,6 +10,10 @@ FAKE = """#!/bin/sh
 echo "PLAY [Plan the fabric once (controller)] ****"
 echo "TASK [aifabric.roce.plan : Compute the plan] ****"
 echo "PLAY [Switch RoCE QoS] ****"
+echo "TASK [Say which switch batch this is] ****"
+echo "ok: [leaf1] => {"
+echo '    "msg": "switch batch 2 of 6: leaf1"'
+echo "}"
 echo "TASK [aifabric.roce.switch : Reconcile] ****"
 sleep 0.5
 echo "fatal: [leaf0 -> localhost]: FAILED! => {\\"msg\\": \\"cannot read running config: TCP connection to device failed.\\"}"
@@ -41,6 +45,7 @@ def test_progress_lines_heartbeat_and_recap_table(demo, monkeypatch, capsys):
     assert recap == {"gpu01": (1, 0, 0), "leaf0": (0, 0, 0)}
     assert "s] site.yml: Plan the fabric once (controller)" in out and "s] site.yml: Switch RoCE QoS" in out
     assert "... aifabric.roce.switch : Reconcile" in out  # the heartbeat names the running task
+    assert "s] site.yml:   switch batch 2 of 6: leaf1" in out  # one play name for every batch: the batch line says which
     assert "device       ok  changed  unreachable  failed" in out and "gpu01         5        1" in out
     assert "{'gpu01'" not in out  # a table, not a Python dict
 
