@@ -298,16 +298,21 @@ def gpus_by_object(plan):
     """{device: {port or netdev: [host:gpuN, ...]}} from the plan: a host's rail netdevs (the GPU that NIC serves)
     and every switch port with GPUs behind it (audit/roce_health.py gpus_behind)."""
     out = {}
+    for (switch, port), names in gpus_behind(plan).items():
+        out.setdefault(switch, {})[port] = names
     for host, record in sorted((plan.get("hosts") or {}).items()):
         for nic in record.get("nics") or []:
             if nic.get("netdev"):
                 out.setdefault(host, {})[nic["netdev"]] = [gpu_name(host, nic)]
-    for (switch, port), names in gpus_behind(plan).items():
-        out.setdefault(switch, {})[port] = names
+            if nic.get("address"):   # a PBR rule names its GPU by the source address the leaf pins
+                for device in (host, nic.get("leaf")):
+                    if device:
+                        out.setdefault(device, {})[nic["address"]] = [gpu_name(host, nic)]
     return out
 
 
 _TOKEN = re.compile(r"[^A-Za-z0-9_/.-]+")
+_ADDRESS = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 
 
 def _name_gpus(entry, objects):
@@ -315,12 +320,14 @@ def _name_gpus(entry, objects):
     if not objects:
         return
     for item in list(entry["items"]) + list(entry.get("takeover") or []):
-        names = set()
+        names, by_address = set(), set()
         for token in _TOKEN.split("%s %s %s" % (item["item"], item["expected"], item["actual"])):
-            for candidate in (token, token.split(".")[0]):
-                names.update(objects.get(candidate, ()))
-        if names:
-            item["gpus"] = sorted(names)
+            # a netdev with its key (ens2np0.mtu), an address with its prefix (10.101.0.1/32), a port inside a rule
+            # name (AIF-BIND-Ethernet1: the ingress port of a PBR class on EOS and NX-OS)
+            for candidate in set([token, token.split(".")[0], token.split("/")[0]] + token.split("-")):
+                (by_address if _ADDRESS.match(candidate) else names).update(objects.get(candidate, ()))
+        if by_address or names:   # a rule's own source address names its GPU better than the ports it crosses
+            item["gpus"] = sorted(by_address or names)
 
 
 def _headline(summary):

@@ -38,6 +38,12 @@ echo "== host_preflight (report only)"
 rc=$(play preflight "$HERE/preflight.yml" -e report_dir="$OUT/preflight" -e strict=false)
 [ "$rc" = 0 ] || { tail -40 "$OUT/preflight.log"; fail "preflight (non-strict) rc=$rc"; }
 "$PY" "$HERE/assert_preflight.py" "$OUT/preflight/preflight.json" || fail "preflight findings"
+# each host's result reads one finding per line (issue 41): its verdict line, then "<severity>: <message>" lines
+grep -qE '^        "broken: [a-z]+ \([0-9]+ errors, [0-9]+ warnings; fleet report .*/preflight\)",$' "$OUT/preflight.log" \
+  || fail "preflight: no verdict line for host broken"
+grep -qE '^        "error: ' "$OUT/preflight.log" || fail "preflight: no one-finding-per-line result"
+long=$(awk 'length > 600' "$OUT/preflight.log" | wc -l)
+[ "$long" = 0 ] || fail "preflight: $long output line(s) over 600 characters"
 echo "== host_preflight (strict): only the broken and degraded hosts fail"
 rc=$(play preflight-strict "$HERE/preflight.yml" -e report_dir="$OUT/preflight-strict" -e strict=true)
 [ "$rc" = 2 ] || fail "strict preflight rc=$rc (want 2)"

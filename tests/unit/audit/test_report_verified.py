@@ -142,3 +142,29 @@ def test_banner_colours_tell_drift_readiness_and_unverified_apart():
     assert (banner_class(drift), banner_class(in_sync)) == ("v-drift", "v-notready")
     assert 'class="banner v-notready"' in render_html(in_sync)
     assert '"verified": true' in render_json(in_sync)
+
+
+def test_a_pbr_drift_row_names_the_gpu_whose_source_the_rule_pins():
+    """Issue 41 item 6: the audit's PBR drift row named no GPU, the validation's named the GPUs behind both uplinks.
+    A rule that names its source address (NX-OS ACL, community SONiC SRC_IP, NVUE match source-ip) or its ingress
+    port (EOS/NX-OS class AIF-BIND-<port>) names that one GPU, from the lab plan."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    with open(os.path.join(root, "inventories", "lab", "group_vars", "all", "fabric.yml")) as handle:
+        plan = build_plan(yaml.safe_load(handle)["fabric"])
+    binding = plan["leafs"]["leaf1"]["bindings"][0]
+    gpu = next("%s:gpu%d" % (binding["server"], n["gpu"]) for n in plan["hosts"][binding["server"]]["nics"] if n["leaf"] == "leaf1")
+    source = binding["source"]
+    drifts = [  # how a moved pin reads on each NOS: the rule's path, the planned and the found next hop
+        {"item": "policy-map type pbr AIF-PBR > class AIF-BIND-%s > set nexthop" % binding["ingress"],
+         "expected": "10.254.0.8", "actual": "10.254.0.10"},
+        {"item": "ip access-list AIF-BIND-%s > 10 permit ip %s any" % (binding["ingress"], source), "expected": "present",
+         "actual": "(absent)"},
+        {"item": "ACL_RULE > AIF-PBR|BIND-%s > SRC_IP" % binding["server"], "expected": source, "actual": "(absent)"},
+        {"item": "router pbr map AIF-PBR-vlan100 rule 1000 match source-ip", "expected": source, "actual": "10.101.0.2/32"}]
+    entries = [entry_from_result("leaf1", "switch", "switch", {"changed": True, "drift": drifts})]
+    report = build_report(entries, "lab", gpus=gpus_by_object(plan))
+    named = [item.get("gpus") for e in report["entries"] for item in e["items"]]
+    assert named[:3] == [[gpu]] * 3, named
+    assert gpu in named[3] and len(named[3]) == 2, named   # the planned source and the one found: both GPUs

@@ -68,5 +68,7 @@ def test_the_playbook_refuses_a_name_that_would_edit_fabric_yml_and_writes_nothi
     assert not dest.exists()
     rc, out = playbook(tmp_path, "-e", "new_fabric_dest=%s" % dest)
     assert rc == 0, out
+    # the next steps end with the twin (issue 41): try the new fabric before the gear
+    assert '"5. try it before your gear: make twin-up TWIN_INVENTORY=%s (from a checkout' % dest in out, out[-2000:]
     with open(str(dest / "group_vars" / "all" / "fabric.yml")) as handle:
         assert "\n  name: mine\n" in handle.read()
