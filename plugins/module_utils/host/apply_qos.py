@@ -58,7 +58,8 @@ def ibdev_of(sysroot, netdev):
 
 
 def congestion_readback(sysroot, netdev, driver, readback, profile):
-    """Compare a driver's read-only congestion-control view (upstream bnxt_re debugfs cc_config, per PCI function)
+    """Compare a driver's congestion-control read-back (upstream bnxt_re debugfs cc_config, per PCI function; writable
+    by root upstream, never written here)
     with the profile: status ok, or differs (a gap naming each value); nothing is written."""
     pci = sysroot.link_name("/sys/class/net/%s/device" % netdev)
     attr_dir = "%s/%s/%s" % (readback["base"], pci, readback["dir"])
@@ -73,8 +74,9 @@ def congestion_readback(sysroot, netdev, driver, readback, profile):
         return report
     wrong = ["%s %s (profile %s)" % (attr, before[attr], value) for attr, value in sorted(want.items()) if before[attr] != value]
     if wrong:
-        why = ("read back %s: %s; the upstream driver offers no way to set it from the host (debugfs files are "
-               "read-only)" % (attr_dir, ", ".join(wrong)))
+        why = ("read back %s: %s; upstream bnxt_re has no stable interface to set it (its debugfs cc_config takes "
+               "writes from root, bnxt_re_cc_config_set, but this collection does not write a debugging interface): "
+               "set it with Broadcom's tools or driver" % (attr_dir, ", ".join(wrong)))
         report.update(status="differs", why=why)
     return report
 

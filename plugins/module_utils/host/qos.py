@@ -102,7 +102,36 @@ def mlnx_qos_commands(netdev, state, want):
 
 # ---- iproute2 dcb ---------------------------------------------------------------------------
 
+# DSCP names ``dcb app show`` prints without -N: dcb_app.c dcb_app_print_pid_dscp looks up DSCP << 2 with
+# rtnl_dsfield_get_name (iproute2 ee2a4a866256 dcb/dcb_app.c:410-418, lib/rt_names.c:623-632), i.e. the ToS-byte
+# names of /etc/iproute2/rt_dsfield; the table iproute2 ships (etc/iproute2/rt_dsfield at ee2a4a866256) is below as
+# DSCP values. DSCP 0 prints "0" (rt_names.c's static entry 0 answers before the file is read; dcb-app(8) example
+# "dscp-prio 0:0 CS3:2 CS3:3 CS6:6"), "default" where the file was read first. A host may add names to its own
+# rt_dsfield: a name outside this table is refused with the way to read the table numerically.
+DSCP_NAMES = {"default": 0, "AF11": 10, "AF12": 12, "AF13": 14, "AF21": 18, "AF22": 20, "AF23": 22, "AF31": 26,
+              "AF32": 28, "AF33": 30, "AF41": 34, "AF42": 36, "AF43": 38, "CS1": 8, "CS2": 16, "CS3": 24, "CS4": 32,
+              "CS5": 40, "CS6": 48, "CS7": 56, "EF": 46}
+
+
+class DcbError(ValueError):
+    """``dcb`` output this reader cannot read as the tool meant it; the message says how to read it instead."""
+
+
+def dscp_value(token):
+    """DSCP of a ``dcb app`` key: a number 0-63, or a standard rt_dsfield name (DSCP_NAMES)."""
+    if token.isdigit() and int(token) <= 63:
+        return int(token)
+    if token in DSCP_NAMES:
+        return DSCP_NAMES[token]
+    raise DcbError("dcb app: DSCP %r is neither 0-63 nor a name of iproute2's standard rt_dsfield (%s); the host's "
+                   "/etc/iproute2/rt_dsfield may define it - read the table with `dcb -N app show dev <if>`"
+                   % (token, " ".join(sorted(DSCP_NAMES))))
+
+
 def parse_dcb(apptrust, pfc, app, dcbx=None):
+    """State from ``dcb apptrust/pfc/app/dcbx show``; ``app`` may be numeric (-N) or symbolic (DSCP names).
+    ``dscp_prio`` holds one priority per DSCP; a DSCP the table maps to several priorities (dcb-app(8): ``CS3:2
+    CS3:3``) is in ``dscp_prio_multi`` and never counts as set (``dcb app replace`` leaves one). Raises DcbError."""
     state = {"trust": None, "pfc": None, "dscp_prio": {}, "dcbx": parse_dcbx(dcbx)}
     match = re.search(r"order\s+([\w -]+)", apptrust or "")
     if match:
@@ -111,10 +140,18 @@ def parse_dcb(apptrust, pfc, app, dcbx=None):
     match = re.search(r"prio-pfc\s+((?:\d:\w+\s*)+)", pfc or "")
     if match:
         state["pfc"] = [int(p) for p, v in re.findall(r"(\d):(\w+)", match.group(1)) if v == "on"]
-    match = re.search(r"dscp-prio\s+((?:\d+:\d+\s*)+)", app or "")
-    if match:
-        for dscp, prio in re.findall(r"(\d+):(\d+)", match.group(1)):
-            state["dscp_prio"][int(dscp)] = int(prio)
+    match = re.search(r"dscp-prio\s+(.*)$", app or "", re.M)
+    seen = {}
+    for token in (match.group(1).split() if match else []):
+        key, sep, prio = token.rpartition(":")
+        if not sep or not prio.isdigit() or int(prio) > 7:
+            raise DcbError("dcb app: %r is not DSCP:PRIO (dcb-app(8) DSCP-MAP)" % token)
+        seen.setdefault(dscp_value(key), []).append(int(prio))
+    for dscp, prios in seen.items():
+        if len(prios) == 1:
+            state["dscp_prio"][dscp] = prios[0]
+        else:
+            state.setdefault("dscp_prio_multi", {})[dscp] = sorted(prios)
     return state
 
 
@@ -141,8 +178,11 @@ def read_tool_state(runner, tool, netdev):
                runner.run(["dcb", "-N", "app", "show", "dev", netdev]), runner.run(["dcb", "dcbx", "show", "dev", netdev])]
     if not results[1].ok:
         return None, "dcb pfc show dev %s failed (%s)" % (netdev, "missing" if results[1].missing else results[1].stderr.strip() or results[1].rc)
-    state = parse_dcb(results[0].stdout if results[0].ok else "", results[1].stdout, results[2].stdout if results[2].ok else "",
-                      results[3].stdout if results[3].ok else None)
+    try:
+        state = parse_dcb(results[0].stdout if results[0].ok else "", results[1].stdout, results[2].stdout if results[2].ok else "",
+                          results[3].stdout if results[3].ok else None)
+    except DcbError as err:
+        return None, "%s: %s" % (netdev, err)
     if not results[0].ok:
         state["trust"] = "unsupported"
     return state, None

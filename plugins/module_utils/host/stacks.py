@@ -227,8 +227,9 @@ NIC_DRIVERS = {
         "qos_tool": "iproute2 dcb (host DCBX only); with the firmware DCBX agent the driver refuses host PFC/app "
                     "(bnxt_dcb.c -EINVAL): read it with dcb, set it with niccli or the switch's DCBX",
         "congestion": "DCQCN through Broadcom's out-of-tree bnxt_re configfs /sys/kernel/config/bnxt_re/<dev>/ports/1/cc "
-                      "(ecn_enable, roce_dscp, cnp_dscp in hex, then apply); the upstream driver has no such interface "
-                      "and turns CC on with ECN at probe (main.c bnxt_re_setup_cc)",
+                      "(ecn_enable, roce_dscp, cnp_dscp in hex, then apply); the upstream driver has no such interface; "
+                      "which chips upstream bnxt_re enables CC on at probe depends on the kernel (main.c bnxt_re_setup_cc: Gen P5 only at torvalds/linux 00d0427fd8ce; later Gen P5 and P7 with tos_ecn; per the turn-5 review the newest leaves CC enable on P7/Thor2 to the firmware and sets only DSCP - not re-read here, unverified); its debugfs cc_config is writable by root (debugfs.c .write = bnxt_re_cc_config_set) but this "
+                      "collection only reads it back",
         "congestion_configurable": True,
         # Broadcom bnxt_re README.TXT "Congestion Control" + configfs.c (out-of-tree driver; copy in lykeioner/driver
         # be704352): mkdir /sys/kernel/config/bnxt_re/<ibdev> creates ports/1/cc; attributes are read and written as
@@ -238,16 +239,18 @@ NIC_DRIVERS = {
                "attrs": (("ecn_enable", "ecn"), ("roce_dscp", "roce_dscp"), ("cnp_dscp", "cnp_dscp")),
                "source": "Broadcom bnxt_re README.TXT 'Congestion Control' and configfs.c (out-of-tree driver)",
                "missing": "no /sys/kernel/config/bnxt_re (Broadcom's out-of-tree driver) and no upstream debugfs "
-                          "/sys/kernel/debug/bnxt_re/<pci>/cc_config to read back: upstream turns CC on with ECN at "
-                          "probe (drivers/infiniband/hw/bnxt_re/main.c bnxt_re_setup_cc, commit bfb27ae 'Use the "
-                          "default mode of congestion control'); nothing to read or set from the host (unverified)",
+                          "/sys/kernel/debug/bnxt_re/<pci>/cc_config to read back (debugfs not mounted, or a kernel "
+                          "before it); which chips upstream bnxt_re enables CC on at probe depends on the kernel (main.c bnxt_re_setup_cc: Gen P5 only at torvalds/linux 00d0427fd8ce; later Gen P5 and P7 with tos_ecn; per the turn-5 review the newest leaves CC enable on P7/Thor2 to the firmware and sets only DSCP - not re-read here, unverified); nothing read from the host (unverified)",
                # upstream bnxt_re (torvalds/linux drivers/infiniband/hw/bnxt_re/debugfs.c, at 0eaed89c): cc_config/<name>
                # per PCI function, each read queries the firmware (bnxt_qplib_query_cc_param) and prints "%d"; the files
-               # are created 0400, so the upstream driver's values are read back and compared, never written here.
+               # are created 0400 but have a write handler (bnxt_re_cc_config_set: kstrtou32 -> bnxt_qplib_modify_cc),
+               # so root can write them: not writing is this collection's choice (debugfs is a debugging interface
+               # with no stability promise), the values are read back and compared.
                # alt_vlan_dscp is the CMDQ_MODIFY_ROCE_CC_MODIFY_MASK_ALT_TOS_DSCP field (the CNP DSCP of configfs).
                "readback": {"base": "/sys/kernel/debug/bnxt_re", "by": "pci", "dir": "cc_config", "format": "dec",
                             "attrs": (("enable_cc", "ecn"), ("tos_dscp", "roce_dscp"), ("alt_vlan_dscp", "cnp_dscp")),
-                            "source": "upstream bnxt_re debugfs.c cc_config (read-only, queried from the firmware)"}},
+                            "source": "upstream bnxt_re debugfs.c cc_config (queried from the firmware; writable by root, "
+                                      "read only by this collection)"}},
     },
     "irdma": {
         "vendor": "Intel (E810 ice)", "pci_vendor": "0x8086", "netdev_driver": "ice", "rdma_driver": "irdma",

@@ -159,3 +159,40 @@ def test_amd_host_with_a_refused_rocm_smi_falls_back_to_sysfs(tmp_path):
     (tools / "rocm-smi_--showtopo.txt").write_text(ROCM8.replace("GPU1   XGMI         0 ", "GPU1   XGMI         X ", 1))
     topo = hf.gather(str(tmp_path / "root"), str(tools))["topology"]
     assert topo["source"] == "sysfs" and topo["rocm_smi"].startswith("refused: rocm-smi --showtopo line ")
+
+
+# --- dcb app with DSCP names (iproute2 prints them without -N) ------------------------------------------
+
+def test_symbolic_dcb_app_read_by_iproute2s_names():
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+    felix = qos.parse_dcb("", "", capture("dcb-app-symbolic", "felix-dcb_app_show.txt"))
+    assert felix["dscp_prio"] == {16: 2, 24: 5}
+    commit = qos.parse_dcb("", "", capture("dcb-app-symbolic", "iproute2-8e9bed14-dcb_app_show.txt"))
+    assert commit["dscp_prio"] == {0: 0, 24: 3, 48: 6}
+    # the man page prints one table both ways: the names read as the numbers -N prints
+    named = qos.parse_dcb("", "", capture("dcb-app-symbolic", "dcb-app.8-dcb_app_show.txt"))
+    numeric = qos.parse_dcb("", "", capture("dcb-app-symbolic", "dcb-app.8-dcb_-N_app_show.txt"))
+    assert named == numeric and named["dscp_prio"] == {0: 0, 48: 6} and named["dscp_prio_multi"] == {24: [2, 3]}
+    # the RoCE profile's own values by name: AF31 is DSCP 26 (rt_dsfield 0x68), CS6 is 48 (0xC0)
+    assert qos.parse_dcb("", "", "dscp-prio AF31:3 CS6:6\n")["dscp_prio"] == {26: 3, 48: 6}
+
+
+def test_symbolic_dcb_app_with_a_doubly_mapped_dscp_is_set_again():
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+    named = qos.parse_dcb("order dscp\n", "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n",
+                          capture("dcb-app-symbolic", "dcb-app.8-dcb_app_show.txt"))
+    want = {"trust": "dscp", "pfc": [3], "dscp_prio": {24: 3, 48: 6}}
+    assert qos.dcb_commands("eth0", named, want) == [["dcb", "app", "replace", "dev", "eth0", "dscp-prio", "24:3"]]
+
+
+def test_unknown_dscp_name_is_refused_with_the_way_to_read_it(tmp_path):
+    from ansible_collections.aifabric.roce.plugins.module_utils.host import qos
+    from ansible_collections.aifabric.roce.plugins.module_utils.host.sysroot import ToolRunner
+    text = capture("dcb-app-symbolic", "felix-dcb_app_show.txt").replace("CS2:2", "GOLD:2")
+    with pytest.raises(qos.DcbError, match="'GOLD' is neither 0-63 nor a name of iproute2's standard rt_dsfield"):
+        qos.parse_dcb("", "", text)
+    # through the tool reader: one clear problem, no half-read state
+    (tmp_path / "dcb_pfc_show_dev_rail0.txt").write_text("prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n")
+    (tmp_path / "dcb_-N_app_show_dev_rail0.txt").write_text(text)
+    state, problem = qos.read_tool_state(ToolRunner(capture_dir=str(tmp_path)), "dcb", "rail0")
+    assert state is None and problem.startswith("rail0: dcb app: DSCP 'GOLD'") and "dcb -N app show" in problem
