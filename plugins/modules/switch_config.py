@@ -293,6 +293,33 @@ takeover:
     message:
       description: One line for a human naming the object, what the plan puts there, and that it would be replaced or removed.
       type: str
+fitted:
+  description:
+    - What the run left to the switch's own machinery instead of writing it, and why (community SONiC - the traditional
+      buffer model's buffermgrd writes the lossless PGs, a template's NULL-profile PG range already covers a lossless
+      priority, GCU cannot create a PFC_WD table).
+  returned: always
+  type: list
+  elements: str
+disruptive:
+  description:
+    - What the planned change disturbs beyond its own lines, named before anything is sent (check mode and diff
+      included; C(drain=auto) drains for it). Community SONiC - the ports GCU's patch sorter takes admin down and up
+      again around changes to their BUFFER_PG, BUFFER_QUEUE, BUFFER_PORT_*_PROFILE_LIST, PORT_QOS_MAP or QUEUE rows.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: C(port flap).
+      type: str
+    ports:
+      description: The ports that go admin down and up again.
+      type: list
+      elements: str
+    message:
+      description: One line for a human.
+      type: str
 taken_over:
   description: The RV(takeover) objects this run replaced (apply mode with O(takeover=true) and a verified change).
   returned: when objects were taken over
@@ -360,7 +387,9 @@ def main():
         undrain = bool(applier.drain_state and applier.drain_state.get("undrain"))
         result.update(before=before, after=after, commands=cmds, changed=bool(cmds) or undrain,
                       drift=drift(before, after, driver), config_digest=applier.config_digest,
-                      drain_state=applier.drain_state)
+                      drain_state=applier.drain_state, fitted=applier.fit_notes, disruptive=applier.disruptions)
+        for item in applier.disruptions:
+            module.warn("%s: %s" % (p["intent"].get("name") or p["host"], item["message"]))
         if applier.drain_state:
             drained = applier.drain_state
             module.warn("%s is drained (%s): %s" % (p["intent"].get("name") or p["host"], ", ".join(drained["lines"]),
@@ -375,6 +404,9 @@ def main():
         result["takeover"] = brownfield.find(driver, applier.before_image, after, p["intent"], p["sections"])
         verdict = brownfield.decide(result["takeover"], p["takeover"], module.check_mode)
         switch = p["intent"].get("name") or p["host"]
+        if module._diff and applier.disruptions:
+            result["diff"]["before_header"] = "%s running config - DISRUPTIVE: %s" % (
+                p["intent"].get("name") or p["host"], "; ".join(d["message"] for d in applier.disruptions))
         if module._diff and result["takeover"]:
             # --diff names the takeover above the before/after text, not only as removed lines
             result["diff"]["before_header"] = "%s running config - TAKEOVER: %s" % (

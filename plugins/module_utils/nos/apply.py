@@ -312,6 +312,8 @@ class Applier(object):
         self.drain, self.drain_wait = drain, float(drain_wait)
         self.drained = None   # what the drain did on the last apply (reported by switch_config)
         self.drain_state = None   # any drain on the switch, read by plan() (reported by switch_config)
+        self.fit_notes = []       # what plan() left to the switch's own machinery (driver.fit), and why
+        self.disruptions = []     # what the planned change disturbs beyond its lines (driver.disruptions)
         # line-by-line NOSes: a read proving nobody else changed the switch at least this often while sending
         self.recheck_every = float(recheck_every)
         self._clock = time.monotonic   # the controller's clock for cadences (tests drive it)
@@ -352,8 +354,12 @@ class Applier(object):
         self.before_image = self.read_image("read")
         before = self.before_image.managed
         after = self.driver.render(self.intent, self.qos, self.sections)
+        # what the switch's own machinery does with the rendered text (a SONiC buffer model, GCU's limits)
+        after, self.fit_notes = self.driver.fit(after, self.before_image)
         self.drain_state = self.read_drain_state(self.before_image)
-        return before, after, self.driver.diff(before, after)
+        cmds = self.driver.diff(before, after)
+        self.disruptions = self.driver.disruptions(self.before_image, cmds)
+        return before, after, cmds
 
     def read_drain_state(self, img):
         """Any drain on the switch (ours or an engineer's), read-only: the drain line(s) in the running config
@@ -487,7 +493,8 @@ class Applier(object):
             return []
         if self.drain == "always":
             return ["drain: always"]
-        return drainmod.reasons(self.driver, before, self.intent, self.qos, self.sections)
+        return drainmod.reasons(self.driver, before, self.intent, self.qos, self.sections) + \
+            [d["message"] for d in self.disruptions]
 
     def _no_drain_because(self, before):
         """Why a change that calls for a drain goes on undrained, or None."""
@@ -634,7 +641,7 @@ class Applier(object):
         if base.managed != before:
             raise RefusedError("the managed config changed since this run read it")
         check_safe(cmds, self.driver)
-        want = base.with_managed(after)
+        want = self.driver.intended_image(base, after)
         # what a transaction may need to build the NOS's own change (CONFIG_DB: the device patch over the base)
         txn.prepare(base, want, cmds, StagingGuard(self, base, want, self.recheck_every))
         txn.preflight()

@@ -221,6 +221,23 @@ class Driver(object):
     def parse(self, running, intent, sections=SECTIONS):
         raise self._missing("parse")
 
+    def fit(self, after, before_image):
+        """The rendered managed text fitted to what the switch's own machinery does with it (``before_image``: the
+        switch's Image, fullconfig.image) -> (managed text, notes naming what was left to the switch and why). Most
+        NOSes keep what we render: (after, [])."""
+        return after, []
+
+    def intended_image(self, base, after):
+        """The whole config the switch should hold once ``after`` (managed text) is applied on ``base`` (an Image):
+        ``base`` with its managed view replaced. A NOS whose managed settings can replace a setting outside it (a
+        CONFIG_DB field of the switch's own key) drops those from the outside part."""
+        return base.with_managed(after)
+
+    def disruptions(self, before_image, cmds):
+        """What applying ``cmds`` on this switch disturbs beyond the lines themselves (the NOS's own mechanism), as
+        [{kind, ports, message}]: shown in check mode and diff, and a reason to drain. None by default."""
+        return []
+
     def diff(self, current, intended):
         """Commands that take the managed config from ``current`` to ``intended`` (both canonical)."""
         raise self._missing("diff")

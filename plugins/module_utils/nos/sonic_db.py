@@ -23,8 +23,8 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import (
-    CANONICAL, LIST_FIELDS, field_text, patch, show_running, tables_of, text)
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
+    CANONICAL, LIST_FIELDS, device_patch, device_view, field_text, patch, show_running, tables_of, text)
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn, flapping_ports
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, Op, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
@@ -312,10 +312,94 @@ def _ownership(table, key, row, intent, sections, port, planned):
     """Which fields of one CONFIG_DB row are ours (see _owned_keys); a QUEUE row of a planned port is ours only
     in the fields that name our AIF- objects. ``planned``: the plan's port names, computed once per read."""
     own = _owned_keys(table, key, intent, sections, port)
+    if table == "BUFFER_PG" and own is not None and not _our_pg(key, row):
+        own = None   # the switch's own PG (PG 0's lossy profile, a template's `3-4`, buffermgrd's pg_lossless rows)
     if table == "QUEUE" and own is None and isinstance(row, dict) and "qos" in sections \
             and key.split("|")[0] in planned:
         own = _queue_fields(row)
     return own
+
+
+def _our_pg(key, row):
+    """A BUFFER_PG row this driver writes: one PG (``<port>|3``, never a range) with the dynamic model's ``NULL``."""
+    return isinstance(row, dict) and row.get("profile") == "NULL" and re.match(r"^[^|]+\|\d+$", key) is not None
+
+
+# --- the switch's buffer model -------------------------------------------------------------------------------------
+# DEVICE_METADATA|localhost buffer_model (sonic-buildimage files/build_templates/init_cfg.json.j2: "dynamic" only where
+# the build sets SONIC_BUFFER_MODEL=dynamic, platform/mellanox/rules.mk and platform/barefoot/rules.mk; buffermgrd.sh
+# starts the traditional buffermgrd otherwise)
+DYNAMIC, TRADITIONAL = "dynamic", "traditional"
+# what the traditional buffermgrd writes into CONFIG_DB from PORT_QOS_MAP pfc_enable, CABLE_LENGTH and the port speed
+# (sonic-swss cfgmgr/buffermgr.cpp BufferMgr::doSpeedUpdateTask: `pg_lossless_<speed>_<cable>_profile` and
+# BUFFER_PG|<port>|<pfc_enable PGs>): derived state, neither ours nor the operator's
+DERIVED_PROFILE = re.compile(r"^pg_lossless_\S+_profile$")
+
+
+def buffer_model(config):
+    return ((config.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("buffer_model") or TRADITIONAL
+
+
+def derived(config, table, key, row):
+    """A row buffermgrd writes itself in the traditional model (not compared: it follows pfc_enable)."""
+    if buffer_model(config) != TRADITIONAL:
+        return False
+    if table == "BUFFER_PROFILE":
+        return bool(DERIVED_PROFILE.match(key))
+    return table == "BUFFER_PG" and isinstance(row, dict) and bool(DERIVED_PROFILE.match(str(row.get("profile", ""))))
+
+
+def _pg_range(key):
+    """``<port>|3-4`` -> (port, {3, 4}); ``<port>|0`` -> (port, {0})."""
+    port, _bar, pgs = key.partition("|")
+    low, _dash, high = pgs.partition("-")
+    if not low.isdigit() or (high and not high.isdigit()):
+        return port, set()
+    return port, set(range(int(low), int(high or low) + 1))
+
+
+def fit(after, config):
+    """The rendered managed tables fitted to what this switch's own machinery does (``after`` tables, ``config`` the
+    switch's whole CONFIG_DB) -> (tables, notes):
+
+    * traditional buffer model: no BUFFER_PG row of ours; buffermgrd writes the lossless PGs and their
+      pg_lossless profile from the plan's pfc_enable (a NULL profile would be overwritten within milliseconds);
+    * dynamic model: no row of ours for a lossless PG the switch already gives a NULL (computed) profile through a
+      range of its own (a template's ``<port>|3-4``): an overlapping ``<port>|3`` is never added beside it;
+    * no PFC_WD table on the switch: GCU refuses to create it on every ASIC (generic_config_updater
+      field_operation_validators.py rdma_config_update_validator: ``add /PFC_WD`` names no listed field), so the
+      watchdog is not managed and the note says how to start it."""
+    tables = json.loads(json.dumps(after))
+    notes = []
+    pgs = tables.get("BUFFER_PG")
+    if pgs and buffer_model(config) == TRADITIONAL:
+        del tables["BUFFER_PG"]
+        notes.append("community_sonic: the switch runs SONiC's traditional buffer model (DEVICE_METADATA buffer_model): "
+                     "buffermgrd writes the lossless PGs (BUFFER_PG <port>|<pfc_enable PGs>) and their "
+                     "pg_lossless_<speed>_<cable>_profile from PORT_QOS_MAP pfc_enable and CABLE_LENGTH itself; this run "
+                     "writes no BUFFER_PG row")
+    elif pgs:
+        theirs = {}
+        for key, row in (config.get("BUFFER_PG") or {}).items():
+            if isinstance(row, dict) and row.get("profile") == "NULL" and not _our_pg(key, row):
+                port, ids = _pg_range(key)
+                theirs.setdefault(port, set()).update(ids)
+        kept = dict((k, v) for k, v in pgs.items() if not _pg_range(k)[1] <= theirs.get(k.split("|")[0], set()))
+        if len(kept) != len(pgs):
+            notes.append("community_sonic: %d lossless PG row(s) left to the switch's own NULL-profile ranges (dynamic "
+                         "buffer model: the headroom is computed for them already)" % (len(pgs) - len(kept)))
+        if kept:
+            tables["BUFFER_PG"] = kept
+        else:
+            del tables["BUFFER_PG"]
+    if tables.get("PFC_WD") and not config.get("PFC_WD"):
+        del tables["PFC_WD"]
+        notes.append("community_sonic: the switch has no PFC_WD table and SONiC's GCU refuses to create one "
+                     "(field_operation_validators: `add /PFC_WD` is illegal on every ASIC), so the PFC watchdog is left "
+                     "out of this run; start it on the switch once (`sudo pfcwd start_default` with DEVICE_METADATA "
+                     "default_pfcwd_status enable, or `sudo pfcwd interval <ms>` to create PFC_WD|GLOBAL) and the next "
+                     "run manages it, or set qos.pfc_watchdog: false")
+    return tables, notes
 
 
 def _queue_fields(fields):
@@ -358,7 +442,7 @@ def outside(config, intent, sections, port=lambda p: p):
             continue
         for key in sorted(rows):
             own = _ownership(table, key, rows[key], intent, sections, port, planned)
-            if own == "*":
+            if own == "*" or derived(config, table, key, rows[key]):
                 continue
             fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
             if own is None and not fields:
@@ -428,6 +512,36 @@ class SonicDbDriver(Driver):
         if rows and all(CANONICAL.match(line) for line in rows):
             return tables_of(running)
         raise ValueError("not a CONFIG_DB JSON document: %s" % " | ".join(running.strip().splitlines()[-3:]))
+
+    def fit(self, after, before_image):
+        tables, notes = fit(tables_of(after), device_view(before_image.managed, before_image.outside)[0])
+        return text(tables), notes
+
+    def intended_image(self, base, after):
+        """``base`` with ``after`` as its managed view, less the switch's own values of the fields ``after`` sets (a
+        QUEUE row of the switch's whose scheduler/wred_profile become ours: one field, one value)."""
+        mine = set()
+        for line in after.splitlines():
+            head, _sp, rest = line.partition(" ")
+            if rest:
+                mine.add("%s > %s" % (self.path(head), rest.partition(" ")[0]))
+        want = base.with_managed(after)
+        want.outside = [p for p in base.outside if self.value(p)[0] not in mine]
+        return want
+
+    def disruptions(self, before_image, cmds):
+        """GCU's port admin-down moves (nos/gcu.py flapping_ports) for the patch this switch would be given."""
+        if not cmds:
+            return []
+        config, owned, foreign = device_view(before_image.managed, before_image.outside)
+        ops = device_patch([json.loads(c) for c in cmds], config, owned, foreign, managed=self.config_tables)
+        ports = flapping_ports(ops, config)
+        if not ports:
+            return []
+        return [{"kind": "port flap", "ports": ports,
+                 "message": "GCU takes %d port(s) admin down and up again to apply this change (its patch sorter's "
+                            "port-critical rule: BUFFER_PG, BUFFER_QUEUE, BUFFER_PORT_*_PROFILE_LIST, PORT_QOS_MAP, QUEUE): "
+                            "%s; their links, BGP sessions and hosts flap" % (len(ports), ", ".join(ports))}]
 
     def parse(self, running, intent, sections=SECTIONS):
         return text(owned_tables(self.config(running), intent, sections, port=self.port))

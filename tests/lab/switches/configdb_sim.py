@@ -317,7 +317,9 @@ def seed(name, intent):
     ports = [d["port"] for d in intent.get("downlinks") or []] + [u["port"] for u in intent.get("uplinks") or []]
     config = {
         "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Force10-S6000", "platform": "x86_64-dell_s6000_s1220-r0",
-                                          "mac": "52:54:00:12:34:56", "type": "LeafRouter"}},
+                                          "mac": "52:54:00:12:34:56", "type": "LeafRouter",
+                                          # init_cfg.json.j2 on an image built without SONIC_BUFFER_MODEL=dynamic
+                                          "buffer_model": "traditional"}},
         "PORT": {},
         # the traffic-shift state SONiC images carry (sonic-bgp-device-global.yang, default false)
         "BGP_DEVICE_GLOBAL": {"STATE": {"tsa_enabled": "false", "wcmp_enabled": "false", "idf_isolation_state": "unisolated"}},

@@ -1,0 +1,87 @@
+"""A first apply of the qos and mtu sections on public community SONiC CONFIG_DBs (SONiC's own template output for a
+Mellanox SN4600C in the dynamic buffer model and an Arista 7260CX3 in the traditional one,
+tests/fixtures/switches/sonic/configdb), through the shared apply flow (apply.Applier + gcu.GcuTxn) on the lab's model
+of such a switch (tests/lab/switches/configdb_sim.py with gcu_model.py: field-operation validators, port admin-down
+moves, buffermgrd, the final check without backend tables):
+
+* check mode names the ports GCU will flap, and what is left to the switch (buffer model, PFC watchdog);
+* the patch removes nothing (PG 0's lossy buffer, a template's lossless range, the operator's tables stay);
+* the apply converges (verified by the read-back), a second run changes nothing, in both buffer models;
+* the ports the model took admin down are exactly the ones named before the apply.
+"""
+import copy
+import json
+import os
+import sys
+
+import pytest
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
+
+from .helpers import ROOT, plan_on_platform
+from .test_gcu_transaction import Switch, applier
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
+import configdb_sim  # noqa: E402
+import public_configdb  # noqa: E402
+
+SECTIONS = ("qos", "mtu")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return plan_on_platform("lab", "community_sonic")
+
+
+class PublicSwitch(Switch):
+    def __init__(self, name, pfcwd=False):
+        Switch.__init__(self, {})
+        self.state = public_configdb.state(name)
+        if pfcwd:   # the operator ran `pfcwd interval 200`: PFC_WD|GLOBAL (pfcwd/main.py interval())
+            self.state["running"]["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": "200"}}
+            self.state["startup"] = copy.deepcopy(self.state["running"])
+        self.shell = configdb_sim.SonicShell(self.state, validate=lambda c: ("subset", configdb_sim.subset_errors(c)))
+
+
+def _intent(plan, sw):
+    return public_configdb.remap(plan["leafs"]["leaf0"], sw.state["running"], ports_of)
+
+
+@pytest.mark.parametrize("name", sorted(public_configdb.SWITCHES))
+@pytest.mark.parametrize("pfcwd", [False, True])
+def test_a_first_apply_on_a_public_config_removes_nothing_names_the_flaps_and_converges(plan, tmp_path, name, pfcwd):
+    sw = PublicSwitch(name, pfcwd)
+    intent = _intent(plan, sw)
+    before_cfg = copy.deepcopy(sw.state["running"])
+    run = applier(sw, plan, tmp_path, intent=intent)
+    before, after, cmds = run.plan()
+    ports = [run.driver.port(p) for p in ports_of(intent)]
+    # check mode: the flapping ports named (every planned port: its PORT_QOS_MAP and QUEUE rows change)
+    assert [d["kind"] for d in run.disruptions] == ["port flap"]
+    assert sorted(run.disruptions[0]["ports"]) == sorted(ports)
+    model = public_configdb.SWITCHES[name]["metadata"]["buffer_model"]
+    notes = " ".join(run.fit_notes)
+    assert ("traditional buffer model" in notes) == (model == "traditional")
+    assert ("no PFC_WD table" in notes) == (not pfcwd)
+    run.apply(before, after, cmds)
+    ops = [json.loads(op) for op in run.attempted if op.startswith("{")]
+    assert ops and not [op for op in ops if op["op"] == "remove"], "a first apply removes nothing"
+    got = sw.state["running"]
+    # nothing of the switch's own buffers is gone: PG 0 lossy, the template's lossless ranges, the queues' buffers
+    for key, row in before_cfg["BUFFER_PG"].items():
+        assert got["BUFFER_PG"][key] == row, key
+    assert got["BUFFER_QUEUE"] == before_cfg["BUFFER_QUEUE"]
+    if model == "traditional":
+        # buffermgrd made the plan's lossless PG 3 with its own profile; our read-back agreed (the apply verified)
+        for port in ports:
+            assert got["BUFFER_PG"]["%s|3" % port]["profile"].startswith("pg_lossless_100000_")
+    else:
+        assert not [k for k in got["BUFFER_PG"] if k.endswith("|3")], "no PG 3 beside the template's 3-4"
+    assert ("PFC_WD" in got) == pfcwd
+    # GCU took exactly the named ports down, and brought every one back up
+    assert sorted(set(sw.state["flaps"])) == sorted(ports)
+    assert all(got["PORT"][p]["admin_status"] == "up" for p in ports)
+    # a second run changes nothing: the audit reads it in sync
+    again = applier(sw, plan, tmp_path, intent=intent)
+    b, a, c = again.plan()
+    assert c == [] and b == a and again.disruptions == []
