@@ -39,6 +39,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions imp
     RefusedError, ShellMarkers, StepError, Transaction, _safe)
 
 CONFIG = "sudo -n config"
+CHECKPOINTS = "/etc/sonic/checkpoints"   # generic_updater.py FileSystemConfigRollbacker: <name>.cp.json
 # a patch SONiC's own sonic-acl.yang refuses (PACKET_ACTION is an enumeration without REDIRECT:<ip>): GCU validates
 # every patch against the models and would refuse it, so it is refused here before anything is sent
 YANG_REFUSED = re.compile(r"^REDIRECT:")
@@ -79,6 +80,7 @@ class GcuTxn(ShellMarkers, Transaction):
     checkpointed = False   # this object made the run's checkpoint (a drain's own object never deletes it)
     flaps = ()       # the ports GCU takes admin down and up again for the staged patch (flapping_ports below)
     transient = ()   # their admin_status paths: GCU's own moves, never someone else's change
+    recovered_ports = ()   # ports an ended run's apply-patch left admin down, brought back up by recover()
 
     def begin(self):
         self.checkpointed = True   # before the command: a lost answer may still have made it
@@ -150,17 +152,57 @@ class GcuTxn(ShellMarkers, Transaction):
     def recover(self, marker):
         """An ended or stale run of ours: delete its checkpoint(s) and patch file (the running config is not rolled
         back: whatever that run left is judged by this run's own read), then its lock objects."""
-        gone = []
+        gone, raised = [], []
         for name in self._checkpoints("lock"):
             if name == marker.name or name.startswith(marker.name + "-"):
+                raised += self._raise_left_down(name, marker.name)
                 self._ok("lock", "%s delete-checkpoint %s" % (CONFIG, _safe(name)))
                 gone.append(name)
         self._ok("lock", "rm -f /tmp/%s.json-patch /tmp/%s.json-patch.b64" % (_safe(marker.name), _safe(marker.name)))
         Transaction.recover(self, marker)
-        return ("deleted its checkpoint %s (the running config was not rolled back)" % ", ".join(gone) if gone
+        self.recovered_ports = list(self.recovered_ports) + raised
+        up = ("; brought back up the port(s) GCU had taken admin down for that run's port-critical changes and not "
+              "brought back (admin up in its checkpoint, down now): %s" % ", ".join(raised)) if raised else ""
+        return ("deleted its checkpoint %s (the running config was not rolled back)%s" % (", ".join(gone), up) if gone
                 else "marker removed")
 
+    def _raise_left_down(self, name, run):
+        """An apply-patch that died part-way (its session lost) leaves the ports GCU took admin down for port-critical
+        changes down. Read the ended run's checkpoint (/etc/sonic/checkpoints/<name>.cp.json, generic_updater.py
+        FileSystemConfigRollbacker) and its staged patch when still there, and bring back up each port that was admin
+        up in the checkpoint, is admin down now and that GCU takes down for that patch (flapping_ports), or, without
+        the patch, whose port-critical rows differ from the checkpoint (the change GCU was making); any other port
+        admin down now was taken down by someone else and stays down."""
+        before = self._json_of("sudo -n cat %s/%s.cp.json" % (CHECKPOINTS, _safe(name)))
+        if not isinstance(before, dict):
+            return []
+        staged = self._json_of("cat /tmp/%s.json-patch" % _safe(run))
+        now = self.driver.config(self.io.run("lock", self.driver.show_running))
+        flapped = set(flapping_ports(staged, before)) if isinstance(staged, list) else None
+        ports = [p for p in sorted(now.get("PORT") or {}, key=lambda p: (len(p), p))
+                 if ((before.get("PORT") or {}).get(p) or {}).get("admin_status") == "up"
+                 and ((now.get("PORT") or {}).get(p) or {}).get("admin_status") == "down"
+                 and (p in flapped if flapped is not None else _critical_rows(before, p) != _critical_rows(now, p))]
+        if ports:
+            ops = [{"op": "replace", "path": configdb.pointer("PORT", p, "admin_status"), "value": "up"} for p in ports]
+            self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
+            self.put_file("lock", self.patch_file(), _compact(ops))
+            self._ok("lock", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the port admin-up patch")
+        return ports
+
     # ---- helpers ---------------------------------------------------------------------------------------------
+    def _json_of(self, command):
+        """The JSON document a shell command prints, or None (not there, not JSON)."""
+        status, out = self._shell("lock", command)
+        starts = [i for i in (out.find("{"), out.find("[")) if i >= 0]
+        if status != 0 or not starts:
+            return None
+        start = min(starts)
+        try:
+            return json.loads(out[start:max(out.rfind("}"), out.rfind("]")) + 1])
+        except ValueError:
+            return None
+
     @staticmethod
     def _ops_of(cmds):
         return [json.loads(c) if isinstance(c, str) else c for c in cmds]
@@ -219,6 +261,11 @@ def flapping_ports(ops, config):
     up = config.get("PORT", {})
     return sorted((p for p in ports if (up.get(p) or {}).get("admin_status") == "up"),
                   key=lambda p: (len(p), p))
+
+
+def _critical_rows(config, port):
+    return [dict((k, v) for k, v in (config.get(t) or {}).items() if k == port or k.startswith(port + "|"))
+            for t in PORT_CRITICAL]
 
 
 def transient_paths(ports):

@@ -183,6 +183,16 @@ class SonicShell(object):
         m = re.match(r"^test -e (\S+) -o -e (\S+)$", cmd)
         if m:
             return (0 if m.group(1) in files or m.group(2) in files else 1), ""
+        m = re.match(r"^cat (/tmp/\S+)$", cmd)
+        if m:
+            if m.group(1) not in files:
+                return 1, "cat: %s: No such file or directory\n" % m.group(1)
+            return 0, files[m.group(1)]
+        m = re.match(r"^sudo -n cat /etc/sonic/checkpoints/(\S+)\.cp\.json$", cmd)
+        if m:   # generic_updater.py FileSystemConfigRollbacker: the checkpoint as a JSON file (Util.save_json_file)
+            if m.group(1) not in self.state["checkpoints"]:
+                return 1, "cat: /etc/sonic/checkpoints/%s.cp.json: No such file or directory\n" % m.group(1)
+            return 0, json.dumps(self.state["checkpoints"][m.group(1)], indent=4) + "\n"
         m = re.match(r"^(sudo (?:-n )?)?config (.*)$", cmd)
         if m:
             if not m.group(1):
