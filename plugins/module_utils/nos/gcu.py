@@ -79,8 +79,6 @@ class GcuTxn(ShellMarkers, Transaction):
 
     checkpointed = False   # this object made the run's checkpoint (a drain's own object never deletes it)
     flaps = ()       # the ports GCU takes admin down and up again for the staged patch (flapping_ports below)
-    transient = ()   # their admin_status paths: GCU's own moves, never someone else's change
-    recovered_ports = ()   # ports an ended run's apply-patch left admin down, brought back up by recover()
 
     def begin(self):
         self.checkpointed = True   # before the command: a lost answer may still have made it

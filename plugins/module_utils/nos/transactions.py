@@ -110,6 +110,9 @@ class Transaction(MarkerStore):
     transient = ()
     # the drain records (devicelock ``-d`` objects) of ended runs found when the lock was taken (devicelock.acquire)
     drain_records = ()
+    # ports an ended run's change left down that the lock's recovery brought back up (nos/gcu.py): the switch moved
+    # since this run read it, by this run's own step
+    recovered_ports = ()
 
     def __init__(self, driver, io, tag, commit_timer=0, verify_budget=60, intent=None, sections=()):
         self.driver, self.io, self.tag = driver, io, tag
