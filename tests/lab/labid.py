@@ -66,6 +66,9 @@ def switch_state_root(ident=None):
 # TWIN_PORTS[kind] + o, at most TWIN_SIZE ports each (routers + hosts). One offset thus holds the ports
 # [o + 2200, o + 2300) and [o + 24000, o + 24100) (port_ranges): offsets OFFSET_STEP apart never meet.
 SWITCH_TEST_PORTS = (2200, 2300)
+# a real Slurm of the scheduler tests (tests/lab/slurm_cluster.py): slurmctld at SLURM_PORT + o, slurmd at + 1 .. + 9
+# (above the third switch part's 2260-2282)
+SLURM_PORT = 2290
 SWITCH_PART_STEP = 30
 TWIN_PORTS = {"aift": 24000, "aifh": 24030, "aifp": 24060}
 TWIN_SIZE = 30

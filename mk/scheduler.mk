@@ -1,0 +1,10 @@
+# GOR's scheduler side against a real Slurm (issue 39): munged, slurmctld and a slurmd per plan host, started by the test
+# in a temporary directory on this checkout's ports (tests/lab/slurm_cluster.py; Debian slurm-wlm 22.05 and munge from
+# tools/setup-system.sh). Checks the plan's topology.conf as slurmctld loads it, drain/resume through
+# playbooks/gor_drain.yml and the slurm_node module, and that a node someone else drained is never resumed. About 35 s.
+.PHONY: test-scheduler
+
+TEST_TARGETS += test-scheduler
+
+test-scheduler: setup
+	$(PY) -m pytest -q -s tests/integration/scheduler
