@@ -94,7 +94,7 @@ before:
   returned: success
   type: dict
 after:
-  description: The node as read after the change (the same as O(before) when nothing changed or in check mode).
+  description: The node as read after the change (the same as RV(before) when nothing changed or in check mode).
   returned: success
   type: dict
 command:

@@ -570,6 +570,83 @@ def test_two_concurrent_runs_on_one_router_serialize_on_the_engine(twin):
             run.close()
 
 
+def gor_event(link, kind, at, loss=0.5, fault="gor-t1"):
+    """A GOM event (docs/gom.md, schema aifabric.gom.event/1) for a leaf->spine link."""
+    return {"schema": "aifabric.gom.event/1", "id": fault + ("" if kind == "link_fault" else "-r"), "fault_id": fault,
+            "kind": kind, "link": link, "link_class": "leaf_up", "loss": loss, "first_loss": at, "detected": at,
+            "localised": at, "cleared": at if kind == "recovered" else None}
+
+
+def test_gor_steers_a_congested_uplink_off_and_restores_it_after_repair(twin, tmp_path):
+    """GOR on the engine: a leaf's bound uplink congested by tbf (the kernel drops what exceeds the rate) loses probes;
+    playbooks/gor_steer.yml (GOM event in, switch_config's PBR transaction out) moves the binding to a healthy uplink
+    of that leaf: the kernel's lookup for the pinned source takes the new uplink and the probes stop being lost; the
+    audit says "steered by GOR because <link>", not drift; after the repair (recovered, hold-down 0) the planned
+    binding is back and the record is empty."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    name, binding, _remote, dst = failover.pinned_flow(plan)
+    leaf = plan["leafs"][name]
+    src = binding["source"].split("/")[0]
+    up = [u for u in leaf["uplinks"] if u["port"] == binding["uplink"]][0]
+    link = "%s:%s>%s:%s" % (name, up["port"], up["spine"], up["spine_port"])
+    record_path = os.path.join(twin["state"], "build", "gor", "%s.json" % plan["fabric"])
+    stop = str(tmp_path / "stop")
+    watch = subprocess.Popen(["ip", "netns", "exec", ns(binding["server"]), "python3", PROBE, "watch", "--src", src,
+                              "--dst", dst, "--seconds", "120", "--interval", "0.01", "--size", "1000", "--until", stop,
+                              "--losses", "--reply-timeout", "0.2"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        congested_at = time.time()
+        # a 1000-byte probe takes 0.5 s at 16 kbit/s and the queue holds ~2 KB: most probes are dropped on this link
+        sh(ns(name), "tc", "qdisc", "replace", "dev", up["port"], "root", "tbf", "rate", "16kbit", "burst", "2kb",
+           "latency", "5ms")
+        time.sleep(2.0)     # GOM's part (probe loss -> localised event) is stood in for by the event below
+        events = tmp_path / "fault.json"
+        events.write_text(json.dumps({"gor_events": [gor_event(link, "link_fault", congested_at)]}))
+        started = time.time()
+        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events)
+        steered_at = time.time()
+        assert "failed=0" in out.split("PLAY RECAP")[-1], out[-6000:]
+        with open(record_path) as handle:
+            record = json.load(handle)
+        moved = [e for e in record["steered"] if e["leaf"] == name and e["ingress"] == binding["ingress"]]
+        assert moved and moved[0]["because"] == link and moved[0]["uplink"] != binding["uplink"], (record, out[-8000:])
+        path = route_get(name, dst, src, ingress(leaf))
+        assert "dev %s " % moved[0]["uplink"] in path and "via %s " % moved[0]["next_hop"] in path, path
+        time.sleep(2.0)
+        open(stop, "w").close()
+        figures = json.loads(watch.communicate(timeout=60)[0])
+        lost_after = [t for t in figures.get("lost_at", []) if t > steered_at]
+        lost_congested = [t for t in figures.get("lost_at", []) if congested_at <= t <= started]
+        print("\nGOR steer on the twin: %d probes lost in the 2 s congested before the event (%d of %d in all), event -> "
+              "steered %.1f s, first loss -> steered %.1f s, lost after the steer: %d"
+              % (len(lost_congested), figures["lost"], figures["sent"], steered_at - started, steered_at - congested_at,
+                 len(lost_after)))
+        assert len(lost_congested) >= 5, "tbf did not congest the uplink: %s" % figures   # a lost probe waits 0.2 s
+        assert lost_after == [], figures
+        assert steered_at - congested_at <= 30.0
+        # the audit: the steered binding is GOR's, not drift
+        report, out = audit(twin["state"])
+        assert report["verdict"].split(" / ")[0] == "IN SYNC", out[-3000:]
+        steered = [e for e in report["entries"] if e["check"] == "gor_steer"]
+        assert [e["device"] for e in steered] == [name] and "steered by GOR because %s since " % link in \
+            steered[0]["message"], steered
+    finally:
+        sh(ns(name), "tc", "qdisc", "del", "dev", up["port"], "root", check=False)
+        open(stop, "w").close()
+        if watch.poll() is None:
+            watch.kill()
+    events = tmp_path / "repaired.json"
+    events.write_text(json.dumps({"gor_events": [gor_event(link, "recovered", time.time())], "gor_hold_down": 0}))
+    out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events)
+    assert "failed=0" in out.split("PLAY RECAP")[-1], out[-6000:]
+    with open(record_path) as handle:
+        assert json.load(handle)["steered"] == []
+    path = route_get(name, dst, src, ingress(leaf))
+    assert "via %s dev %s " % (binding["next_hop"], binding["uplink"]) in path, path
+
+
 def test_scheme_b_routed_host_ports(tmp_path, monkeypatch):
     """Addressing scheme p2p: a routed /31 per host port, the policy on each port (the lab fabric,
     scheme switched), configured with the frr driver directly."""
