@@ -43,8 +43,8 @@ options:
         required: true
         choices: [bad, congested, healthy]
       since:
-        description: Epoch seconds the link entered this state.
-        type: float
+        description: Epoch seconds (a number) the link entered this state.
+        type: raw
         required: true
       event:
         description: The GOM event id (kept in the record).
@@ -54,7 +54,7 @@ options:
     type: path
     required: true
   hold_down:
-    description: Seconds a link must have been healthy before the bindings moved for it go back. 0 to 86400.
+    description: Seconds a link must have been healthy before the bindings moved for it go back (0 to 86400).
     type: int
     default: 300
   now:
@@ -120,6 +120,7 @@ import json
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import read_bytes, write_if_changed
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.steer import (
@@ -137,7 +138,7 @@ def main():
             links=dict(type="list", elements="dict", options=dict(
                 link=dict(type="str", required=True),
                 state=dict(type="str", required=True, choices=["bad", "congested", "healthy"]),
-                since=dict(type="float", required=True),
+                since=dict(type="raw", required=True),
                 event=dict(type="str"))),
             record_path=dict(type="path", required=True),
             hold_down=dict(type="int", default=300),
@@ -146,12 +147,13 @@ def main():
             planned_record=dict(type="dict"),
             pushed_leafs=dict(type="list", elements="str", default=[]),
         ),
-        required_if=[("state", "planned", ("links",)), ("state", "recorded", ("planned_record",))],
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "gor_steer")
     params = module.params
-    if not 0 <= params["hold_down"] <= 86400:
-        module.fail_json(msg="hold_down %d: give 0 to 86400 seconds" % params["hold_down"])
+    needs = "links" if params["state"] == "planned" else "planned_record"
+    if params[needs] is None:
+        module.fail_json(msg="state %s needs %s. Fix: pass %s" % (params["state"], needs, needs))
     plan = plan_or_fail(module)
     raw = read_bytes(params["record_path"])
     try:

@@ -93,6 +93,7 @@ reason:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.k8s_nodes import K8sNodeError, decide
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.slurm import SlurmError
 
@@ -108,6 +109,7 @@ def main():
         ),
         required_if=[("state", "cordoned", ("event_id",))],
         supports_check_mode=True)
+    bounds.enforce(module, "k8s_node_fault")
     params = module.params
     if not isinstance((params["node"].get("metadata") or {}).get("name"), str):
         module.fail_json(msg="node.metadata.name missing: pass the output of 'kubectl get node NAME -o json'")

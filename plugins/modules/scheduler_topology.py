@@ -75,6 +75,7 @@ label_commands:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.k8s_nodes import K8sNodeError, label_commands, node_labels
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.slurm import topology, topology_conf
@@ -85,6 +86,7 @@ def main():
         argument_spec=dict(PLAN_ARGUMENTS, node_names=dict(type="dict", default={})),
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
+    bounds.enforce(module, "scheduler_topology")
     plan = plan_or_fail(module)
     names = module.params["node_names"]
     unknown = sorted(set(names) - set(plan["hosts"]))

@@ -107,6 +107,7 @@ command:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.gor.slurm import SlurmError, command, decide, parse_node
 
 
@@ -135,9 +136,11 @@ def main():
             scontrol=dict(type="str", default="scontrol"),
             slurm_conf=dict(type="path"),
         ),
-        required_if=[("state", "drained", ("event_id",))],
         supports_check_mode=True)
+    bounds.enforce(module, "slurm_node")
     params = module.params
+    if params["state"] == "drained" and not params["event_id"]:
+        module.fail_json(msg="state drained needs event_id (it goes into the drain reason). Fix: pass the GOM event id")
     if params["slurm_conf"]:
         os.environ["SLURM_CONF"] = params["slurm_conf"]
     before = _read(module, params["node"])
