@@ -590,7 +590,8 @@ def test_gor_steers_a_congested_uplink_off_and_restores_it_after_repair(twin, tm
     src = binding["source"].split("/")[0]
     up = [u for u in leaf["uplinks"] if u["port"] == binding["uplink"]][0]
     link = "%s:%s>%s:%s" % (name, up["port"], up["spine"], up["spine_port"])
-    record_path = os.path.join(twin["state"], "build", "gor", "%s.json" % plan["fabric"])
+    build = os.path.join(twin["state"], "build")    # audit() reads the same build dir
+    record_path = os.path.join(build, "gor", "%s.json" % plan["fabric"])
     stop = str(tmp_path / "stop")
     watch = subprocess.Popen(["ip", "netns", "exec", ns(binding["server"]), "python3", PROBE, "watch", "--src", src,
                               "--dst", dst, "--seconds", "120", "--interval", "0.01", "--size", "1000", "--until", stop,
@@ -605,7 +606,8 @@ def test_gor_steers_a_congested_uplink_off_and_restores_it_after_repair(twin, tm
         events = tmp_path / "fault.json"
         events.write_text(json.dumps({"gor_events": [gor_event(link, "link_fault", congested_at)]}))
         started = time.time()
-        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events)
+        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events,
+                       "-e", "aifabric_build_dir=%s" % build)
         steered_at = time.time()
         assert "failed=0" in out.split("PLAY RECAP")[-1], out[-6000:]
         with open(record_path) as handle:
@@ -639,7 +641,8 @@ def test_gor_steers_a_congested_uplink_off_and_restores_it_after_repair(twin, tm
             watch.kill()
     events = tmp_path / "repaired.json"
     events.write_text(json.dumps({"gor_events": [gor_event(link, "recovered", time.time())], "gor_hold_down": 0}))
-    out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events)
+    out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "gor_steer.yml"), "-e", "@%s" % events,
+                   "-e", "aifabric_build_dir=%s" % build)
     assert "failed=0" in out.split("PLAY RECAP")[-1], out[-6000:]
     with open(record_path) as handle:
         assert json.load(handle)["steered"] == []
