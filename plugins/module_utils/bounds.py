@@ -53,8 +53,8 @@ NUMERIC = {
     ("fabric_sizing", "tiers"): (2, 5, "", "switch tiers of a fat tree"),
     # host checks and tests
     # GOR (docs/gor.md)
-    ("gor_steer", "hold_down"): (0, DAY, "s", "how long a link must be healthy before the bindings moved for it "
-                                               "go back (a day at most)"),
+    ("gor_steer", "hold_down"): (0, DAY, "s",
+                                 "how long a link must be healthy before the bindings moved for it go back"),
     ("gor_steer", "now"): (0, 1 << 40, "s", "the current time in epoch seconds"),
     ("nccl_tests", "gpus_per_host"): (1, 64, "", "GPUs in one host"),
     ("nccl_tests", "line_rate_gbps"): (1, 3200, "Gb/s", "one NIC port's line rate"),

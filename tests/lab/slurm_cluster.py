@@ -50,7 +50,8 @@ def env(root):
 
 
 def scontrol(root, *args):
-    return subprocess.run(["scontrol"] + list(args), env=env(root), capture_output=True, text=True, timeout=30)
+    return subprocess.run(["scontrol"] + list(args), env=env(root), capture_output=True, text=True, timeout=30,
+                          check=False)
 
 
 def up(root, nodes, topology_conf=None, offset=None):
@@ -80,7 +81,8 @@ def up(root, nodes, topology_conf=None, offset=None):
         subprocess.run(["/usr/sbin/slurmd", "-N", node], env=env(root), check=True, timeout=30)
     deadline = time.time() + 60
     while time.time() < deadline:
-        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %T"], env=env(root), capture_output=True, text=True)
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %T"], env=env(root), capture_output=True, text=True,
+                             check=False)
         states = dict(line.split() for line in out.stdout.splitlines() if line.strip())
         if sorted(states) == sorted(nodes) and set(states.values()) == {"idle"}:
             return env(root)
@@ -98,7 +100,7 @@ def _stop(pidfile):
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    for _ in range(100):
+    for _try in range(100):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

@@ -38,7 +38,7 @@ class K8sNodeError(ValueError):
 
 def check_key(key):
     """A qualified key: optional DNS subdomain prefix (<= 253) and '/', name <= 63 (Kubernetes label syntax)."""
-    prefix, _, name = key.rpartition("/")
+    prefix, _slash, name = key.rpartition("/")
     if (prefix and (len(prefix) > 253 or not _DNS1123.match(prefix))) or not _NAME63.match(name):
         raise K8sNodeError("key %r is not a Kubernetes qualified name ([prefix/]name, name up to 63 characters of "
                            "letters, digits, '-', '_', '.', starting and ending alphanumeric). Fix: a shorter or "
@@ -80,7 +80,7 @@ def label_commands(labels):
 def fault_netdev(link, node):
     """The host NIC a GOM link name names on ``node`` (``gpu01:rail0>leaf0:Ethernet0`` -> rail0), else 'link'."""
     for end in link.split(">"):
-        host, _, port = end.partition(":")
+        host, _colon, port = end.partition(":")
         if host == node and port:
             return port
     return "link"

@@ -125,7 +125,7 @@ def test_event_drains_within_budget_and_resume_after_repair(cluster, tmp_path):
     print("GOM event -> Slurm shows the node drained in %.2f s (playbook done in %.2f s; ansible-playbook "
           "gor_drain.yml against real slurmctld)" % (drained_after, total))
     assert drained_after <= DRAIN_BUDGET_S
-    rc, out, _, _ = play("resolved")
+    rc, out, _drained, _total = play("resolved")
     assert rc == 0, out[-4000:]
     assert not node(cluster, name)["drain"]
 

@@ -75,14 +75,14 @@ def test_spine_to_leaf_link_moves_the_planes_other_leafs_off_that_spine(plan):
 
 def test_restore_after_hold_down_only(plan):
     bad = up_link(plan, "leaf0", "Ethernet8")
-    record, moves, _ = run(plan, links((bad, "bad", 50)))
+    record, moves, _notes = run(plan, links((bad, "bad", 50)))
     # link healthy again at t=200: not yet (hold-down 300)
-    kept, moves2, _ = run(plan, links((bad, "healthy", 200)), record, now=400)
+    kept, moves2, _notes = run(plan, links((bad, "healthy", 200)), record, now=400)
     assert kept == record and moves2 == []
     # still bad: stays, idempotent
     assert run(plan, links((bad, "bad", 50)), record, now=1000)[0] == record
     # healthy for 300 s: back to the plan
-    back, moves3, _ = run(plan, links((bad, "healthy", 200)), record, now=500)
+    back, moves3, _notes = run(plan, links((bad, "healthy", 200)), record, now=500)
     assert back["steered"] == [] and all(m["action"] == "restore" and m["to"] == "Ethernet8" for m in moves3)
     # a link never reported healthy keeps the steer (no silent restore)
     assert run(plan, [], record, now=10 ** 9)[0] == record
@@ -90,14 +90,14 @@ def test_restore_after_hold_down_only(plan):
 
 def test_steered_uplink_failing_too_moves_again_and_no_healthy_uplink_is_said(plan):
     first = up_link(plan, "leaf0", "Ethernet8")
-    record, _, _ = run(plan, links((first, "bad", 1)))
+    record = run(plan, links((first, "bad", 1)))[0]
     moved_to = record["steered"][0]["uplink"]
     second = up_link(plan, "leaf0", moved_to)
-    record2, moves, _ = run(plan, links((first, "bad", 1), (second, "bad", 2)), record)
+    record2, moves, _notes = run(plan, links((first, "bad", 1), (second, "bad", 2)), record)
     assert any(m["action"] == "move" for m in moves)
     assert {"Ethernet8", moved_to}.isdisjoint(effective(plan, record2, "leaf0").values())
     everything = [(up_link(plan, "leaf0", u["port"]), "bad", 3) for u in plan["leafs"]["leaf0"]["uplinks"]]
-    _, _, notes = run(plan, links(*everything), record2)
+    notes = run(plan, links(*everything), record2)[2]
     assert notes and "no healthy uplink" in notes[0]
 
 
@@ -113,7 +113,7 @@ def test_bad_input_and_host_links():
 
 
 def test_audit_entries_say_steered_not_drift(plan):
-    record, _, _ = run(plan, links((up_link(plan, "leaf0", "Ethernet8"), "bad", 0)))
+    record = run(plan, links((up_link(plan, "leaf0", "Ethernet8"), "bad", 0)))[0]
     entries = steer.audit_entries(record, ["leaf0", "leaf1"], lambda t: "since 1970-01-01T00:00:00Z")
     assert len(entries) == 1 and entries[0]["status"] == "warn" and entries[0]["check"] == "gor_steer"
     link = up_link(plan, "leaf0", "Ethernet8")
@@ -127,7 +127,7 @@ def test_balance_on_a_wider_leaf():
     leaf = p["leafs"][leaf_name]
     planned = dict((b["ingress"], b["uplink"]) for b in leaf["bindings"])
     first = leaf["uplinks"][0]["port"]
-    record, moves, _ = run(p, links((up_link(p, leaf_name, first), "bad", 0)))
+    record, moves, _notes = run(p, links((up_link(p, leaf_name, first), "bad", 0)))
     after = effective(p, record, leaf_name)
     load = {}
     for u in after.values():
