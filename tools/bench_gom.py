@@ -2,6 +2,7 @@
 
     PYTHONPATH=.collections python tools/bench_gom.py scale [--sizes 4096,32768] [--seconds 20]
     python tools/bench_gom.py twin            (root: builds its own lab twin, ~30-60 min)
+    python tools/bench_gom.py rollout         (root: a site.yml rollout of every switch, with drains, under GOM)
 
 scale: the 1-identifiable plan of the 4K and 32K GPU fabrics (rail512 scaled out, tools/bench_probes.py), every
 probe at 10/s replayed (tools/gom_sim.py): one JSON batch per host every 100 ms, encoded as the agent encodes it. The
@@ -14,6 +15,12 @@ twin: tests/lab/twin/gom_live.py's full campaign (every directed link at 100 % a
 at 2 % loss, cable down and congestion, one fault per class under a drain record) on a lab twin of its own
 (namespace prefix and ports of the ``aifh`` test twin: not while that test runs in this checkout). Exit 1 when a
 Done-when figure is missed.
+
+rollout: a lab twin whose routers keep their lock markers in directories of their own (twin.py --lock-dirs), converged
+by site.yml; GOM live on it (the collector reads those directories: the product's maintenance filter); then a change
+of every switch (the underlay's BGP timers, as tools/bench_rollout.py) rolled out by site.yml with the maintenance
+drain on spines (auto) and on every switch (always). Every event is listed; exit 1 on any fault event (a loss the
+rollout caused must be reported as maintenance, never as a fault).
 """
 import argparse
 import json
@@ -27,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "twin"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable  # noqa: E402
@@ -103,13 +111,70 @@ def main_twin(_args):
     return 1 if result["missed"] else 0
 
 
+def main_rollout(_args):
+    import yaml
+    import labid
+    import gom_live
+    import bench_rollout
+    prefix, base_port = labid.twin_names("aifp")     # the p2p test twin's names: not while that test runs here
+    state = tempfile.mkdtemp(prefix="aif-gom-rollout-")
+    twin = [sys.executable, os.path.join(ROOT, "tests", "lab", "twin", "twin.py")]
+    common = ["--state", state, "--ns-prefix", prefix, "--base-port", str(base_port)]
+    subprocess.run(twin + ["up", "--lock-dirs", "--inventory", os.path.join(ROOT, "inventories", "lab")] + common,
+                   check=True, stdout=subprocess.DEVNULL)
+    rows = []
+    try:
+        with open(os.path.join(state, "plan", "plan.json")) as handle:
+            plan = json.load(handle)
+        with open(os.path.join(state, "inventory.yml")) as handle:
+            fabric = yaml.safe_load(handle)["all"]["vars"]["fabric"]
+        started = time.monotonic()
+        bench_rollout.site_yml(state)
+        converge_s = time.monotonic() - started
+        if not bench_rollout.wait_established(plan, prefix=prefix):
+            raise RuntimeError("BGP did not converge on the twin")
+        live = gom_live.Live(plan, prefix, os.path.join(state, "live"))
+        live.markers = os.path.join(state, "locks")      # the routers' own lock directories
+        live.plan_probes()
+        live.start()
+        try:
+            time.sleep(5)
+            baseline = live.new_events()
+            for drain, timers in (("auto", (4, 12)), ("always", (3, 9))):
+                change = dict(fabric, underlay=dict(fabric.get("underlay") or {}, keepalive_seconds=timers[0],
+                                                    hold_seconds=timers[1]))
+                extra = os.path.join(state, "change-%s.json" % drain)
+                with open(extra, "w") as handle:
+                    json.dump({"fabric": change, "switch_drain": drain, "switch_drain_wait": 3}, handle)
+                started = time.monotonic()
+                result = bench_rollout.site_yml(state, "--tags", "plan,switches", "-e", "@" + extra)
+                took = time.monotonic() - started
+                time.sleep(15)      # the last switch's linger and any late loss
+                events = live.new_events()
+                drained = sorted(name for name, (_s, _e, res) in bench_rollout.windows(result).items() if res.get("drained"))
+                rows.append({"drain": drain, "rollout_s": round(took, 1), "drained": drained,
+                             "faults": [e for e in events if e["kind"] not in ("maintenance", "recovered")],
+                             "maintenance": sorted(set(e["switch"] for e in events if e["kind"] == "maintenance")),
+                             "events": [(e["kind"], e["switch"] or e["link"]) for e in events]})
+        finally:
+            live.stop()
+    finally:
+        subprocess.run(twin + ["down"] + common, check=False, stdout=subprocess.DEVNULL)
+    out = {"converge_s": round(converge_s, 1), "probes": live.report["count"], "baseline": baseline, "rollouts": rows}
+    print(json.dumps(out, indent=1, sort_keys=True))
+    for row in rows:
+        print("drain %s: rollout %.0f s, drained %s, fault events %d, maintenance on %s" % (
+            row["drain"], row["rollout_s"], row["drained"], len(row["faults"]), row["maintenance"]))
+    return 1 if baseline or any(row["faults"] for row in rows) else 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("what", choices=["scale", "twin"])
+    parser.add_argument("what", choices=["scale", "twin", "rollout"])
     parser.add_argument("--sizes", default="4096,32768")
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args(argv)
-    return main_scale(args) if args.what == "scale" else main_twin(args)
+    return {"scale": main_scale, "twin": main_twin, "rollout": main_rollout}[args.what](args)
 
 
 if __name__ == "__main__":

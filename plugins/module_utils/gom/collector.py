@@ -130,12 +130,15 @@ class Metrics(object):
 class Service(object):
     """Ingest listeners + tick loop (main thread) and the HTTP endpoint (a thread)."""
 
-    def __init__(self, localiser, events_path=None, markers=None, silences=None, lock_ttl=1800, clock=time.time):
+    def __init__(self, localiser, events_path=None, markers=None, silences=None, lock_ttl=1800, clock=time.time,
+                 linger=10.0):
         self.localiser = localiser
         self.events_path = events_path
         self.markers = markers or {}
         self.silences = silences
         self.lock_ttl = lock_ttl
+        self.linger = linger
+        self.held = {}          # switch -> (last time under maintenance, its record)
         self.clock = clock
         self.lock = threading.Lock()
         self.selector = selectors.DefaultSelector()
@@ -198,12 +201,23 @@ class Service(object):
                     self.localiser.ingest(batch, now)
 
     def refresh_maintenance(self, now):
+        """Switches under change, drain or silence now, and for ``linger`` seconds after (routes settle after a
+        change: BGP reconverges, a drained switch takes traffic back)."""
         found = {}
         for switch, directory in self.markers.items():
             marker = read_markers(directory, now, self.lock_ttl)
             if marker:
                 found[switch] = marker
         found.update(read_silences(self.silences, now))
+        for switch, marker in found.items():
+            self.held[switch] = (now, marker)
+        for switch, (seen, marker) in list(self.held.items()):
+            if switch in found:
+                continue
+            if now - seen <= self.linger:
+                found[switch] = dict(marker, ended=seen)
+            else:
+                del self.held[switch]
         self.localiser.set_maintenance(found)
 
     def tick(self, now):
@@ -294,6 +308,8 @@ def main(argv=None):
     parser.add_argument("--markers", action="append", default=[], help="SWITCH=DIR of its lock markers (repeatable)")
     parser.add_argument("--silences", help="JSON file of operator silences")
     parser.add_argument("--lock-ttl", type=int, default=1800)
+    parser.add_argument("--maintenance-linger", type=float, default=10.0,
+                        help="seconds a switch stays under maintenance after its marker, drain record or silence ends")
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--stop-file")
     args = parser.parse_args(argv)
@@ -303,7 +319,8 @@ def main(argv=None):
         if not sep or not switch or not directory:
             parser.error("--markers %r: give SWITCH=DIR" % item)
         markers[switch] = directory
-    service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl)
+    service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl,
+                      linger=args.maintenance_linger)
     for address in args.listen or ["127.0.0.1:9720"]:
         service.listen(address)
     if args.http:

@@ -85,7 +85,9 @@ class Live(object):
             os.makedirs(os.path.join(self.markers, switch), exist_ok=True)
             cmd += ["--markers", "%s=%s" % (switch, os.path.join(self.markers, switch))]
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, ".collections"))
-        self.collector = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+        # the instrument must not be what loses (as tools/bench_rollout.py's probes): above the machine's other work
+        urgent = ["nice", "-n", "-10"] if os.geteuid() == 0 else []
+        self.collector = subprocess.Popen(urgent + cmd, env=env, stdout=subprocess.DEVNULL,
                                           stderr=open(os.path.join(self.state, "collector.log"), "w"))
         self.procs.append(self.collector)
         for _n in range(50):
@@ -100,7 +102,7 @@ class Live(object):
             with open(path, "w") as handle:
                 json.dump(config, handle)
             self.procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", self.ns(host), sys.executable, os.path.join(GOM, "agent.py"), "--config", path],
+                urgent + ["ip", "netns", "exec", self.ns(host), sys.executable, os.path.join(GOM, "agent.py"), "--config", path],
                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.state, "agent-%s.log" % host), "w")))
 
     def stop(self):

@@ -38,7 +38,7 @@ class Server(asyncssh.SSHServer):
         return password == self.password
 
 
-def shell_factory(ns, bindir, prompt, enter=None):
+def shell_factory(ns, bindir, prompt, enter=None, lock_dir=None):
     """A pseudo-terminal bash in the router's namespace (``ip netns exec``) or, with ``enter`` (a command
     prefix entering a host's namespaces), an interactive root shell on a twin host; with an exec request
     on a host, ``bash -c <command>`` without a terminal."""
@@ -53,6 +53,8 @@ def shell_factory(ns, bindir, prompt, enter=None):
                "PS1": "%s# " % prompt, "LANG": "C"}
         if enter:
             env.update(session_env(process), TERM=process.term_type or "dumb")
+        if lock_dir:
+            env["AIF_LOCK_DIR"] = lock_dir
         child = await asyncio.create_subprocess_exec(
             *(enter or ["ip", "netns", "exec", ns]), "bash", "--noprofile", "--norc", "--noediting", "-i",
             stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
@@ -153,7 +155,8 @@ async def main(args):
     for name, info in record["routers"].items():
         bindir = os.path.join(args.state, "bin", info["namespace"])
         await asyncssh.create_server(lambda: Server(args.password), "127.0.0.1", info["port"], server_host_keys=[key],
-                                     process_factory=shell_factory(info["namespace"], bindir, name), encoding="utf-8",
+                                     process_factory=shell_factory(info["namespace"], bindir, name, lock_dir=os.path.join(
+                                         record["lock_dirs"], name) if record.get("lock_dirs") else None), encoding="utf-8",
                                      line_editor=False)
     if record.get("host_endpoints"):
         if not os.path.exists(args.client_key):

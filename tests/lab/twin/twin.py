@@ -286,6 +286,12 @@ def up(args):
     os.makedirs(state, exist_ok=True)
     write_plan_dir(plan, os.path.join(state, "plan"))
     record = {"routers": {}, "hosts": [], "namespaces": [], "prefix": PREFIX}
+    if args.lock_dirs:
+        # each router's lock markers in a directory of its own (AIF_LOCK_DIR of its SSH sessions), as on a real
+        # switch, where GOM's collector reads them (docs/gom.md); by default they share the machine's /tmp
+        record["lock_dirs"] = os.path.join(state, "locks")
+        for name, _kind in routers(plan):
+            os.makedirs(os.path.join(record["lock_dirs"], name), exist_ok=True)
     with open(os.path.join(state, "twin.json"), "w") as handle:  # written early so `down` can clean a failed `up`
         json.dump(record, handle)
     names = [pair[0] for pair in routers(plan)] + hosts + ([PARKED] if len(hosts) < len(plan["hosts"]) else [])
@@ -722,6 +728,9 @@ def main(argv=None):
     parser.add_argument("--hosts", type=int, help="run only the first N GPU hosts of the plan (default all); the "
                         "leaf ports of the others are dummy interfaces")
     parser.add_argument("--ns-prefix", default=PREFIX, help="namespace name prefix (default this checkout's, %(default)s)")
+    parser.add_argument("--lock-dirs", action="store_true",
+                        help="give every router's sessions a lock-marker directory of its own (<state>/locks/<router>, "
+                        "AIF_LOCK_DIR) instead of the machine's shared /tmp (GOM's maintenance filter reads them)")
     parser.add_argument("--host-config", action="store_true",
                         help="give the GPU hosts the plan's MTU, addresses, routes, rules and sysctls at bring-up (the "
                         "old behaviour, for tests that configure only the routers); by default site.yml's host roles do it")

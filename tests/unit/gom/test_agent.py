@@ -166,4 +166,16 @@ def test_maintenance_from_lock_markers_drain_records_and_silences(tmp_path):
                                     {"switch": "leaf1", "until": now - 1}]))
     assert read_silences(str(silences), now) == {"leaf0": {"by": "silence", "holder": "cable swap", "since": None}}
     assert read_silences(str(tmp_path / "none.json"), now) == {}
-    assert os.path.exists(str(silences))
+    # the service holds a switch under maintenance for ``linger`` seconds after its records end (routes settle)
+    markers = tmp_path / "leaf2"
+    markers.mkdir()
+    (markers / ("aifabric-lock." + tag)).write_text("")
+    loc = Localiser(tiny_topology())
+    service = Service(loc, markers={"leaf2": str(markers)}, linger=10.0)
+    service.refresh_maintenance(now)
+    assert loc.maintenance["leaf2"]["by"] == "lock"
+    (markers / ("aifabric-lock." + tag)).unlink()
+    service.refresh_maintenance(now + 5)
+    assert loc.maintenance["leaf2"]["ended"] == now
+    service.refresh_maintenance(now + 11)
+    assert "leaf2" not in loc.maintenance
