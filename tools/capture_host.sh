@@ -64,6 +64,10 @@ run 'ls /sys/module/nvidia_peermem/version 2>&1'
 run 'grep -c -E " [tT] ib_register_peer_memory_client$" /proc/kallsyms 2>&1'
 run 'grep -E "CONFIG_DMABUF_MOVE_NOTIFY|CONFIG_PCI_P2PDMA" "/boot/config-$(uname -r)" 2>&1'
 run 'ls /usr/lib/x86_64-linux-gnu/libibverbs.so* /usr/lib/aarch64-linux-gnu/libibverbs.so* /usr/lib64/libibverbs.so* 2>&1'
+# collective library versions (the GPUDirect rules depend on them: stacks.NCCL_RULES, RCCL_RULES)
+run 'ls /usr/lib/x86_64-linux-gnu/libnccl.so* /usr/lib/aarch64-linux-gnu/libnccl.so* /usr/lib64/libnccl.so* /usr/lib/libnccl.so* 2>&1'
+run 'grep -H -E "^#define NCCL_VERSION_CODE" /usr/include/nccl.h /usr/local/include/nccl.h /usr/local/cuda/include/nccl.h /opt/rocm/include/rccl/rccl.h 2>&1'
+run 'cat /opt/rocm/.info/version 2>&1'
 run 'cat /etc/nccl.conf /etc/rccl.conf 2>&1'
 # PCI: every function, the GPUs' paths, links, SR-IOV
 run 'for d in /sys/bus/pci/devices/*; do printf "%s %s %s %s numa=%s\n" "${d##*/}" "$(cat "$d/vendor")" "$(cat "$d/device")" "$(cat "$d/class")" "$(cat "$d/numa_node" 2>/dev/null)"; done'

@@ -185,3 +185,25 @@ def test_generated_rules_table_is_current():
     assert stacks.with_rules_doc(text) == text, "run tools/gen_docs.py"
     for rule in stacks.NCCL_RULES + stacks.RCCL_RULES:
         assert rule["source"] in text
+
+
+def test_capture_kit_lines_rebuild_the_version_files(tmp_path):
+    # the kit's trace format ("+ command", output, "# rc=N"): the library versions it now records come back as files
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("from_capture", os.path.join(here, "..", "..", "fixtures", "hosts", "from_capture.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with open(os.path.join(here, "..", "..", "..", "tools", "capture_host.sh")) as handle:
+        kit = handle.read()
+    ls_cmd = next(line[5:-1] for line in kit.splitlines() if line.startswith("run 'ls /usr/lib") and "libnccl" in line)
+    grep_cmd = next(line[5:-1] for line in kit.splitlines() if line.startswith("run 'grep -H -E \"^#define NCCL_VERSION_CODE"))
+    trace = ("+ %s\n/usr/lib/x86_64-linux-gnu/libnccl.so.2\n/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5\n# rc=2\n"
+             "+ %s\n/usr/include/nccl.h:#define NCCL_VERSION_CODE 22105\n# rc=2\n"
+             "+ cat /opt/rocm/.info/version 2>&1\ncat: /opt/rocm/.info/version: No such file or directory\n# rc=1\n"
+             % (ls_cmd, grep_cmd))
+    (tmp_path / "trace.txt").write_text(trace)
+    root = SysRoot(os.path.join(mod.build(str(tmp_path / "trace.txt"), str(tmp_path / "out")), "root"))
+    found = hf.read_library_version(root, "nvidia")
+    assert found["version"] == [2, 21, 5] and found["source"] == ["/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"]
+    assert hf.read_library_version(root, "amd")["rocm"] is None
