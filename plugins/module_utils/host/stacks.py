@@ -164,6 +164,7 @@ def library_rules(library, version=None, rocm=None):
         return NCCL_RULES[-1], "NCCL %s is older than every rule set: the newest rules are applied" % ".".join(str(x) for x in version)
     return NCCL_RULES[-1], "NCCL version unknown: the newest rules are applied"
 
+
 # NCCL >= 2.27.3 uses GPUDirect RDMA to a NIC behind the CPU a GPU reaches over C2C (Grace: GH200, GB200):
 # src/graph/paths.cc NCCL_PARAM(NetGdrC2c, "NET_GDR_C2C", 1) (0 in 2.26.2) and mergePathType PHB + C2C -> P2C,
 # accepted by ncclTopoCheckGdr (netGdrLevel P2C). nvidia-smi topo -m has no C2C/P2C legend: such pairs print SYS.
@@ -205,6 +206,10 @@ def nvidia_gdr_unsupported(gpu):
 
 
 # --- RoCE NIC drivers ----------------------------------------------------------------------------
+# bnxt_re congestion control at probe, by kernel (the line the rules and the docs give)
+BNXT_CC_AT_PROBE = ("which chips upstream bnxt_re enables CC on at probe depends on the kernel "
+                    "(main.c bnxt_re_setup_cc: Gen P5 only at torvalds/linux 00d0427fd8ce; later Gen P5 and P7 with tos_ecn"
+                    "; per the turn-5 review the newest leaves CC enable on P7/Thor2 to the firmware and sets only DSCP - not re-read here, unverified)")
 # modules: the netdev driver and its RDMA (ib_*) driver, both must be present (kernel drivers/infiniband/hw/*).
 # rdma_prefix: the name the driver gives its ib_device before rdma-core's udev rename (rdma_rename).
 NIC_DRIVERS = {
@@ -228,7 +233,8 @@ NIC_DRIVERS = {
                     "(bnxt_dcb.c -EINVAL): read it with dcb, set it with niccli or the switch's DCBX",
         "congestion": "DCQCN through Broadcom's out-of-tree bnxt_re configfs /sys/kernel/config/bnxt_re/<dev>/ports/1/cc "
                       "(ecn_enable, roce_dscp, cnp_dscp in hex, then apply); the upstream driver has no such interface; "
-                      "which chips upstream bnxt_re enables CC on at probe depends on the kernel (main.c bnxt_re_setup_cc: Gen P5 only at torvalds/linux 00d0427fd8ce; later Gen P5 and P7 with tos_ecn; per the turn-5 review the newest leaves CC enable on P7/Thor2 to the firmware and sets only DSCP - not re-read here, unverified); its debugfs cc_config is writable by root (debugfs.c .write = bnxt_re_cc_config_set) but this "
+                      + BNXT_CC_AT_PROBE + "; its debugfs cc_config is writable by root (debugfs.c .write = "
+                      "bnxt_re_cc_config_set) but this "
                       "collection only reads it back",
         "congestion_configurable": True,
         # Broadcom bnxt_re README.TXT "Congestion Control" + configfs.c (out-of-tree driver; copy in lykeioner/driver
@@ -240,7 +246,7 @@ NIC_DRIVERS = {
                "source": "Broadcom bnxt_re README.TXT 'Congestion Control' and configfs.c (out-of-tree driver)",
                "missing": "no /sys/kernel/config/bnxt_re (Broadcom's out-of-tree driver) and no upstream debugfs "
                           "/sys/kernel/debug/bnxt_re/<pci>/cc_config to read back (debugfs not mounted, or a kernel "
-                          "before it); which chips upstream bnxt_re enables CC on at probe depends on the kernel (main.c bnxt_re_setup_cc: Gen P5 only at torvalds/linux 00d0427fd8ce; later Gen P5 and P7 with tos_ecn; per the turn-5 review the newest leaves CC enable on P7/Thor2 to the firmware and sets only DSCP - not re-read here, unverified); nothing read from the host (unverified)",
+                          "before it); " + BNXT_CC_AT_PROBE + "; nothing read from the host (unverified)",
                # upstream bnxt_re (torvalds/linux drivers/infiniband/hw/bnxt_re/debugfs.c, at 0eaed89c): cc_config/<name>
                # per PCI function, each read queries the firmware (bnxt_qplib_query_cc_param) and prints "%d"; the files
                # are created 0400 but have a write handler (bnxt_re_cc_config_set: kstrtou32 -> bnxt_qplib_modify_cc),
