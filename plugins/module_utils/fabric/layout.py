@@ -15,7 +15,7 @@ import ipaddress
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import (
-    PLATFORM_DEVICE_TYPES, RETIRED, device_type_choices, port_name)
+    PLATFORMS, PLATFORM_DEVICE_TYPES, RETIRED, VERIFIED, device_type_choices, port_name)
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.schema import parse_port_list, parse_ratio
 
 # Most rail NICs (servers x rails) one plan may hold: twice the 131K-GPU benchmark (docs/benchmarks.md,
@@ -213,6 +213,32 @@ def _switch_model(intent, role_path, needed_groups, problems):
                                           "ports %s are both downlinks and uplinks" % sorted(down & up)[:8],
                                           "give each physical port one role"))
     return groups
+
+
+def _naming_warnings(intent, role_groups):
+    """A model's ``port_name`` replaces the platform's own naming: say so, per model and platform, where the names it
+    gives differ from what the platform calls the same ports (fabric/platforms.py port_naming: rule, example), so a
+    name copied from the example (``Ethernet{port}``) is checked against the switch before a push."""
+    out = []
+    for role_path, groups in role_groups:
+        model_name = intent[role_path]["model"]
+        model = intent["switch_models"].get(model_name) or {}
+        for group in [g for g in (groups or {}).values() if g is not None and g.override is not None][:1]:
+            for platform in sorted(_model_platforms(intent, role_path)):
+                native = [port_name(platform, port, sub, group.breakout, group.lanes) for port, sub in group.slots]
+                if native == group.override:
+                    continue
+                naming = PLATFORMS[platform]["port_naming"]
+                warning = ("fabric.switch_models.%s.port_name %r names the %s ports of %s switches %s, ...; %s names "
+                           "them by %s (e.g. %s; with this model's lanes %d: %s, ...)%s. Check them against the switch "
+                           "(its interface list), or leave port_name out for the platform's naming%s"
+                           % (model_name, model.get("port_name"), role_path[:-1], platform, ", ".join(group.override[:2]),
+                              platform, naming["rule"], naming["example"], group.lanes, ", ".join(native[:2]),
+                              "" if naming["status"] == VERIFIED else " (unverified: %s)" % naming["source"],
+                              " and set lanes to the cage's serdes lanes" if group.lanes == 1 else ""))
+                if warning not in out:
+                    out.append(warning)
+    return out
 
 
 def _server_count(servers, rails, problems):
@@ -455,6 +481,7 @@ def build_layout(intent):
     _check_platform_names(intent, problems)
     leaf_ports = _switch_model(intent, "leafs", ("downlinks", "uplinks"), problems) or {}
     spine_ports = _switch_model(intent, "spines", ("downlinks",), problems) or {}
+    lay.naming_warnings = [] if problems else _naming_warnings(intent, (("leafs", leaf_ports), ("spines", spine_ports)))
     if not server_count or not leaf_ports or not spine_ports or not all(leaf_ports.values()) \
             or not all(spine_ports.values()):
         raise FabricError(problems)

@@ -180,5 +180,6 @@ def fabric_sizing(lay, intent):
         "warnings": gpu_nic_warnings(intent["servers"]["gpus"], lay.rails,
                                      [nic.get("gpu") for nic in intent["servers"]["nics"]])
         + partial_group_warnings(servers, lay.servers_per_group, lay.uplinks_per_leaf, lay.rails,
-                                 "fabric.servers.servers_per_group: %(filled)d, or fewer uplink ports in the leaf model"),
+                                 "fabric.servers.servers_per_group: %(filled)d, or fewer uplink ports in the leaf model")
+        + list(getattr(lay, "naming_warnings", [])),
     }

@@ -44,11 +44,35 @@ def test_the_example_says_its_server_group_is_sized_full_in_report_md():
                "fabric-side optics are sized for the full group (growth to 32 servers without recabling the spine "
                "side): 224 of its 256 leaf downlinks have no server yet. To size for today's servers only: "
                "fabric.servers.servers_per_group: 4, or fewer uplink ports in the leaf model")
-    assert plan["sizing"]["warnings"] == [warning]
+    assert plan["sizing"]["warnings"][0] == warning
     assert "- **%s**" % warning in report_markdown(plan)
     fabric = _load("group_vars", "all", "fabric.yml")["fabric"]
-    fabric["servers"]["servers_per_group"] = 4   # the fix it names: no warning, 4 downlinks per leaf
-    assert build_plan(fabric)["sizing"]["warnings"] == []
+    fabric["servers"]["servers_per_group"] = 4   # the fix it names: no such warning, 4 downlinks per leaf
+    assert not [w for w in build_plan(fabric)["sizing"]["warnings"] if w.startswith("server group")]
+
+
+def test_a_port_name_that_is_not_the_platforms_naming_is_said_at_plan_time():
+    """Issue 41 item 4: the example's port_name Ethernet{port} on community SONiC (which names a port by its first
+    lane) or on its own dell_sonic leafs (standard naming Eth1/<port>) is named at plan time with the platform's rule
+    from fabric/platforms.py; on EOS (Ethernet<port> on single-lane ports) it is the platform's naming: no word."""
+    fabric = _load("group_vars", "all", "fabric.yml")["fabric"]
+    naming = [w for w in build_plan(fabric)["sizing"]["warnings"] if "port_name" in w]
+    assert naming == ["fabric.switch_models.leaf-64x400.port_name 'Ethernet{port}' names the leaf ports of dell_sonic "
+                      "switches Ethernet1, Ethernet2, ...; dell_sonic names them by standard naming `Eth1/<port>`; "
+                      "breakout `Eth1/<port>/<sub>` (e.g. Eth1/5; with this model's lanes 1: Eth1/1, Eth1/2, ...). Check "
+                      "them against the switch (its interface list), or leave port_name out for the platform's naming "
+                      "and set lanes to the cage's serdes lanes"]
+    fabric["leafs"]["platform"] = "community_sonic"
+    fabric["switch_models"]["leaf-64x400"]["lanes"] = 8
+    naming = [w for w in build_plan(fabric)["sizing"]["warnings"] if "port_name" in w]
+    assert len(naming) == 1 and "community_sonic names them by SONiC native naming `Ethernet<first lane index>`" in naming[0]
+    assert "with this model's lanes 8: Ethernet0, Ethernet8, ...)" in naming[0] and "set lanes" not in naming[0]
+    fabric["leafs"]["platform"] = "eos"
+    fabric["switch_models"]["leaf-64x400"]["lanes"] = 1
+    assert not [w for w in build_plan(fabric)["sizing"]["warnings"] if "port_name" in w]
+    del fabric["switch_models"]["leaf-64x400"]["port_name"]   # the platform's own naming: nothing to check
+    fabric["leafs"]["platform"] = "community_sonic"
+    assert not [w for w in build_plan(fabric)["sizing"]["warnings"] if "port_name" in w]
 
 
 def test_growing_the_example_past_one_group_names_every_problem_at_once():
