@@ -18,6 +18,9 @@ description:
     Past 96 switches the diagram shows one node per spine plane and per server group's leafs.
   - C(plan.json) and the per-device slices C(devices/<name>.json) are the plan role's files; when O(dest)
     is the plan directory they sit beside these artifacts and are never touched here.
+  - For each platform of the plan, what its NOS driver will not configure (sections it does not render, or renders
+    only under a fabric opt-in) and which switch checks cannot verify it there, with why, from the driver's own
+    declarations - printed as warnings and written in C(report.md).
   - Only files whose content differs are written, so a second run reports no change. Files this
     module wrote before that the plan no longer has (a removed host) are deleted.
   - Never writes or removes a path that resolves outside O(dest) (C(..), absolute names, symlinks in O(dest));
@@ -89,6 +92,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.atomic_file import i
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.artifacts import UnsafeArtifactPath, render_all
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.planstore import DEVICES_DIR, HANDLE_FILE, PLAN_FILE
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.offline import switch_files
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import capabilities
 from ansible_collections.aifabric.roce.plugins.module_utils.plan_module import PLAN_ARGUMENTS, PLAN_CONSTRAINTS, plan_or_fail
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
@@ -121,7 +125,9 @@ def main():
     dest = module.params["dest"]
     plan = plan_or_fail(module)
     try:
-        files = dict((name, text.encode("utf-8")) for name, text in render_all(plan, switch_files).items())
+        notes = capabilities.platform_notes(plan)
+        files = dict((name, text.encode("utf-8"))
+                     for name, text in render_all(plan, switch_files, capabilities.report_lines(notes)).items())
     except UnsafeArtifactPath as exc:
         module.fail_json(msg="refusing to write artifacts: %s" % exc)
     dot_bin = module.get_bin_path("dot") if module.params["render_svg"] else None
@@ -155,6 +161,8 @@ def main():
             removed.append(name)
             if not module.check_mode:
                 os.unlink(path)
+    for line in capabilities.warning_lines(notes):   # plan.yml's terminal: what a platform will not configure or verify
+        module.warn(line)
     result = dict(changed=bool(written or removed), written=written, removed=removed,
                   files=sorted(name for name in files if name != MANIFEST), svg=bool(dot_bin))
     if module._diff:

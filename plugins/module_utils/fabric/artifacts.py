@@ -46,12 +46,15 @@ def _table(headers, rows):
     return lines
 
 
-def report_markdown(plan, host_rows=64):
+def report_markdown(plan, host_rows=64, platform_notes=()):
+    """``platform_notes``: report.md's lines on what each platform will not configure or cannot verify (the caller
+    passes nos/capabilities.py report_lines: this package sits below the NOS drivers that declare it)."""
     sizing = plan["sizing"]
     qos = plan["qos"]
     out = ["# Fabric plan: %s" % plan["fabric"], ""]
     if sizing.get("warnings"):
         out += ["## Warnings", ""] + ["- **%s**" % warning for warning in sizing["warnings"]] + [""]
+    out += list(platform_notes)
     out += ["## Sizing", ""]
     out += _table(("item", "value"), [
         ("GPU servers", sizing["servers"]), ("GPUs", sizing["gpus"]),
@@ -231,13 +234,14 @@ def _artifact_name(name):
     return text
 
 
-def render_all(plan, switch_files=None):
+def render_all(plan, switch_files=None, platform_notes=()):
     """Every artifact as {relative path: text}; every path stays inside the artifact directory.
     ``switch_files(name, intent, qos, stem) -> {path: text}`` adds each switch's offline config (the caller passes
-    nos/offline.py ``switch_files``: this package sits below the NOS drivers, which read its platform table)."""
+    nos/offline.py ``switch_files``: this package sits below the NOS drivers, which read its platform table);
+    ``platform_notes`` are report.md's lines on what each platform will not configure or verify (nos/capabilities.py)."""
     files = {
         "cabling.csv": cabling_csv(plan),
-        "report.md": report_markdown(plan),
+        "report.md": report_markdown(plan, platform_notes=platform_notes),
         "topology.dot": topology_dot(plan),
     }
     for name, leaf in plan["leafs"].items():

@@ -147,6 +147,9 @@ class Driver(object):
     bgp_summary = Unsupported("no captured BGP summary of this NOS")
     # how ppd_paths reads the PBR state: a nos/ppd_state.py PpdRead
     ppd_read = Unsupported("no captured PBR show output of this NOS to test a parser on")
+    # sections it renders that are pushed only under a fabric opt-in: {section: (fabric key, value, why)}
+    # (nos/capabilities.py says so at plan time)
+    opt_ins = {}
 
     def _missing(self, hook):
         return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "

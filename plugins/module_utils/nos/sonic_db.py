@@ -479,6 +479,9 @@ class SonicDbDriver(Driver):
     counters = [Read(read.command, read.parser) for read in roce_counters.SONIC]
     counter_evidence = roce_counters.ALL_VERIFIED
     checks = ("bgp_sessions", "ppd_paths")
+    # nos/gcu.py preflight refuses the redirect rules without it
+    opt_ins = {"pbr": ("community_sonic_pbr", "gcu_ignore_acl_rule",
+                       "SONiC's sonic-acl.yang has no redirect PACKET_ACTION, so GCU refuses the rule")}
     bgp_summary = Read("show ip bgp summary", bgp_state.parse_sonic)
     ppd_read = ppd_state.SonicAcl("`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule "
                                   "per host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed "

@@ -56,3 +56,24 @@ def test_a_fresh_inventory_previews_every_device_and_names_what_could_not_be_pre
     assert os.path.join(str(tmp_path), "build", "myfab", "plan.json") in summary
     assert ("not previewed: switches %s (see their fatal ... ignoring lines), unreachable hosts %s; no device was previewed"
             % (", ".join(SWITCHES), ", ".join(HOSTS))) in summary
+
+
+def test_plan_of_a_fresh_inventory_warns_what_its_platforms_will_not_configure_or_verify(tmp_path):
+    """Issue 41 item 4: plan.yml on the scaffolded inventory (dell_sonic leafs, eos spines) says, from the drivers'
+    declarations, what cannot be verified on the leafs, that the example's port_name is not dell_sonic's naming and
+    that the group is sized full, in the terminal and in report.md; each switch's .cfg is what site.yml pushes."""
+    inv = str(tmp_path / "myfab")
+    assert playbook(tmp_path, os.path.join(ROOT, "playbooks", "new_fabric.yml"), "-e", "new_fabric_dest=" + inv).returncode == 0
+    proc = playbook(tmp_path, "-i", inv, os.path.join(ROOT, "playbooks", "plan.yml"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert ("[WARNING]: platform dell_sonic (leaf0, leaf1, leaf2, leaf3 and 4 more): cannot verify BGP sessions (no "
+            "captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC); PPD path per host port") in said, said[-3000:]
+    assert "port_name 'Ethernet{port}' names the leaf ports of dell_sonic switches Ethernet1, Ethernet2" in said
+    assert "server group 1 holds 4 of its 32 servers" in said
+    assert "platform eos" not in said   # the spines: rendered and verified, nothing to say
+    with open(os.path.join(str(tmp_path), "build", "myfab", "report.md")) as handle:
+        report = handle.read()
+    assert "| dell_sonic | leaf0, leaf1, leaf2, leaf3 and 4 more | - | BGP sessions: no captured klish" in report
+    with open(os.path.join(str(tmp_path), "build", "myfab", "switches", "leaf0.cfg")) as handle:
+        assert "router bgp" in handle.read()   # and the role's default now pushes it (tests/unit/nos/test_families.py)

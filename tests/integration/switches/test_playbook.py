@@ -89,7 +89,7 @@ def test_roles_converge_idempotent_drift_repair(switch_lab):
     for name in ("leaf1", "leaf2", "leaf3"):
         text = "\n".join(res[name][TASK]["commands"])
         assert "AIF-BIND" in text or "AIF-PBR" in text, name
-    # the lab inventory puts nxos in switch_underlay_platforms (the role default does not): the NX-OS leaf carries the
+    # nxos is in switch_underlay_platforms (the role's default, every driver that renders it): the NX-OS leaf carries the
     # underlay in the same transaction, every line accepted by the simulator, and its sessions to both spines come up;
     # the AsterNOS leaf carries none, so the spines' sessions towards leaf0 stay down
     leaf3 = switch_lab["devices"]["leaf3"]["intent"]

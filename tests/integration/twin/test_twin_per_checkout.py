@@ -53,6 +53,9 @@ def test_two_checkouts_twins_side_by_side(tmp_path):
         for state, ident in zip((first, second), ids):
             out = twin("up", state, ident, "--host-config")
             assert out.returncode == 0, out.stderr[-3000:]
+            # every router runs frr in the twin: it says what the inventory's own AsterNOS leaf will not get
+            assert ("twin: every router runs frr here; on your gear, platform asternos (leaf0): will not configure port "
+                    "MTU, PPD port binding") in out.stderr, out.stderr[-2000:]
         records = []
         for state in (first, second):
             with open(os.path.join(state, "twin.json")) as handle:

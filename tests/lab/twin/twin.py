@@ -71,6 +71,19 @@ def set_prefix(prefix):
     PREFIX = prefix
 
 
+def say_what_the_gear_differs_in(intent):
+    """The twin runs every router as FRR, which renders and verifies everything: say what the inventory's own platforms
+    will not configure or cannot verify (plan.yml's warnings, nos/capabilities.py), so the twin's green is read right."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import capabilities
+    try:
+        lines = capabilities.warning_lines(capabilities.platform_notes(build_plan(intent)))
+    except Exception as exc:  # noqa: BLE001 - the twin's own plan (below) reports a bad intent by key path
+        lines = ["(the inventory's own plan failed: %s)" % exc]
+    for line in lines:
+        print("twin: every router runs frr here; on your gear, %s" % line, file=sys.stderr)
+
+
 def load_plan(args):
     if args.plan:
         with open(args.plan) as handle:
@@ -81,6 +94,7 @@ def load_plan(args):
     source = args.intent_file or os.path.join(args.inventory, "group_vars", "all", "fabric.yml")
     with open(source) as handle:
         intent = yaml.safe_load(handle)["fabric"]
+    say_what_the_gear_differs_in(intent)
     # The twin's routers run FRR whatever the inventory's NOS: same plan, `frr` driver.
     intent["leafs"].update(platform="frr", device_type=None, platform_overrides={})
     intent["spines"].update(platform="frr", device_type=None)
