@@ -564,7 +564,8 @@ class SonicDbDriver(Driver):
         return sorted(self.path(line) for line in outside(self.config(running), intent, sections, port=self.port))
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):
-        return takeover_items(tables_of(before_image.managed), tables_of(after))
+        return takeover_items(tables_of(before_image.managed), tables_of(after),
+                              device_view(before_image.managed, before_image.outside)[0])
 
     def protected(self, command):
         """A JSON Patch op that removes or replaces a whole table, or removes a whole PORT key: never ours."""
@@ -620,30 +621,159 @@ _MAP_FIELDS = ("dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queu
 _ADDRESS_TABLES = ("INTERFACE", "LOOPBACK_INTERFACE", "VLAN_INTERFACE")
 
 
-def takeover_items(before, after):
-    """What a first apply would replace that this collection did not put there (nos/takeover.py's kinds):
-    ``bgp`` the switch's BGP ASN (DEVICE_METADATA bgp_asn: bgpcfgd's ``router bgp``) other than the plan's;
-    ``address`` an address key on an interface the plan owns that the plan does not put there; ``policy`` a
-    QoS map bound on a plan port that is not ours (not ``AIF-``) and that the plan replaces."""
+def _pfc(value):
+    return set(p for p in str(value or "").split(",") if p.strip())
+
+
+def takeover_items(before, after, config=None):
+    """What a first apply would replace or remove that this collection did not put there (nos/takeover.py's kinds),
+    from the owned tables ``before`` (the switch's) and ``after`` (the plan's) and the switch's whole CONFIG_DB
+    ``config`` (for what sits outside the managed view):
+
+    * ``bgp``: the switch's BGP ASN (DEVICE_METADATA bgp_asn: bgpcfgd's ``router bgp``) other than the plan's; BGP
+      kept by SONiC's FRR management framework (BGP_GLOBALS, BGP_NEIGHBOR ``<vrf>|<peer>``) beside the plan's BGP;
+      a field of the switch's on an interface the plan owns that the patch removes (``ipv6_use_link_local_only``:
+      unnumbered BGP on that link);
+    * ``address``: an address key on an interface the plan owns that the plan does not put there;
+    * ``policy``: a QoS map bound on a plan port that is not ours (not ``AIF-``) and that the plan replaces;
+    * ``classification``: PFC priorities in use on a port (PORT_QOS_MAP pfc_enable / pfcwd_sw_enable) that the plan
+      drops; a port classifying by 802.1p (dot1p_to_tc_map, no DSCP map) that the plan moves to DSCP;
+    * ``qos``: a queue's scheduler / WRED profile of the switch's replaced; a port's CABLE_LENGTH (its lossless
+      headroom) replaced; the switch's PFC watchdog settings (PFC_WD) replaced;
+    * ``vlan``: a port the plan puts in a VLAN that is already an untagged member of another;
+    * ``mtu``: an MTU change on a port routed by someone else (an address the plan does not put there)."""
+    config = config or {}
+    items = _bgp_items(before, after, config) + _interface_items(before, after)
+    items += _port_qos_items(before, after, config) + _queue_items(before, after, config)
+    for key, fields in sorted(before.get("PFC_WD", {}).items()):
+        for field, value in sorted(fields.items()):
+            planned = after.get("PFC_WD", {}).get(key, {}).get(field)
+            if planned != value:
+                items.append(_item("qos", "PFC_WD|%s %s" % (key, field), value, planned,
+                                   "PFC watchdog %s %s %s (the switch's) would become %s" % (key, field, value, planned or "none")))
+    for port, cable in sorted(before.get("CABLE_LENGTH", {}).get("AZURE", {}).items()):
+        planned = after.get("CABLE_LENGTH", {}).get("AZURE", {}).get(port)
+        if planned != cable:
+            items.append(_item("qos", "CABLE_LENGTH|AZURE %s" % port, cable, planned,
+                               "cable length %s of %s would become %s: its lossless headroom is recomputed" % (
+                                   cable, port, planned or "none")))
+    return items + _vlan_items(after, config) + _mtu_items(before, after, config)
+
+
+def _item(kind, item, actual, expected, message):
     from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+    return takeover._item(kind, item, actual, expected, message)
+
+
+def _bgp_items(before, after, config):
     items = []
     have = before.get("DEVICE_METADATA", {}).get("localhost", {}).get("bgp_asn")
     want = after.get("DEVICE_METADATA", {}).get("localhost", {}).get("bgp_asn")
     if have and have != want:
-        items.append(takeover._item("bgp", "DEVICE_METADATA|localhost bgp_asn", have, want,
-                                    "BGP ASN %s (DEVICE_METADATA bgp_asn) would become %s, replacing every session "
-                                    "under it" % (have, want or "none")))
+        items.append(_item("bgp", "DEVICE_METADATA|localhost bgp_asn", have, want,
+                           "BGP ASN %s (DEVICE_METADATA bgp_asn) would become %s, replacing every session "
+                           "under it" % (have, want or "none")))
+    if after.get("BGP_NEIGHBOR") or want:
+        mgmt = sorted("BGP_GLOBALS|%s" % k for k in (config.get("BGP_GLOBALS") or {})) + \
+            sorted("BGP_NEIGHBOR|%s" % k for k in (config.get("BGP_NEIGHBOR") or {}) if "|" in k)
+        if mgmt:
+            items.append(_item("bgp", "BGP_GLOBALS", ", ".join(mgmt), None,
+                               "the switch runs BGP through SONiC's FRR management framework (%s); the plan's BGP "
+                               "(DEVICE_METADATA bgp_asn, BGP_NEIGHBOR) would run beside and against it" % ", ".join(mgmt[:6])))
+    return items
+
+
+def _interface_items(before, after):
+    items = []
     for table in _ADDRESS_TABLES:
         for key in sorted(before.get(table, {})):
             if "|" in key and key not in after.get(table, {}):
                 name, _bar, address = key.partition("|")
-                items.append(takeover._item("address", "%s|%s" % (table, name), address, None,
-                                            "address %s on %s is not the plan's and would be removed" % (address, name)))
+                items.append(_item("address", "%s|%s" % (table, name), address, None,
+                                   "address %s on %s is not the plan's and would be removed" % (address, name)))
+            elif "|" not in key:
+                for field, value in sorted((before[table][key] or {}).items()):
+                    if field not in (after.get(table, {}).get(key) or {}):
+                        unnumbered = "link_local" in field
+                        items.append(_item("bgp" if unnumbered else "address", "%s|%s %s" % (table, key, field),
+                                           "%s %s" % (field, value), None, "%s %s on %s (the switch's) would be removed%s" % (
+                                               field, value, key, ": unnumbered BGP on that link stops" if unnumbered else "")))
+    return items
+
+
+def _port_qos_items(before, after, config):
+    items = []
     for port, fields in sorted(before.get("PORT_QOS_MAP", {}).items()):
+        planned = after.get("PORT_QOS_MAP", {}).get(port, {})
         for field in _MAP_FIELDS:
             value = fields.get(field)
-            if value and not value.startswith(PREFIX) and after.get("PORT_QOS_MAP", {}).get(port, {}).get(field) != value:
-                items.append(takeover._item("policy", "PORT_QOS_MAP|%s %s" % (port, field), value,
-                                            after.get("PORT_QOS_MAP", {}).get(port, {}).get(field),
-                                            "%s %s on %s is not ours and would be replaced" % (field, value, port)))
+            if value and not value.startswith(PREFIX) and planned.get(field) != value:
+                items.append(_item("policy", "PORT_QOS_MAP|%s %s" % (port, field), value, planned.get(field),
+                                   "%s %s on %s is not ours and would be replaced" % (field, value, port)))
+        for field in ("pfc_enable", "pfcwd_sw_enable"):
+            dropped = sorted(_pfc(fields.get(field)) - _pfc(planned.get(field)))
+            if dropped:
+                items.append(_item("classification", "PORT_QOS_MAP|%s %s" % (port, field), fields[field], planned.get(field),
+                                   "%s %s on %s would become %s: priorit%s %s in use there would lose %s" % (
+                                       field, fields[field], port, planned.get(field) or "none",
+                                       "y" if len(dropped) == 1 else "ies", ",".join(dropped),
+                                       "PFC" if field == "pfc_enable" else "the PFC watchdog")))
+    for port, planned in sorted(after.get("PORT_QOS_MAP", {}).items()):
+        theirs = (config.get("PORT_QOS_MAP") or {}).get(port) or {}
+        if theirs.get("dot1p_to_tc_map") and not theirs.get("dscp_to_tc_map") and planned.get("dscp_to_tc_map"):
+            items.append(_item("classification", "PORT_QOS_MAP|%s dot1p_to_tc_map" % port, theirs["dot1p_to_tc_map"],
+                               planned["dscp_to_tc_map"], "%s classifies by 802.1p (dot1p_to_tc_map %s); the plan adds DSCP "
+                               "classification (%s): traffic marked in 802.1p only would change class"
+                               % (port, theirs["dot1p_to_tc_map"], planned["dscp_to_tc_map"])))
+    return items
+
+
+def _queue_items(before, after, config):
+    """A queue's scheduler / WRED profile of the switch's that the plan replaces: in the managed view (a field of
+    ours now) or outside it (the switch's own QUEUE row of a queue the plan configures)."""
+    items, seen = [], set()
+    for source in (before.get("QUEUE", {}), config.get("QUEUE") or {}):
+        for key, fields in sorted(source.items()):
+            for field in ("scheduler", "wred_profile"):
+                value = (fields or {}).get(field)
+                planned = after.get("QUEUE", {}).get(key, {}).get(field)
+                if value and not value.startswith(PREFIX) and planned != value and (key, field) not in seen \
+                        and (source is before.get("QUEUE", {}) or planned):
+                    seen.add((key, field))
+                    items.append(_item("qos", "QUEUE|%s %s" % (key, field), value, planned,
+                                       "queue %s %s %s (the switch's) would be replaced by %s" % (
+                                           key, field, value, planned or "none")))
+    return items
+
+
+def _vlan_items(after, config):
+    members, items = {}, []
+    for key, fields in (config.get("VLAN_MEMBER") or {}).items():
+        vlan, _bar, port = key.partition("|")
+        if (fields or {}).get("tagging_mode") == "untagged":
+            members.setdefault(port, set()).add(vlan)
+    for key in sorted(after.get("VLAN_MEMBER", {})):
+        vlan, _bar, port = key.partition("|")
+        other = sorted(members.get(port, set()) - {vlan})
+        if other:
+            items.append(_item("vlan", "VLAN_MEMBER|%s" % key, ", ".join(other), vlan,
+                               "%s is an untagged member of %s; the plan adds it untagged to %s" % (port, ", ".join(other), vlan)))
+    return items
+
+
+def _mtu_items(before, after, config):
+    """A routed port's address outside the managed view (the underlay section not run): someone else routes it (an
+    address the plan replaces in the managed view is an ``address`` item already)."""
+    routed, items = {}, []
+    for key in (config.get("INTERFACE") or {}):
+        name, _bar, address = key.partition("|")
+        if address and key not in after.get("INTERFACE", {}) and key not in before.get("INTERFACE", {}):
+            routed.setdefault(name, []).append(address)
+    for port, fields in sorted(after.get("PORT", {}).items()):
+        old = before.get("PORT", {}).get(port, {}).get("mtu")
+        if "mtu" in fields and old != fields["mtu"] and routed.get(port):
+            items.append(_item("mtu", "PORT|%s mtu" % port, "mtu %s" % (old or "default"), "mtu %s" % fields["mtu"],
+                               "interface %s is routed by someone else (address %s) and its MTU would change from %s to %s: "
+                               "its peers keep theirs" % (port, ", ".join(sorted(routed[port])), old or "the default",
+                                                          fields["mtu"])))
     return items

@@ -45,7 +45,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREF
 
 # a takeover item: kind, the object path (as the drift report names items), what the switch holds, what the
 # plan puts there (None: nothing), and one human line
-KINDS = ("bgp", "address", "policy", "qos", "vlan", "collision", "mtu")
+KINDS = ("bgp", "address", "policy", "classification", "qos", "vlan", "collision", "mtu")
 
 # The forms each family reads (regexes over Driver.paths / Image.outside). Named groups: asn, vrf, name, intf,
 # key, value, line, where.

@@ -336,10 +336,11 @@ def seed(name, intent):
         "DSCP_TO_TC_MAP": {"AZURE": dict((str(d), "1") for d in range(64))},
         "SCHEDULER": {"scheduler.0": {"type": "DWRR", "weight": "14"}},
         "QUEUE": {},
-        # the watchdog's global row as `pfcwd interval 200` writes it (sonic-utilities pfcwd/main.py interval():
+        # the watchdog's global row as `pfcwd interval 100` writes it (sonic-utilities pfcwd/main.py interval():
         # mod_entry PFC_WD|GLOBAL POLL_INTERVAL): GCU refuses to create the PFC_WD table on any ASIC (gcu_model.py),
-        # so a switch whose watchdog this collection manages holds this table already
-        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}},
+        # so a switch whose watchdog this collection manages holds this table already; the operator started it with
+        # the plan's poll interval (another value is a takeover of the switch's setting: test_gcu_public.py)
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "100"}},
     }
     for p in ports:
         lane = int(re.sub(r"\D", "", p) or 0)

@@ -85,3 +85,70 @@ def test_a_first_apply_on_a_public_config_removes_nothing_names_the_flaps_and_co
     again = applier(sw, plan, tmp_path, intent=intent)
     b, a, c = again.plan()
     assert c == [] and b == a and again.disruptions == []
+
+
+def _replaced(drv, img, cmds):
+    """Every (table, key, field, value) of the switch's that the device patch replaces or removes (not an AIF- value)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
+    config, owned, foreign = configdb.device_view(img.managed, img.outside)
+    ops = configdb.device_patch([json.loads(c) for c in cmds], config, owned, foreign, managed=drv.config_tables)
+    out = []
+    for op in ops:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        rows = [(parts[1], parts[2], op.get("value"))] if len(parts) == 3 else \
+            [(parts[1], f, v) for f, v in (op.get("value") or {}).items()] if len(parts) == 2 else []
+        for key, field, value in rows:
+            old = ((config.get(parts[0]) or {}).get(key) or {}).get(field)
+            if old is not None and old != value and not str(old).startswith("AIF-"):
+                out.append((parts[0], key, field, old))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(public_configdb.SWITCHES))
+def test_the_takeover_guard_names_every_field_of_the_switchs_the_first_apply_replaces(plan, tmp_path, name):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
+    sw = PublicSwitch(name, pfcwd=True)
+    intent = _intent(plan, sw)
+    run = applier(sw, plan, tmp_path, intent=intent)
+    before, after, cmds = run.plan()
+    items = takeover.find(run.driver, run.before_image, after, intent, SECTIONS)
+    named = set(t["item"] for t in items)
+    replaced = _replaced(run.driver, run.before_image, cmds)
+    # PORT mtu of unrouted ports (the mtu section's own job) is the only replacement the guard leaves unnamed
+    unnamed = [r for r in replaced if "%s|%s %s" % r[:3] not in named and not (r[0] == "PORT" and r[2] == "mtu")]
+    assert replaced and unnamed == []
+    kinds = sorted(set(t["kind"] for t in items))
+    assert kinds == ["classification", "policy", "qos"], kinds
+    port = run.driver.port(ports_of(intent)[0])
+    messages = " ".join(takeover.messages(items))
+    assert "pfc_enable 3,4 on %s would become 3: priority 4 in use there would lose PFC" % port in messages
+    assert "queue %s|3 scheduler scheduler.1 (the switch's) would be replaced by AIF-ETS-ROCE" % port in messages
+    assert "cable length 300m of %s would become 40m" % port in messages
+    print("%s: %d fields replaced, %d takeover items, kinds %s" % (name, len(replaced), len(items), kinds))
+
+
+def test_a_routed_uplinks_mtu_a_second_vlan_and_unnumbered_bgp_are_named(plan):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, takeover
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    drv = get_driver("community_sonic")
+    config = public_configdb.load("arista-7260cx3-traditional")
+    intent = public_configdb.remap(plan["leafs"]["leaf0"], config, ports_of)
+    up = drv.port(intent["uplinks"][0]["port"])
+    config["INTERFACE"] = {up: {"ipv6_use_link_local_only": "enable"}, "%s|10.0.0.0/31" % up: {}}
+    config["BGP_GLOBALS"] = {"default": {"local_asn": "65100"}}
+    config["BGP_NEIGHBOR"] = {"default|%s" % up: {"peer_group_name": "PG"}}
+    items = takeover.from_running(drv, configdb.show_running(config), intent, plan["qos"], ("qos", "mtu"))
+    mtu = [t for t in items if t["kind"] == "mtu"]
+    assert [t["item"] for t in mtu] == ["PORT|%s mtu" % up] and "10.0.0.0/31" in mtu[0]["message"]
+    items = takeover.from_running(drv, configdb.show_running(config), intent, plan["qos"], ("qos", "mtu", "underlay"))
+    messages = " ".join(takeover.messages(items))
+    assert "ipv6_use_link_local_only enable on %s (the switch's) would be removed: unnumbered BGP" % up in messages
+    assert "FRR management framework (BGP_GLOBALS|default, BGP_NEIGHBOR|default|%s)" % up in messages
+    vlan_config = copy.deepcopy(config)
+    host = drv.port(intent["downlinks"][0]["port"])
+    vlan_config["VLAN"] = {"Vlan10": {"vlanid": "10"}}
+    vlan_config["VLAN_MEMBER"] = {"Vlan10|%s" % host: {"tagging_mode": "untagged"}}
+    after = configdb.tables_of(drv.render(intent, plan["qos"], ("qos", "mtu", "underlay")))
+    if after.get("VLAN_MEMBER"):
+        items = takeover.from_running(drv, configdb.show_running(vlan_config), intent, plan["qos"], ("qos", "mtu", "underlay"))
+        assert any(t["kind"] == "vlan" and host in t["message"] for t in items)
