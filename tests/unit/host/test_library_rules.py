@@ -207,3 +207,18 @@ def test_capture_kit_lines_rebuild_the_version_files(tmp_path):
     found = hf.read_library_version(root, "nvidia")
     assert found["version"] == [2, 21, 5] and found["source"] == ["/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"]
     assert hf.read_library_version(root, "amd")["rocm"] is None
+
+
+@pytest.mark.parametrize("filename,version,rule,ready", [
+    ("a100-ib-nccl-2.22.3.txt", (2, 22, 3), "NCCL 2.22", False),
+    ("gpu-st-ml-nccl-2.29.2.txt", (2, 29, 2), "NCCL 2.23.4 and newer", True),
+])
+def test_real_nccl_banners_pick_their_rules(tmp_path, filename, version, rule, ready):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "fixtures", "hosts", "captures", "nccl-info-version-banners", filename)) as handle:
+        banner = hf.parse_library_banner(handle.read())
+    assert (banner["library"], banner["version"]) == ("NCCL", version)
+    # the same host (nvidia_peermem loaded, only /sys/module/nvidia_peermem/version) judged by each NCCL
+    root = nvidia_host(tmp_path)
+    gdr = hf.read_gdr(root, {"nvidia_peermem"}, {"mlx5_0": {}}, MODS, "nvidia", [], dict(banner, source=[filename]))
+    assert gdr["rules"]["rule_set"] == rule and (gdr["ready"] is True) is ready
