@@ -84,13 +84,17 @@ ansible_facts:
   contains:
     aifabric_rdma:
       description:
-        - Keys C(rdma_devices) (each with C(firmware) - C(version), C(psid), C(source), C(stored), C(tried)),
+        - Keys C(rdma_devices) (each with C(firmware) - C(version) (what runs), C(psid), C(source), C(stored),
+          C(pending) (a flashed image waiting for a reset), C(tried)),
           C(netdevs) (C(pci) is the PCI function even when the C(device) link is a virtio child; C(bus_device);
-          C(ethtool_firmware) - version and PSID split from C(ethtool -i)),
+          C(ethtool_firmware) - version, PSID and vendor C(package) split from C(ethtool -i)),
           C(gpus) (C(name), C(name_source), C(vbios); C(numa_node) null when sysfs says -1),
-          C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(gpu_affinity), C(source)),
-          C(pci_bridges), C(ats), C(pcie_links) (per PCI function C(speed_gts), C(max_speed_gts), C(width),
-          C(max_width), C(degraded), C(source)), C(modules), C(modules_builtin), C(gdr), C(iommu), C(irqbalance),
+          C(topology) (C(gpu_nic), C(gpu_nic_sysfs), C(acs_path), C(gpu_affinity), C(source) - C(nvidia-smi),
+          C(rocm-smi) on AMD hosts, or C(sysfs); C(nvidia_smi)/C(rocm_smi) say ok, tool missing, or refused with the
+          malformed line), C(pci_bridges), C(ats), C(pcie_links) (per PCI function C(speed_gts), C(max_speed_gts),
+          C(width), C(max_width), C(degraded), C(source)), C(modules), C(modules_builtin), C(modules_inferred) (states
+          settled by the kernel's own build rules, e.g. rdma_cm), C(gdr) (with C(rules) - the collective library's
+          version, where it was read, the rule set applied and its source), C(iommu), C(irqbalance),
           C(kernel), C(root), C(live) (false when O(root) is not C(/)), C(tool_output_dir).
       type: dict
       returned: always

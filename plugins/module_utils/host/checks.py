@@ -28,7 +28,7 @@ CHECKS = {
     "fw_fleet_mixed": "warning",  # the host's firmware differs from the fleet's most common version
     "gdr_ready": "error",         # no file NCCL probes for peer memory, and the dma-buf prerequisites are missing
     "gdr_dmabuf_untested": "warning",  # GPUDirect RDMA only through dma-buf: prerequisites met, registration untested
-    "gdr_dmabuf_env": "error",    # RCCL: dma-buf is the only path and NCCL_DMABUF_ENABLE=1 is not set (default 0)
+    "gdr_dmabuf_env": "error",    # RCCL: dma-buf is the only path, NCCL_DMABUF_ENABLE=1 not set, the host's RCCL defaults it to 0
     "gdr_unsupported": "error",   # the GPU has no GPUDirect RDMA at all (GB10): NCCL disables it, nothing on the host helps
     "gpu_present": "error",       # planned GPU index not found
     "gpu_nic_affinity": "error",  # rail NIC not close to its GPU (relationship worse than allowed)
