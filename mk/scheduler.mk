@@ -1,7 +1,9 @@
 # GOR's scheduler side against a real Slurm (issue 39): munged, slurmctld and a slurmd per plan host, started by the test
 # in a temporary directory on this checkout's ports (tests/lab/slurm_cluster.py; Debian slurm-wlm 22.05 and munge from
 # tools/setup-system.sh). Checks the plan's topology.conf as slurmctld loads it, drain/resume through
-# playbooks/gor_drain.yml and the slurm_node module, and that a node someone else drained is never resumed. About 35 s.
+# playbooks/gor_drain.yml and the slurm_node module, and that a node someone else drained is never resumed; and the
+# event path, all real: Prometheus (GOM's alert rules) -> Alertmanager -> ansible-rulebook (extensions/eda/rulebooks/gor.yml)
+# -> gor_drain.yml -> slurmctld (tests/lab/event_path.py). About 75 s.
 .PHONY: test-scheduler
 
 TEST_TARGETS += test-scheduler

@@ -9,8 +9,10 @@ set -euo pipefail
 # lab's host containers get lldpd from their image); the package's service in the root namespace, if any, is not used.
 # slurmctld, slurmd, slurm-client, munge: a real Slurm 22.05 for GOR's scheduler tests (tests/lab/slurm_cluster.py starts
 # its own munged/slurmctld/slurmd in a temporary directory; the packages' services are not used).
+# prometheus-alertmanager, default-jre-headless: GOR's event path (Prometheus -> Alertmanager -> ansible-rulebook, whose
+# rule engine runs on Java; tests/lab/event_path.py starts its own, the packages' services are not used).
 # libyang-tools: yanglint, the SONiC YANG oracle of the community_sonic driver (tests/unit/nos/test_sonic_yang_oracle.py).
-packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools slurmctld slurmd slurm-client munge)
+packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools slurmctld slurmd slurm-client munge prometheus-alertmanager default-jre-headless)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -69,6 +69,9 @@ SWITCH_TEST_PORTS = (2200, 2300)
 # a real Slurm of the scheduler tests (tests/lab/slurm_cluster.py): slurmctld at SLURM_PORT + o, slurmd at + 1 .. + 9
 # (above the third switch part's 2260-2282)
 SLURM_PORT = 2290
+# GOR's event path of the scheduler tests (tests/lab/event_path.py): Prometheus, Alertmanager, the rulebook's webhook
+# and a metrics page at these + o (between the third switch part's 2282 and SLURM_PORT)
+EVENT_PATH_PORTS = {"prometheus": 2283, "alertmanager": 2284, "rulebook": 2285, "metrics": 2286}
 SWITCH_PART_STEP = 30
 TWIN_PORTS = {"aift": 24000, "aifh": 24030, "aifp": 24060}
 TWIN_SIZE = 30

@@ -16,33 +16,17 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 
 import slurm_cluster  # noqa: E402
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.gor import slurm  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.modules import slurm_node  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from unit.fabric.intents import small  # noqa: E402
 from unit.module_runner import run_module  # noqa: E402
 
 DRAIN_BUDGET_S = 10.0   # issue 39: a host-link fault drains the node in <= 10 s
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    if slurm_cluster.missing():
-        pytest.fail("Slurm/munge binaries missing: %s. Fix: bash tools/setup-system.sh" % slurm_cluster.missing())
-    plan = build_plan(small(servers=6, rails=2, spg=3))    # 2 server groups of 3 hosts
-    root = str(tmp_path_factory.mktemp("slurm"))
-    conf = slurm.topology_conf(plan)
-    env = slurm_cluster.up(root, sorted(plan["hosts"]), topology_conf=conf)
-    yield {"root": root, "env": env, "plan": plan, "conf": os.path.join(root, "slurm.conf")}
-    slurm_cluster.down(root)
-
-
 def node(cluster, name):
-    out = slurm_cluster.scontrol(cluster["root"], "-o", "show", "node", name)
-    assert out.returncode == 0, out.stderr
-    return slurm.parse_node(out.stdout)
+    return cluster["node"](name)
 
 
 def module(cluster, capsys, **args):
