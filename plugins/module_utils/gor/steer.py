@@ -16,7 +16,9 @@ Pure functions over a plan (no Ansible, no network); docs/gor.md documents the m
   The plan is never changed; the effective intent of a leaf is its planned slice with the record's entries
   applied (``steered_intent``), and the audit reports those bindings as steered, not as drift.
 * A binding goes back to its planned uplink once no bad link avoids it and the link it was moved for has
-  been healthy for ``hold_down`` seconds (a flapping link does not pull traffic back and forth).
+  been healthy for ``hold_down`` seconds (a flapping link does not pull traffic back and forth). The record keeps
+  when that link was reported healthy (``healthy_since``), so a later run without events (a periodic job) restores
+  it once the hold-down has passed; a new fault report of the link clears it.
 """
 from __future__ import annotations
 
@@ -130,7 +132,9 @@ def compute(plan, links, record=None, now=0, hold_down=300):
             planned_ok = (leaf_name, b["uplink"]) not in avoid
             if planned_ok and not entry:
                 continue    # on its planned uplink, nothing avoids it
-            if planned_ok and _held_down(links.get(entry["because"]), now, hold_down):
+            if entry:
+                entry = _note_health(entry, links.get(entry["because"]))
+            if planned_ok and _held_down(entry, now, hold_down):
                 _move(load, moves, leaf_name, b, now_port, b["uplink"], entry["because"], "restore")
                 continue
             if entry and (leaf_name, now_port) not in avoid:
@@ -157,9 +161,22 @@ def compute(plan, links, record=None, now=0, hold_down=300):
     return {"version": RECORD_VERSION, "steered": new_entries}, moves, notes
 
 
-def _held_down(cause, now, hold_down):
-    """The link a binding was moved for has been healthy for ``hold_down`` seconds (unknown or bad: not yet)."""
-    return bool(cause) and cause["state"] == "healthy" and now - cause["since"] >= hold_down
+def _note_health(entry, cause):
+    """The entry with ``healthy_since`` as the latest report of its link says: set by a healthy report, dropped by a
+    bad or congested one, kept when the link is not reported (a later run without events can still restore)."""
+    if not cause:
+        return entry
+    entry = dict(entry)
+    if cause["state"] == "healthy":
+        entry["healthy_since"] = cause["since"]
+    else:
+        entry.pop("healthy_since", None)
+    return entry
+
+
+def _held_down(entry, now, hold_down):
+    """The link a binding was moved for has been healthy for ``hold_down`` seconds (never reported healthy: not yet)."""
+    return entry.get("healthy_since") is not None and now - entry["healthy_since"] >= hold_down
 
 
 def _move(load, moves, leaf_name, binding, old, new, because, action):

@@ -78,7 +78,8 @@ def test_restore_after_hold_down_only(plan):
     record, moves, _notes = run(plan, links((bad, "bad", 50)))
     # link healthy again at t=200: not yet (hold-down 300)
     kept, moves2, _notes = run(plan, links((bad, "healthy", 200)), record, now=400)
-    assert kept == record and moves2 == []
+    assert [dict(e, healthy_since=None) for e in kept["steered"]] == [dict(e, healthy_since=None) for e in record["steered"]]
+    assert moves2 == []
     # still bad: stays, idempotent
     assert run(plan, links((bad, "bad", 50)), record, now=1000)[0] == record
     # healthy for 300 s: back to the plan
@@ -86,6 +87,13 @@ def test_restore_after_hold_down_only(plan):
     assert back["steered"] == [] and all(m["action"] == "restore" and m["to"] == "Ethernet8" for m in moves3)
     # a link never reported healthy keeps the steer (no silent restore)
     assert run(plan, [], record, now=10 ** 9)[0] == record
+    # the healthy report is remembered: a later run without events (a periodic job) restores after the hold-down
+    assert kept["steered"][0]["healthy_since"] == 200
+    assert run(plan, [], kept, now=450)[0] == kept
+    assert run(plan, [], kept, now=500)[0]["steered"] == []
+    # a new fault report forgets it
+    again = run(plan, links((bad, "bad", 600)), kept, now=600)[0]
+    assert "healthy_since" not in again["steered"][0] and run(plan, [], again, now=10 ** 9)[0] == again
 
 
 def test_steered_uplink_failing_too_moves_again_and_no_healthy_uplink_is_said(plan):
