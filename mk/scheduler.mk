@@ -10,3 +10,11 @@ TEST_TARGETS += test-scheduler
 
 test-scheduler: setup
 	$(PY) -m pytest -q -s tests/integration/scheduler
+
+# The issue's figures on an otherwise idle machine (AIFABRIC_GOR_STRICT=1: the CI tests' bounds become the Done-when
+# ones): a host-link fault drained in Slurm <= 10 s (the playbook, and the whole event path), a congested leaf uplink
+# steered <= 30 s from its first loss on the twin (root). About 4 min.
+.PHONY: bench-gor
+bench-gor: setup
+	AIFABRIC_GOR_STRICT=1 $(PY) -m pytest -q -s tests/integration/scheduler
+	AIFABRIC_GOR_STRICT=1 $(PY) -m pytest -q -s -p no:logging tests/integration/twin/test_twin.py -k gor_steers

@@ -15,7 +15,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 import event_path  # noqa: E402
 
-CHAIN_BUDGET_S = 10.0   # issue 39: a host-link fault drains the node in <= 10 s
+# issue 39: a host-link fault drains the node in <= 10 s; make bench-gor holds the test to it (AIFABRIC_GOR_STRICT=1, an
+# otherwise idle machine); under make test's parallel lanes (9.8 s seen at load 13 on 2 cores) the bound is 20 s
+CHAIN_BUDGET_S = 10.0 if os.environ.get("AIFABRIC_GOR_STRICT") else 20.0
 
 
 class Metrics(http.server.BaseHTTPRequestHandler):

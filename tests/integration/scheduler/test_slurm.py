@@ -22,7 +22,9 @@ from ansible_collections.aifabric.roce.plugins.modules import slurm_node  # noqa
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from unit.module_runner import run_module  # noqa: E402
 
-DRAIN_BUDGET_S = 10.0   # issue 39: a host-link fault drains the node in <= 10 s
+# issue 39: a host-link fault drains the node in <= 10 s. make bench-gor holds the tests to it (AIFABRIC_GOR_STRICT=1,
+# an otherwise idle machine); under make test's parallel lanes (load ~13 on 2 cores, 8.9 s seen) the bound is 20 s
+DRAIN_BUDGET_S = 10.0 if os.environ.get("AIFABRIC_GOR_STRICT") else 20.0
 
 
 def node(cluster, name):

@@ -627,9 +627,9 @@ def test_gor_steers_a_congested_uplink_off_and_restores_it_after_repair(twin, tm
                  len(lost_after)))
         assert len(lost_congested) >= 5, "tbf did not congest the uplink: %s" % figures   # a lost probe waits 0.2 s
         assert lost_after == [], figures
-        # the <= 30 s target from the first loss is tools/bench_gor.py's (GOM, Prometheus, Alertmanager, the rulebook
-        # and this playbook on a twin of its own); here only that the playbook ends, under CI load
-        assert steered_at - started <= 120.0
+        # issue 39: steered <= 30 s from the first loss; make bench-gor holds the test to it (AIFABRIC_GOR_STRICT=1, an
+        # otherwise idle machine); under make test's lanes (33 s seen at load 13 on 2 cores) only that it ends
+        assert steered_at - congested_at <= (30.0 if os.environ.get("AIFABRIC_GOR_STRICT") else 120.0)
         # the audit: the steered binding is GOR's, not drift
         report, out = audit(twin["state"])
         assert report["verdict"].split(" / ")[0] == "IN SYNC", out[-3000:]
