@@ -169,6 +169,8 @@ def main_rollout(_args):
 
 
 def main(argv=None):
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))    # so the twin is taken down on a kill
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("what", choices=["scale", "twin", "rollout"])
     parser.add_argument("--sizes", default="4096,32768")

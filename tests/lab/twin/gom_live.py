@@ -105,6 +105,11 @@ class Live(object):
                 urgent + ["ip", "netns", "exec", self.ns(host), sys.executable, os.path.join(GOM, "agent.py"), "--config", path],
                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.state, "agent-%s.log" % host), "w")))
 
+    def record(self, row):
+        """Appends a campaign row to <state>/rows.jsonl as it is measured (a cut-short run keeps what it measured)."""
+        with open(os.path.join(self.state, "rows.jsonl"), "a") as handle:
+            handle.write(json.dumps(row, sort_keys=True) + "\n")
+
     def stop(self):
         for proc in self.procs:
             proc.terminate()
@@ -227,7 +232,7 @@ def one_fault(live, kind, link, value=None, timeout=40.0, drain=None):
                 if event["kind"] in ("link_fault", "maintenance", "switch_fault", "unlocalised"):
                     named |= set(event["links"] or [])
             if named >= expected or (drain and any(e["kind"] == "maintenance" for e in events)):
-                time.sleep(1.0)
+                time.sleep(0.5)
                 events.extend(live.new_events())
                 break
             time.sleep(0.1)
@@ -235,7 +240,7 @@ def one_fault(live, kind, link, value=None, timeout=40.0, drain=None):
         live.clear(kind, link)
         if drain:
             time.sleep(0.5)
-    after = wait_quiet(live, 4.0)
+    after = wait_quiet(live, 2.5)
     if drain:
         live.drain_record(drain, False)
     events.extend(after)
@@ -293,24 +298,28 @@ def campaign(live, which, seed=5):
             for link in classes[cls]:
                 plan.append(("loss", link, 100))
                 plan.append(("loss", link, 20))
+                if cls in ("host_up", "leaf_up"):      # a cable: both directions, once per cable
+                    plan.append(("down", link, None))
             for link in rng.sample(classes[cls], min(4, len(classes[cls]))):
                 plan.append(("loss", link, 2))
-                plan.append(("down", link, None))
-                plan.append(("congestion", link, "1mbit"))
+            plan.append(("congestion", rng.choice(classes[cls]), "1mbit"))
         drains = [("loss", rng.choice(classes[c]), 100) for c in sorted(classes)]
     for kind, link, value in plan:
         if kind == "congestion":
             load = live.load(link, 20)
             try:
                 rows.append(one_fault(live, kind, link, value, timeout=20))
+                live.record(rows[-1])
             finally:
                 load.terminate()
                 load.wait()
             continue
-        rows.append(one_fault(live, kind, link, value, timeout=60 if value == 2 else 30))
+        rows.append(one_fault(live, kind, link, value, timeout=60 if value == 2 else (12 if kind == "down" else 30)))
+        live.record(rows[-1])
     for kind, link, value in drains:
         switch = [x.split(":")[0] for x in link.split(">") if not x.split(":")[0] in live.plan["hosts"]][0]
         rows.append(one_fault(live, kind, link, value, timeout=15, drain=switch))
+        live.record(rows[-1])
     return rows
 
 

@@ -3,7 +3,7 @@ import os
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import (
@@ -12,7 +12,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.gom.probes import Li
 
 from ..fabric.intents import lab, rail512, small
 from .test_hash_models import device, links_under, other_hash
-from .test_probes import all_links, check_paths_against_plan, covered
+from .test_probes import all_links, check_paths_against_plan, covered, small_plans
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
 from bench_probes import gpu_fabric  # noqa: E402  (rail512 scaled out: the 1K and 4K plans of the benchmark)
@@ -104,12 +104,8 @@ def test_deterministic():
 
 
 @settings(max_examples=25, deadline=None)
-@given(servers=st.integers(2, 16), rails=st.integers(1, 4), spg=st.sampled_from([2, 4, 8]),
-       spines=st.sampled_from([1, 2, 4]), ratio=st.sampled_from(["1:1", "2:1", "3:1"]),
-       scheme=st.sampled_from(["subnet_per_leaf", "p2p"]))
-def test_identifiable_or_the_shared_groups_are_named(servers, rails, spg, spines, ratio, scheme):
-    plan = build_plan(small(servers=servers, rails=rails, spg=spg, uplinks=8, spines=spines, ratio=ratio,
-                            scheme=scheme, leaf_down=8, leaf_up=8))
+@given(plan=small_plans)
+def test_identifiable_or_the_shared_groups_are_named(plan):
     report = plan_identifiable(plan)
     reachable = reachable_links(LinkModel(plan))
     assert covered(report) == reachable

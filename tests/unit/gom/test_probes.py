@@ -138,13 +138,20 @@ def test_deterministic():
     assert plan_probes(plan) == plan_probes(plan)
 
 
-@settings(max_examples=30, deadline=None)
-@given(servers=st.integers(2, 20), rails=st.integers(1, 4), spg=st.sampled_from([2, 4, 8]),
-       spines=st.sampled_from([1, 2, 4]), ratio=st.sampled_from(["1:1", "2:1", "3:1"]),
-       scheme=st.sampled_from(["subnet_per_leaf", "p2p"]))
-def test_every_reachable_link_is_covered_and_count_respects_the_bound(servers, rails, spg, spines, ratio, scheme):
-    plan = build_plan(small(servers=servers, rails=rails, spg=spg, uplinks=8, spines=spines, ratio=ratio,
+def small_plan(servers, rails, spg, spines, ratio, scheme):
+    return build_plan(small(servers=servers, rails=rails, spg=spg, uplinks=8, spines=spines, ratio=ratio,
                             scheme=scheme, leaf_down=8, leaf_up=8))
+
+
+# the small generated fabrics the planner accepts (shared with test_identify)
+small_plans = st.builds(small_plan, servers=st.integers(2, 20), rails=st.integers(1, 4), spg=st.sampled_from([2, 4, 8]),
+                        spines=st.sampled_from([1, 2, 4]), ratio=st.sampled_from(["1:1", "2:1", "3:1"]),
+                        scheme=st.sampled_from(["subnet_per_leaf", "p2p"]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(plan=small_plans)
+def test_every_reachable_link_is_covered_and_count_respects_the_bound(plan):
     report = plan_probes(plan)
     reachable = reachable_links(LinkModel(plan))
     assert covered(report) == reachable
