@@ -12,7 +12,8 @@ set -euo pipefail
 # prometheus-alertmanager, default-jre-headless: GOR's event path (Prometheus -> Alertmanager -> ansible-rulebook, whose
 # rule engine runs on Java; tests/lab/event_path.py starts its own, the packages' services are not used).
 # libyang-tools: yanglint, the SONiC YANG oracle of the community_sonic driver (tests/unit/nos/test_sonic_yang_oracle.py).
-packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools slurmctld slurmd slurm-client munge prometheus-alertmanager default-jre-headless)
+# nftables: GOM's fault campaign on the twin drops probe packets with `nft` (tests/lab/twin/gom_live.py).
+packages=(python3-venv graphviz iproute2 iputils-ping lldpd podman runc debootstrap uidmap slirp4netns chromium shellcheck frr prometheus libyang-tools slurmctld slurmd slurm-client munge prometheus-alertmanager default-jre-headless nftables)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
