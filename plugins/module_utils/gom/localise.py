@@ -13,11 +13,12 @@ Localisation (boolean tomography over the 1-identifiable plan, deTector ATC'17; 
 is suspected only if every path across it is bad):
 - ``strong``: probes with >= 2 losses in the last second or >= 3 in the last 30 s; ``weak``: probes with any loss
   in the last 30 s.
-- a link is a candidate when ``strong`` is inside its signature (the probes crossing it) and its signature is
-  inside ``weak`` (all its probes lossy); one candidate (or one with the largest signature) named twice in a row is
-  a ``link_fault``. No single candidate: the fewest links with all-lossy signatures covering ``strong`` (greedy);
-  >= 3 of them on one switch is a ``switch_fault``; a cover of 1-2 links gives a fault per link (``candidates``
-  lists the alternatives); no cover: ``unlocalised``.
+- a link is a candidate when ``strong`` is inside its signature (the probes crossing it); candidates are scored by
+  a generalised likelihood ratio (one loss rate over the link's probes, background loss NOISE off it) and the best,
+  leading the next by LOG_MARGIN, named twice in a row is a ``link_fault``; candidates the plan cannot tell apart
+  (equal signatures) are one ``unlocalised`` event listing them. No candidate: the fewest links with all-lossy
+  signatures covering ``strong`` (greedy); >= 3 of them on one switch are a ``switch_fault``, the others a fault
+  each (``candidates`` lists the cover); no cover for 30 s: ``unlocalised``.
 - probes crossing a switch under maintenance (lock marker, drain record, silence) are left out of the above and
   reported as one ``maintenance`` event per switch and maintenance period.
 """
