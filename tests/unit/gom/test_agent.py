@@ -2,7 +2,6 @@
 with the planned source port and DSCP, answered and echoed, batched to the collector every 100 ms; bounded queue
 that drops the oldest batches (and counts them) while the collector is away; the collector's metrics and events."""
 import json
-import os
 import socket
 import threading
 import time
