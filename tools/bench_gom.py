@@ -90,7 +90,7 @@ def main_scale(args):
     return 1 if missed else 0
 
 
-def main_twin(_args):
+def main_twin(args):
     import labid
     import gom_live
     prefix, base_port = labid.twin_names("aifh")
@@ -102,7 +102,7 @@ def main_twin(_args):
         with open(os.path.join(state, "twin", "plan", "plan.json")) as handle:
             plan = json.load(handle)
         time.sleep(10)      # BGP sessions up
-        result = gom_live.run(plan, prefix, os.path.join(state, "live"), "full")
+        result = gom_live.run(plan, prefix, os.path.join(state, "live"), args.campaign)
     finally:
         subprocess.run(twin + ["down"] + common, check=False, stdout=subprocess.DEVNULL)
     print(json.dumps(result, indent=1, sort_keys=True))
@@ -175,6 +175,8 @@ def main(argv=None):
     parser.add_argument("what", choices=["scale", "twin", "rollout"])
     parser.add_argument("--sizes", default="4096,32768")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--campaign", default="full", help="twin: full, or class:<link class> (host_up, host_down, "
+                        "leaf_up, spine_down)")
     args = parser.parse_args(argv)
     return {"scale": main_scale, "twin": main_twin, "rollout": main_rollout}[args.what](args)
 

@@ -294,7 +294,10 @@ def campaign(live, which, seed=5):
         drains = [("loss", [link for link, c in picks if c == "spine_down"][0], 100)]
     else:
         plan = []
+        only = which.split(":", 1)[1] if which.startswith("class:") else None
         for cls in sorted(classes):
+            if only and cls != only:
+                continue
             for link in classes[cls]:
                 plan.append(("loss", link, 100))
                 plan.append(("loss", link, 20))
@@ -303,7 +306,7 @@ def campaign(live, which, seed=5):
             for link in rng.sample(classes[cls], min(4, len(classes[cls]))):
                 plan.append(("loss", link, 2))
             plan.append(("congestion", rng.choice(classes[cls]), "1mbit"))
-        drains = [("loss", rng.choice(classes[c]), 100) for c in sorted(classes)]
+        drains = [("loss", rng.choice(classes[c]), 100) for c in sorted(classes) if not only]
     for kind, link, value in plan:
         if kind == "congestion":
             load = live.load(link, 20)
@@ -387,7 +390,7 @@ def main(argv=None):
     parser.add_argument("--plan", required=True)
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--state", required=True)
-    parser.add_argument("--campaign", choices=["small", "full"], default="small")
+    parser.add_argument("--campaign", default="small", help="small, full, or class:<link class> (full, one class)")
     parser.add_argument("--rate", type=float, default=10.0)
     args = parser.parse_args(argv)
     with open(args.plan) as handle:
