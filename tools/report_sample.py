@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The sample 1,000-host drift report (`make report-sample`): what an audit of a large fleet looks like, without one.
 
 A generated audit of N GPU hosts (default 1,000) and 8 leafs: two real drifts (gpu0002 rail1 MTU 1500, leaf1

@@ -58,7 +58,7 @@ def platform_notes(plan):
         checks = [c for c in CHECKS if any(c in ROLE_CHECKS[r] for r in roles)]
         not_verified = [(check, _why_not_checked(driver, check)) for check in checks if check not in driver.checks]
         if not_configured or not_verified:
-            notes.append({"platform": platform, "switches": sorted(name for r in roles for name, _ in roles[r]),
+            notes.append({"platform": platform, "switches": sorted(pair[0] for r in roles for pair in roles[r]),
                           "not_configured": not_configured, "not_verified": not_verified})
     return notes
 

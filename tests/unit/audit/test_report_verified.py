@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import (
-    banner_class, build_report, collect_entries, entry_from_findings, entry_from_result, gpus_by_object,
+    banner_class, build_report, collect_entries, entry_from_result, gpus_by_object,
     items_from_change_items, render_html, render_json, render_markdown)
 from ansible_collections.aifabric.roce.plugins.module_utils.audit.results import counts, normalise, result
 
