@@ -335,7 +335,7 @@ try:
 except ImportError:
     HAS_NETMIKO = False
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError, ConnectError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError, ConnectError, refusal
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import drift
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key, netmiko_factory
@@ -362,15 +362,11 @@ def main():
         module.fail_json(msg=missing_required_lib("hier_config"))
     driver = get_driver(module.params["platform"])
     p = module.params
-    # a driver that refuses sections or a QoS profile by what its NOS documents (AsterNOS: Easy RoCE only)
-    why = driver.refuse(p["intent"], p["qos"], p["sections"])
+    # refused before anything is read: the driver's own refusal (AsterNOS: Easy RoCE only) or a section it does not
+    # render (nos/apply.py refusal, as switch_read)
+    why = refusal(driver, p["intent"], p["qos"], p["sections"])
     if why:
         module.fail_json(msg=why)
-    # Data, not names: each driver lists the sections it renders (`sections`)
-    refused = [s for s in p["sections"] if s not in driver.sections]
-    if refused:
-        module.fail_json(msg="section(s) %s not rendered by the %s driver (it renders %s); remove them from sections"
-                             % (", ".join(refused), driver.name, ", ".join(driver.sections)))
     applier = Applier(driver, netmiko_factory(p, driver), p["intent"], p["qos"], p["sections"], commit_timer=p["commit_timer"],
                       read_timeout=p["read_timeout"], reconnect_timeout=p["reconnect_timeout"], lock_key=lock_key(p),
                       lock_dir=p["lock_dir"], lock_timeout=p["lock_timeout"], lock_ttl=p["lock_ttl"],
@@ -378,35 +374,36 @@ def main():
     result = dict(changed=False, commands=[], attempted=[], drift=[], config_mode=False, takeover=[], drain_state=None)
     try:
         try:
-            before, after, cmds = applier.plan()
+            plan = applier.plan()
+            before, after, cmds = plan
         except ConnectError as exc:
             module.fail_json(msg="cannot connect to %s:%s: %s; nothing was sent" % (p["host"], p["port"], exc.reason),
                              failed_step="connect", **result)
         except Exception as exc:  # noqa: BLE001 - host key problems, a device that rejects the read
             module.fail_json(msg="cannot read running config from %s:%s: %s" % (module.params["host"], module.params["port"], exc), **result)
-        undrain = bool(applier.drain_state and applier.drain_state.get("undrain"))
+        undrain = plan.undrain
         result.update(before=before, after=after, commands=cmds, changed=bool(cmds) or undrain,
-                      drift=drift(before, after, driver), config_digest=applier.config_digest,
-                      drain_state=applier.drain_state, fitted=applier.fit_notes, disruptive=applier.disruptions)
-        for item in applier.disruptions:
+                      drift=drift(before, after, driver), config_digest=plan.digest,
+                      drain_state=plan.drain, fitted=plan.fitted, disruptive=plan.disruptions)
+        for item in plan.disruptions:
             module.warn("%s: %s" % (p["intent"].get("name") or p["host"], item["message"]))
-        if applier.drain_state:
-            drained = applier.drain_state
+        if plan.drain:
+            drained = plan.drain
             module.warn("%s is drained (%s): %s" % (p["intent"].get("name") or p["host"], ", ".join(drained["lines"]),
                                                     drained["by"]))
-        if p["expected_config_digest"] and p["expected_config_digest"] != applier.config_digest:
+        if p["expected_config_digest"] and p["expected_config_digest"] != plan.digest:
             module.fail_json(msg="the running config of %s changed since the reviewed check run (digest %s, expected %s); "
-                                 "nothing was changed: review the new diff" % (p["host"], applier.config_digest, p["expected_config_digest"]),
+                                 "nothing was changed: review the new diff" % (p["host"], plan.digest, p["expected_config_digest"]),
                              rolled_back=None, failed_step="preflight", **result)
         if module._diff:
             result["diff"] = dict(before=before, after=after)
         # brownfield guard: objects the plan would replace whole that someone else configured
-        result["takeover"] = brownfield.find(driver, applier.before_image, after, p["intent"], p["sections"])
+        result["takeover"] = plan.takeover
         verdict = brownfield.decide(result["takeover"], p["takeover"], module.check_mode)
         switch = p["intent"].get("name") or p["host"]
-        if module._diff and applier.disruptions:
+        if module._diff and plan.disruptions:
             result["diff"]["before_header"] = "%s running config - DISRUPTIVE: %s" % (
-                p["intent"].get("name") or p["host"], "; ".join(d["message"] for d in applier.disruptions))
+                p["intent"].get("name") or p["host"], "; ".join(d["message"] for d in plan.disruptions))
         if module._diff and result["takeover"]:
             # --diff names the takeover above the before/after text, not only as removed lines
             result["diff"]["before_header"] = "%s running config - TAKEOVER: %s" % (

@@ -18,7 +18,6 @@ Two questions, per audit:
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import re
 
 KINDS = ("watchdog", "pause_storm", "lossless_drops")
 SEVERITY = {"watchdog": "fail", "lossless_drops": "fail", "pause_storm": "warn"}

@@ -41,6 +41,8 @@ import re
 import socket
 import time
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
+
 PREFIX = "aif-"
 NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([0-9a-f]{3})$")
 # earlier versions: no machine part (never judged by pid), and EOS `aif-<pid>-<ms>` sessions
@@ -263,8 +265,9 @@ class LockHeldError(Exception):
     """Another run holds the device lock past the wait: nothing was sent."""
 
 
-class LockLostError(Exception):
-    """This run's lock was taken by another run (it was not renewed within the TTL): stop, touch nothing."""
+class LockLostError(StepError):
+    """This run's lock was taken by another run (it was not renewed within the TTL): stop, touch nothing. The one
+    type for this event (nos/lock.py names it ``LockLost``): a StepError, so the flow reports its step."""
 
 
 def batch(txn):
@@ -352,9 +355,9 @@ def _renew(txn, ttl, step):
     now, seen = markers(txn)
     mine = [m for m in seen if m.name == txn.tag and "" in m.parts]
     if not mine:
-        raise LockLostError("this run's device lock %s is gone at step %s: another run took it (its lease was not "
-                            "renewed within the %ds lock TTL, e.g. the controller was suspended); this run stops "
-                            "and touches nothing more" % (txn.tag, step, ttl))
+        raise LockLostError(step, None, "", "this run's device lock %s is gone at step %s: another run took it (its lease "
+                            "was not renewed within the %ds lock TTL, e.g. the controller was suspended); this run "
+                            "stops and touches nothing more" % (txn.tag, step, ttl))
     if mine[0].age(now) * 3 >= ttl or mine[0].ahead(now):   # after a clock step back: renew at once
         lease = "%s-l%d" % (txn.tag, now)
         txn.make(lease)

@@ -23,7 +23,7 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import (
-    CANONICAL, LIST_FIELDS, device_patch, device_view, field_text, patch, show_running, tables_of, text)
+    CANONICAL, device_patch, device_view, field_text, patch, tables_of, text)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn, flapping_ports
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, Op, host_of, local_destinations, ports_of)

@@ -25,8 +25,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, refusal
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 DEFAULT_WORKERS = 16
@@ -59,8 +58,7 @@ def read_one(entry, connect_factory):
         driver = get_driver(params["platform"])
     except KeyError as exc:
         return verdict(False, str(exc))
-    refusal = driver.refuse(params["intent"], params["qos"], params["sections"])
-    if refusal or [s for s in params["sections"] if s not in driver.sections]:
+    if refusal(driver, params["intent"], params["qos"], params["sections"]):
         return verdict(False, "the %s driver refuses this request (switch_config says why)" % driver.name)
     if params["expected_config_digest"]:
         return verdict(False, "a reviewed config digest is given: switch_config verifies it")
@@ -68,13 +66,13 @@ def read_one(entry, connect_factory):
                       read_timeout=params["read_timeout"], reconnect_timeout=params["reconnect_timeout"],
                       lock_ttl=params["lock_ttl"], drain=params["drain"], drain_wait=params["drain_wait"])
     try:
-        before, after, cmds = applier.plan()
-        digest = applier.config_digest
-        if cmds:
-            return verdict(False, "%d command(s) to send" % len(cmds), commands=len(cmds), config_digest=digest)
-        if applier.drain_state:
-            return verdict(False, "drained: %s" % ", ".join(applier.drain_state["lines"]), commands=0, config_digest=digest)
-        if brownfield.find(driver, applier.before_image, after, params["intent"], params["sections"]):
+        plan = applier.plan()
+        digest = plan.digest
+        if plan.ops:
+            return verdict(False, "%d command(s) to send" % len(plan.ops), commands=len(plan.ops), config_digest=digest)
+        if plan.drain:
+            return verdict(False, "drained: %s" % ", ".join(plan.drain["lines"]), commands=0, config_digest=digest)
+        if plan.takeover:
             return verdict(False, "objects the plan would take over", commands=0, config_digest=digest)
         return verdict(True, "in sync", commands=0, config_digest=digest)
     except Exception as exc:  # noqa: BLE001 - connect, host key and read errors alike: switch_config reports them

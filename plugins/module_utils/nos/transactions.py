@@ -28,28 +28,11 @@ import re
 import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError, MarkerStore
-
-
-class StepError(Exception):
-    """A step of the transaction failed: which step, which command, what the device said."""
-
-    def __init__(self, step, command, output, note=None):
-        self.step, self.command, self.output = step, command, (output or "").strip()
-        text = "step %s, command %r" % (step, command) if command else "step %s" % step
-        if note:
-            text += ": %s" % note
-        if self.output:
-            text += "; device said: %s" % _tail(self.output)
-        Exception.__init__(self, text)
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
 
 class RefusedError(Exception):
     """The device holds another operator's pending change: nothing was sent."""
-
-
-def _tail(text, lines=4):
-    rows = [r for r in text.strip().splitlines() if r.strip()]
-    return " | ".join(rows[-lines:])
 
 
 # A reverse may only take back what we manage: never a whole physical interface. A Loopback or Vlan (SVI)
@@ -671,7 +654,7 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
 
     def stage(self, cmds):
         """One REST call after another, each applied as it is made: between two calls, when due, the guard renews
-        the lease and re-reads GET /rest/v1/running/roce (apply.StagingGuard), so a call never goes out more than
+        the lease and re-reads GET /rest/v1/running/roce (lock.StagingGuard), so a call never goes out more than
         the guard's interval after a read that proved nobody else changed our profile."""
         for cmd in cmds:
             if self.guard is not None and self.guard.due():

@@ -18,7 +18,8 @@ from helpers import applier, full_state, reset
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import apply as apply_mod
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError, DeviceLock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import DeviceLock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import lock_key
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn
 

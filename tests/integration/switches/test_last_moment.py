@@ -5,7 +5,7 @@ NOS's mechanism lets us look; the run stops, names the key and their value, and 
 * EOS: after the pre-commit read, while the run re-enters its configuration session (a commit copies the session's
   snapshot over the running config): caught by `show session-config diffs` taken again right before `commit timer`;
 * NX-OS, Dell SONiC (klish apply each line as typed): while the run is sending, before its line for that
-  port: caught by the re-read between blocks (apply.StagingGuard);
+  port: caught by the re-read between blocks (lock.StagingGuard);
 * AsterNOS (Easy RoCE REST, each call applied as made; no MTU there): an engineer's PATCH of our profile while the
   run is between its REST calls: caught by the same re-read before the next call;
 * NVUE: while the run stages its revision: caught by the read just before `nv config apply`.

@@ -181,7 +181,7 @@ def test_a_controller_killed_between_drain_and_undrain_is_undrained_by_the_next_
 
 
 def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
-    """NX-OS applies line by line: a push held up on a slow switch renews its lease between blocks (apply.StagingGuard,
+    """NX-OS applies line by line: a push held up on a slow switch renews its lease between blocks (lock.StagingGuard,
     a third of the TTL by the controller's clock, driven here). The device's clock jumps 70 s past A's 60 s lease
     while A sends; A renews at its next block; B, another machine, then tries while A waits on its last MTU line
     and is refused naming A; A succeeds."""

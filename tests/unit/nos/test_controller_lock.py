@@ -1,9 +1,9 @@
-"""The controller lock (nos/apply.DeviceLock) never follows a planted symlink (issue 18 item 6)."""
+"""The controller lock (nos/lock.DeviceLock) never follows a planted symlink (issue 18 item 6)."""
 import os
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import DeviceLock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import DeviceLock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError
 
 

@@ -278,7 +278,7 @@ def test_two_concurrent_runs_on_one_router_serialize(tmp_path):
 
 
 def test_an_engineers_edit_after_the_dry_run_is_named_and_vtysh_f_never_runs(tmp_path):
-    """The last read before `vtysh -f` (apply.StagingGuard): an engineer sets a key this run is about to set (same
+    """The last read before `vtysh -f` (lock.StagingGuard): an engineer sets a key this run is about to set (same
     block, same setting, their value) while the change is uploaded and dry-run; the run stops before applying,
     names their line, and their value stays."""
     router = router_for()

@@ -6,7 +6,7 @@ import json
 import jsonpatch
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sonic_db
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 

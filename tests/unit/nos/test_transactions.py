@@ -130,7 +130,7 @@ def test_a_device_that_cannot_be_reached_is_a_connect_error_the_report_calls_unr
     # netmiko's own exception and wording (base_connection.establish_connection) for a refused TCP port
     from netmiko.exceptions import NetmikoTimeoutException
     from ansible_collections.aifabric.roce.plugins.module_utils.audit.report import entry_from_result
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ConnectError, DeviceIO
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 
     def connect():
         raise NetmikoTimeoutException("TCP connection to device failed.\n\nCommon causes of this problem are:\n"
