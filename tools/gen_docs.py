@@ -7,7 +7,7 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page, with_contract_table  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.host.stacks import with_rules_doc  # noqa: E402
 
@@ -31,6 +31,12 @@ def main():
     with open(host, "w") as handle:
         handle.write(text)
     print("wrote the collective library rules of %s" % host)
+    contract = os.path.join(ROOT, "docs", "adding-a-nos.md")
+    with open(contract) as handle:
+        text = with_contract_table(handle.read())
+    with open(contract, "w") as handle:
+        handle.write(text)
+    print("wrote the driver table of %s" % contract)
 
 
 if __name__ == "__main__":

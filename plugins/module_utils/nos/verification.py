@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import PLATFORMS, platforms_doc
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked": "ECN marked", "drops": "lossless drops",
@@ -83,6 +84,31 @@ def verification_doc():
             bgp_row(driver).replace("|", "\\|"), ppd_row(driver).replace("|", "\\|"),
             drain_row(driver).replace("|", "\\|")))
     return "\n".join(out) + "\n"
+
+
+CONTRACT_BEGIN, CONTRACT_END = "<!-- driver-contract:begin -->", "<!-- driver-contract:end -->"
+
+
+def contract_table():
+    """What each registered driver declares (nos/base.py Driver), one row per NOS: docs/adding-a-nos.md."""
+    out = ["| platform | family | transaction | sections | drain | switch_validate checks | BGP summary | PPD read | "
+           "counters | offline file |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for platform in sorted(PLATFORMS):
+        driver = get_driver(platform)
+        cls = type(driver)
+        family = (cls if cls.__bases__[0] is Driver else cls.__bases__[0]).__name__   # a family of its own, or its base
+        out.append("| `%s` | `%s` | `%s` | %s | %s | %s | %s | %s | %d command(s) | `.%s`, comment `%s` |" % (
+            platform, family, driver.transaction.__name__, ", ".join(driver.sections), drain_row(driver).replace("|", "\\|"),
+            _words(driver.checks), bgp_row(driver).replace("|", "\\|"), ppd_row(driver).replace("|", "\\|"),
+            len(driver.counters), driver.offline_format, driver.comment))
+    return "\n".join(out) + "\n"
+
+
+def with_contract_table(text):
+    """``text`` (docs/adding-a-nos.md) with its generated driver table between the two markers."""
+    head, _begin, rest = text.partition(CONTRACT_BEGIN + "\n")
+    _old, _end, tail = rest.partition(CONTRACT_END)
+    return head + CONTRACT_BEGIN + "\n" + contract_table() + CONTRACT_END + tail
 
 
 def platforms_page():

@@ -148,3 +148,11 @@ def test_the_role_gives_the_underlay_to_exactly_the_drivers_that_render_it():
         spec = yaml.safe_load(handle)["argument_specs"]["main"]["options"]["switch_underlay_platforms"]
     renders = sorted(name for name in DRIVERS if "underlay" in get_driver(name).sections)
     assert defaults["switch_underlay_platforms"] == spec["default"] == renders
+
+
+def test_the_driver_table_of_adding_a_nos_is_generated_from_the_drivers():
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import contract_table, with_contract_table
+    with open(os.path.join(ROOT, "docs", "adding-a-nos.md")) as handle:
+        text = handle.read()
+    assert with_contract_table(text) == text, "run tools/gen_docs.py"
+    assert all("| `%s` |" % name in contract_table() for name in DRIVERS)
