@@ -39,7 +39,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, Op, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
@@ -145,6 +145,7 @@ class AsterNosDriver(Driver):
     transaction = transactions.AsterNosRestTxn
     drain = NoDrain("no BGP is configured on AsterNOS (Easy RoCE QoS only), and no Asterfusion source for a "
                     "graceful-shutdown line")
+    line_sources = sources.ASTERNOS   # the public source of every line it renders (nos/sources.py)
     counters = roce_counters.SONIC
     # the drop counters are sonic-utilities' queue tables, captured on AsterNOS; PFC/ECN/watchdog are not
     counter_evidence = dict(pfc_rx="unverified", pfc_tx="unverified", ecn_marked="unverified", drops="verified",

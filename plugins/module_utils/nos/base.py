@@ -132,6 +132,9 @@ class Driver(object):
     # where the session works after login: None (the NOS's CLI, as netmiko leaves it) or "bash" (the Linux shell)
     home = None
     comment = "!"            # the comment leader the NOS ignores in pasted config (the offline file's header)
+    # the public source of every line it renders: [(regex, verified|unverified, source)] (nos/sources.py); none: every
+    # rendered line is reported without a source (the offline file's header, the line-source test)
+    line_sources = ()
 
     # --- per-NOS facts: each driver declares its own; these defaults say what is not supported, in words ----------
     # maintenance drain (nos/drain.py): DrainLine (a line in the default-VRF router bgp), FlatDrainLine, DrainSetting

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
@@ -104,6 +104,7 @@ class EosDriver(CliDriver):
     counters = [Read("show priority-flow-control counters | json", roce_counters.parse_eos_pfc),
                 Read("show qos interfaces ecn counters queue | json", roce_counters.parse_eos_ecn),
                 Read("show priority-flow-control counters watchdog | json", roce_counters.parse_eos_pfc_watchdog)]
+    line_sources = sources.EOS   # the public source of every line it renders (nos/sources.py)
     counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",
                             wd_restores="unverified")
     checks = ("bgp_sessions", "ppd_paths")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, indented_ops, local_destinations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import flatten
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine, is_drain_child
@@ -64,6 +64,7 @@ class FrrDriver(Driver):
     # `no bgp ebgp-requires-policy`); FRR receivers lower a GSHUT-tagged path to local-preference 0 by themselves
     drain = DrainLine("bgp graceful-shutdown", close="exit")
     counters = [Read("ip -s -j link show", roce_counters.parse_linux_ip_link), Read("tc -s qdisc show", roce_counters.parse_linux_tc)]
+    line_sources = sources.FRR   # the public source of every line it renders (nos/sources.py)
     counter_evidence = dict(ecn_marked="verified", drops="verified")
     checks = ("bgp_sessions", "ppd_paths", "failover")
     bgp_summary = Read("vtysh -c 'show bgp ipv4 unicast summary json'", bgp_state.parse_frr)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as roce_counters, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters as roce_counters, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
@@ -83,6 +83,7 @@ class KlishDriver(CliDriver):
     # tests; the Dell Z9332 outputs ran community SONiC 202012, `show version` in sonic-buildimage #9453); no Dell
     # Enterprise SONiC page or capture shows these tables in its Linux shell
     counters = roce_counters.SONIC
+    line_sources = sources.DELL_SONIC   # the public source of every line it renders (nos/sources.py)
     counter_evidence = roce_counters.ALL_UNVERIFIED
     bgp_summary = Unsupported("no captured klish `show bgp ipv4 unicast summary` of Dell Enterprise SONiC")
     ppd_read = Unsupported("no captured PBR show output of dell_sonic to test a parser on")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
@@ -133,6 +133,7 @@ class NvueDriver(FlatPathDriver):
                           within="nv set router bgp ")
     counters = [Read("nv show interface {port} counters qos", roce_counters.parse_nvue_counters_qos, "port"),
                 Read("nv show interface {port} qos pfc-watchdog", roce_counters.parse_nvue_pfc_watchdog, "port")]
+    line_sources = sources.NVUE   # the public source of every line it renders (nos/sources.py)
     counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
                             drop_bytes="verified", wd_storms="verified")
     checks = ("bgp_sessions", "ppd_paths")

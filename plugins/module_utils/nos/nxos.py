@@ -11,7 +11,7 @@ Command sources: docs/switch-commands-sources.md#cisco-nx-os and #underlay-and-l
 from __future__ import annotations
 
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
@@ -35,6 +35,7 @@ class NxosDriver(CliDriver):
     # shutdown (receivers honour it by default: `graceful-shutdown aware`)
     drain = DrainLine("graceful-shutdown activate")
     counters = [Read("show interface priority-flow-control", roce_counters.parse_nxos_pfc)]
+    line_sources = sources.NXOS   # the public source of every line it renders (nos/sources.py)
     counter_evidence = dict(pfc_rx="verified", pfc_tx="verified")
     checks = ("bgp_sessions", "ppd_paths")
     bgp_summary = Read("show bgp all summary vrf all | json", bgp_state.parse_nxos)

@@ -34,7 +34,7 @@ def switch_config(name, intent, qos):
         head.append("%s not rendered: %s" % (lead, feature))
     # every section the driver renders (its `sections`), as the switch role pushes them
     body = driver.render_explicit(intent, qos, sections=driver.sections)
-    missing, shaky = audit(platform, body)
+    missing, shaky = audit(driver, body)
     lines = len([line for line in body.splitlines() if line.strip()])
     head.append("%s %d lines; without a public source (unverified): %d%s; without any source entry: %d"
                 % (lead, lines, len(shaky), " (%s)" % ", ".join(sorted(set(shaky))[:4]) if shaky and

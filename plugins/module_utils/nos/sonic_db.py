@@ -28,7 +28,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTx
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
     PREFIX, SECTIONS, Driver, Op, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
@@ -476,6 +476,7 @@ class SonicDbDriver(Driver):
                          pointer="/BGP_DEVICE_GLOBAL/STATE/tsa_enabled", ours="DEVICE_METADATA|localhost bgp_asn ")
     # sonic-utilities' tables; the SSH login lands in the Linux shell already (netmiko LinuxSSH), so no klish hop. The
     # parsers are checked on sonic-utilities' own test outputs (tests/fixtures/switches/sonic/)
+    line_sources = sources.config_db_rows(TABLES)   # from the Table declarations: no table without its source
     counters = [Read(read.command, read.parser) for read in roce_counters.SONIC]
     counter_evidence = roce_counters.ALL_VERIFIED
     checks = ("bgp_sessions", "ppd_paths")

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which public source backs each line a NOS driver renders (details: docs/switch-commands-sources.md).
 
-One entry per line form: (regex on the stripped line, status, source). A unit test renders the lab and
+One entry per line form: (regex on the stripped line, status, source), in one list per NOS here, which its driver
+declares as ``line_sources`` (nos/base.py Driver). A unit test renders the lab and
 rail512 plans through every driver and fails on any line no entry matches, so a new line cannot ship
 without a source or an explicit ``unverified``; per-switch configs (nos/offline.py) count the
 unverified lines in their header.
@@ -28,8 +29,7 @@ _FBS = "dellemc sonic_fbs_* / Broadcom FBS HLD [R]"
 _CLQ = "Cumulus Linux QoS guide / NVUE reference [V] + nvueschema oracle test"
 _CLP = "NVUE reference PBR / Router Nexthop [V] + nvueschema oracle test"
 
-LINE_SOURCES = {
-    "eos": [
+EOS = [
         (r"interface Ethernet[\d/]+", VERIFIED, "Arista EOS Layer 1 Profiles (port names) [V]"),
         (r"mtu " + _N, VERIFIED, _AVD + "; 9214 ceiling: AVD p2p_uplinks_mtu default [R]"),
         (r"qos trust dscp", VERIFIED, _AVD),
@@ -53,8 +53,8 @@ LINE_SOURCES = {
         (r"class " + _NAME, VERIFIED, _AVD),
         (r"set nexthop " + _IP, VERIFIED, _AVD),
         (r"service-policy type pbr input " + _NAME, VERIFIED, _AVD),
-    ],
-    "nxos": [
+]
+NXOS = [
         (r"interface Ethernet1/\d+(/\d+)?", VERIFIED, "Cisco NX-API reference 7.x breakout (port names) [V]"),
         (r"mtu " + _N, VERIFIED, _CISCO + "; Cisco TechNote 118994 [V]"),
         (r"class-map type qos match-all " + _NAME, VERIFIED, "Azure/AzureLocal-Supportability TOR QoS reference [R]"),
@@ -84,8 +84,8 @@ LINE_SOURCES = {
         (r"match ip address " + _NAME, VERIFIED, "cisco.nxos nxos_route_maps rm_template `match ip address ACL` [R]"),
         (r"ip policy route-map " + _NAME, UNVERIFIED, "Cisco NX-OS Unicast Routing guides, PBR chapter (section seen, "
          "literal line only in community configs)"),
-    ],
-    "dell_sonic": [
+]
+DELL_SONIC = [
         (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
         (r"interface Eth1/\d+/\d+", VERIFIED, "dellemc sonic_port_breakout EXAMPLES (`show interface breakout`: Eth1/1/1) [R]"),
         (r"mtu " + _N, VERIFIED, _DELL),
@@ -115,8 +115,8 @@ LINE_SOURCES = {
         (r"class %s priority %s" % (_NAME, _N), VERIFIED, _FBS),
         (r"set ip next-hop " + _IP, VERIFIED, _FBS),
         (r"service-policy type forwarding in " + _NAME, VERIFIED, _FBS),
-    ],
-    "nvue": [
+]
+NVUE = [
         (r"nv set interface swp\d+(s\d+)? link mtu " + _N, VERIFIED, "Cumulus Linux Interface Configuration [V]"),
         (r"nv set interface swp\d+(s\d+)? qos pfc-watchdog", VERIFIED, _CLQ),
         (r"nv set interface swp\d+(s\d+)? router pbr map " + _NAME, VERIFIED, _CLP),
@@ -139,11 +139,10 @@ LINE_SOURCES = {
         (r"nv set router pbr map %s rule %s action vrf default" % (_NAME, _N), UNVERIFIED,
          _CLP + "; but the CL 5.15 PBR guide says setting the VRF works in a virtual environment only, "
          "not on an NVIDIA switch (docs/underlay.md#pbr-fallback-per-nos)"),
-    ],
-}
+]
 # EOS underlay + PBR on the L3 ingress (section underlay; docs/switch-commands-sources.md#eos-underlay)
 _VEOS = "real vEOS 4.21 running-config (tests/fixtures/switches/eos/veos-4.21-leaf-running-config.txt) [V]"
-LINE_SOURCES["eos"] += [
+EOS += [
     (r"interface (Loopback0|Vlan%s)" % _N, VERIFIED, _AVD + " (loopback_interfaces, vlan_interfaces); " + _VEOS),
     (r"ip routing", VERIFIED, _AVD + " (ip_routing); " + _VEOS),
     (r"vlan %s" % _N, VERIFIED, _AVD + " (vlans); " + _VEOS),
@@ -169,7 +168,7 @@ LINE_SOURCES["eos"] += [
 _NVS = "nvueschema CL 5.18 oracle test"
 _CLCAP = "real `nv config show -o commands` (tests/fixtures/switches/nvue/cl-dci-borderleaf01-nv-config-show-commands.txt) [V]"
 _CLB = "Cumulus Linux BGP guide / NVUE reference Router BGP, VRF BGP [V] + " + _NVS
-LINE_SOURCES["nvue"] += [
+NVUE += [
     (r"nv set interface (lo|swp\d+(s\d+)?|vlan%s) ipv4 address %s" % (_N, _NET), VERIFIED,
      _NVS + "; `ip address` form (CL <= 5.14) in " + _CLCAP),
     (r"nv set interface vlan%s link mtu %s" % (_N, _N), VERIFIED, "Cumulus Linux Interface Configuration [V] + " + _NVS),
@@ -193,7 +192,7 @@ LINE_SOURCES["nvue"] += [
 ]
 # FRR 8.4 (docs.frrouting.org/en/stable-8.4/): the routed twin runs these on FRR 8.4.4 from Debian.
 _FRR = "FRR 8.4 user guide [V]"
-LINE_SOURCES["frr"] = [
+FRR = [
     (r"interface (lo|vlan%s|[A-Za-z][\w./:-]*)" % _N, VERIFIED, _FRR + ", zebra: interface"),
     (r"ip address %s" % _NET, VERIFIED, _FRR + ", zebra: ip address"),
     (r"exit", VERIFIED, _FRR + ", vtysh node exit"),
@@ -220,7 +219,7 @@ LINE_SOURCES["frr"] = [
 # leaves' names and value forms are the REST manual's; what it does not show is one of the two platform items
 # `port_naming` and `transaction` (fabric/platforms.py), named in the note.
 _ER = "Easy RoCE REST manual (docs.asternos.com/zh/aidc/restapi-manual/easy-roce/, AsterNOS v3.1 R0500)"
-LINE_SOURCES["asternos"] = [
+ASTERNOS = [
     (r"roce-profiles aif_roce mode lossless", VERIFIED, _ER + ": POST roce-profiles {\"name\", \"mode\": \"lossless\"}"),
     (r"roce-profiles aif_roce cable-length CABLE_5m", VERIFIED, _ER + ": GET sample \"cable-length\": \"CABLE_5m\""),
     (r"roce-profiles aif_roce cable-length CABLE_\d+m", UNVERIFIED,
@@ -232,7 +231,7 @@ LINE_SOURCES["asternos"] = [
 
 # --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
 _NXC = "cisco.nxos 11.1.0 (ansible package)"
-LINE_SOURCES["nxos"] += [
+NXOS += [
     (r"feature bgp", VERIFIED, _NXC + " nxos_feature (`feature {name}`) [R]"),
     (r"feature interface-vlan", UNVERIFIED, "nxos_feature form; the feature name only in community NX-OS configs"),
     (r"ip load-sharing address source-destination port source-destination", VERIFIED,
@@ -275,15 +274,14 @@ _KLISH_UNDERLAY = [
     (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
     (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
 ]
-LINE_SOURCES["dell_sonic"] += _KLISH_UNDERLAY
+DELL_SONIC += _KLISH_UNDERLAY
 
 
-def _config_db_rows():
-    """community_sonic: one row per table key form and per owned field, read from the driver's Table
-    declarations (nos/sonic_db.py), so a table cannot ship without its source."""
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import TABLES
+def config_db_rows(tables):
+    """A CONFIG_DB driver's rows from its Table declarations (nos/sonic_db.py ``TABLES``): one per table key form and
+    per owned field, so a table cannot ship without its source."""
     rows = []
-    for table in TABLES:
+    for table in tables:
         rows.append((re.escape(table.name) + r"\|\S+", table.key_source[0], table.key_source[1]))
         if not table.fields:   # a map or list-of-ports table: every field of an owned key is the key's
             rows.append((re.escape(table.name) + r"\|\S+ \S+ \S+", table.key_source[0], table.key_source[1]))
@@ -292,28 +290,33 @@ def _config_db_rows():
     return rows
 
 
-LINE_SOURCES["community_sonic"] = _config_db_rows()
-
-_COMPILED = dict((platform, [(re.compile(regex + r"$"), status, source) for regex, status, source in rows])
-                 for platform, rows in LINE_SOURCES.items())
+_COMPILED = {}
 
 
-def source_of(platform, line):
-    """(status, source) of one rendered line, or None when no entry covers it."""
+def _compiled(driver):
+    rows = driver.line_sources
+    key = id(rows)
+    if key not in _COMPILED:
+        _COMPILED[key] = (rows, [(re.compile(regex + r"$"), status, source) for regex, status, source in rows])
+    return _COMPILED[key][1]
+
+
+def source_of(driver, line):
+    """(status, source) of one rendered line (the driver's ``line_sources``), or None when no entry covers it."""
     text = line.strip()
-    for regex, status, source in _COMPILED[platform]:
+    for regex, status, source in _compiled(driver):
         if regex.match(text):
             return status, source
     return None
 
 
-def audit(platform, config):
+def audit(driver, config):
     """Rendered config -> (lines without a source, unverified lines)."""
     missing, unverified = [], []
     for line in config.splitlines():
         if not line.strip() or line.strip() == "!":
             continue
-        found = source_of(platform, line)
+        found = source_of(driver, line)
         if found is None:
             missing.append(line.strip())
         elif found[0] != VERIFIED:

@@ -127,10 +127,10 @@ def test_asternos_has_at_most_two_unverified_items(inventory):
     items = set(item for item, _note in platforms.unverified("asternos"))
     for intent in (next(iter(plan["leafs"].values())), next(iter(plan["spines"].values()))):
         text = drv.render(intent, plan["qos"])
-        missing, shaky = audit("asternos", text)
+        missing, shaky = audit(get_driver("asternos"), text)
         assert not missing
-        assert "roce-profiles aif_roce mode lossless" in text and source_of("asternos", "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
-        items |= set(source_of("asternos", line)[1].split(":")[0] for line in shaky)
+        assert "roce-profiles aif_roce mode lossless" in text and source_of(get_driver("asternos"), "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
+        items |= set(source_of(get_driver("asternos"), line)[1].split(":")[0] for line in shaky)
     assert items == {"port_naming", "transaction"}, items
 
 

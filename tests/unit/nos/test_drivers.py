@@ -193,7 +193,7 @@ def test_every_rendered_line_has_a_source_entry(inventory):
             # every section the driver renders (FRR's render defaults to underlay + pbr)
             kwargs = {} if platform == "frr" else {"sections": drv.sections}
             text = drv.render_explicit(intent, planned["qos"], **kwargs)
-            missing, shaky = audit(platform, text)
+            missing, shaky = audit(get_driver(platform), text)
             assert not missing, (inventory, platform, name, missing[:5])
             # CONFIG_DB lines are `TABLE|key field value`: the table is the unit
             unverified.update(line.split()[0].split("|")[0] if platform == "community_sonic" else line.split()[0]
@@ -211,5 +211,5 @@ def test_every_rendered_line_has_a_source_entry(inventory):
 
 def test_a_line_without_a_source_is_caught():
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.sources import audit
-    assert audit("eos", "interface Ethernet1\n   mtu 9214\n   load-interval 5\n") == (["load-interval 5"], [])
-    assert audit("nxos", "feature pbr\n") == ([], ["feature pbr"])
+    assert audit(get_driver("eos"), "interface Ethernet1\n   mtu 9214\n   load-interval 5\n") == (["load-interval 5"], [])
+    assert audit(get_driver("nxos"), "feature pbr\n") == ([], ["feature pbr"])

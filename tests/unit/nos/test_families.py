@@ -99,7 +99,7 @@ def test_no_caller_probes_a_transaction():
     assert found == []
 
 
-FACTS = ("drain", "counters", "counter_evidence", "checks", "bgp_summary", "ppd_read")
+FACTS = ("drain", "counters", "counter_evidence", "checks", "bgp_summary", "ppd_read", "line_sources")
 
 
 def lacks(cls):
@@ -121,7 +121,7 @@ def test_the_registry_walk_names_what_each_driver_lacks():
                    "asternos": ["bgp_summary", "checks", "drain", "ppd_read"]}
     for name, cls in DRIVERS.items():
         for fact, why in lacks(cls).items():
-            assert why and (fact == "checks" or why != "not declared"), (name, fact)
+            assert why and (fact in ("checks", "line_sources") or why != "not declared"), (name, fact)
     assert sorted(lacks(Bare)) == sorted(FACTS)
     assert lacks(Bare)["drain"] == "no drain line known for this NOS"
 

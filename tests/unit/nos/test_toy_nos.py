@@ -359,7 +359,7 @@ def test_validation_reads_the_declared_bgp_summary_and_names_what_the_toy_lacks(
     result = switch_check.check_switch(toy, "leaf1", {"host": "toy", "port": 22}, ["bgp_sessions"], False,
                                        validation.FAILOVER_TIMEOUT_MS, False, lambda params, driver: device.session)
     assert [f["status"] for f in result["findings"] if f["probe"] == "bgp_sessions"] == ["fail"]
-    assert lacks(ToyDriver) == {"ppd_read": "the toy shows no PBR state"}
+    assert lacks(ToyDriver) == {"ppd_read": "the toy shows no PBR state", "line_sources": "not declared"}
 
 
 def test_the_counters_read_is_the_declared_one(toy):

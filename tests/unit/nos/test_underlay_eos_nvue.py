@@ -112,7 +112,7 @@ def test_every_underlay_line_has_a_source(inventory):
         drv = get_driver(platform)
         for name, intent in some_devices(plan):
             text = drv.render_explicit(intent, plan["qos"], ALL)
-            missing, shaky = audit(platform, text)
+            missing, shaky = audit(get_driver(platform), text)
             assert not missing, (platform, name, missing[:5])
             expected = unverified if platform == "eos" or intent.get("bindings") else set()
             assert set(shaky) == expected, (platform, name, shaky)
