@@ -36,11 +36,6 @@ description:
     lines, proven by read-back; saved with C(write memory).
 author: aifabric.roce developers (@aifabric)
 options:
-  platform:
-    description: Switch platform name from the plan record.
-    type: str
-    required: true
-    choices: [asternos, community_sonic, dell_sonic, eos, frr, nvue, nxos]
   intent:
     description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)).
     type: dict
@@ -147,6 +142,7 @@ options:
     default: false
 extends_documentation_fragment:
   - aifabric.roce.switch_connection
+  - aifabric.roce.switch_platform
 requirements: [netmiko, hier_config]
 notes:
   - Supports check mode and diff mode.

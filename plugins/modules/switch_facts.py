@@ -27,11 +27,6 @@ description:
     tested on real captured output (C(verified)) and which were not (C(unverified)); see docs/roce-health.md.
 author: aifabric.roce developers (@aifabric)
 options:
-  platform:
-    description: Switch platform name from the plan record.
-    type: str
-    required: true
-    choices: [asternos, community_sonic, dell_sonic, eos, frr, nvue, nxos]
   intent:
     description: The device's slice of the plan (lookup C(aifabric.roce.device_intent), C(devices/<name>.json)); selects the ports.
     type: dict
@@ -52,6 +47,7 @@ options:
     default: true
 extends_documentation_fragment:
   - aifabric.roce.switch_connection
+  - aifabric.roce.switch_platform
 requirements: [netmiko]
 notes:
   - Supports check mode (it only reads).

@@ -156,3 +156,10 @@ def test_the_driver_table_of_adding_a_nos_is_generated_from_the_drivers():
         text = handle.read()
     assert with_contract_table(text) == text, "run tools/gen_docs.py"
     assert all("| `%s` |" % name in contract_table() for name in DRIVERS)
+
+
+def test_the_platform_choices_of_the_switch_modules_are_the_registry():
+    import yaml
+    from ansible_collections.aifabric.roce.plugins.doc_fragments.switch_platform import ModuleDocFragment
+    doc = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)
+    assert doc["options"]["platform"]["choices"] == sorted(DRIVERS)
