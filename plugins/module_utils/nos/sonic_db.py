@@ -592,10 +592,15 @@ class SonicDbDriver(Driver):
 
     def ops(self, commands):
         """JSON Patch ops (strings or dicts) -> one Op per field they set or per member they remove: an add of a
-        whole key or table stands for each field it holds."""
+        whole key or table stands for each field it holds. Anything else a run sent (the GCU commands) sets nothing."""
         out = []
         for cmd in commands:
-            op = json.loads(cmd) if isinstance(cmd, str) else cmd
+            try:
+                op = json.loads(cmd) if isinstance(cmd, str) else cmd
+            except ValueError:
+                continue   # a command of the transaction itself (checkpoint, save, the patch file): no setting
+            if not isinstance(op, dict):
+                continue
             parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in op.get("path", "").split("/")[1:])
             if op.get("op") == "remove":
                 out.append(Op("unset", parts, None))

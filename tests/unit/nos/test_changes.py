@@ -67,7 +67,8 @@ def test_a_gcu_op_this_run_sent_is_not_foreign():
     base = Image("PORT|Ethernet0\nPORT|Ethernet0 mtu 9100\n", [], SONIC.paths)
     want = base.with_managed("PORT|Ethernet0\nPORT|Ethernet0 mtu 9216\n")
     got = Image(want.managed, ["PORT > Ethernet4 > mtu 9216"], SONIC.paths)
-    sent = ['{"op": "add", "path": "/PORT/Ethernet4/mtu", "value": "9216"}']
+    sent = ["sudo -n config checkpoint aif-x", '{"op": "add", "path": "/PORT/Ethernet4/mtu", "value": "9216"}',
+            "sudo -n config apply-patch /tmp/aif-x.json-patch"]   # what DeviceIO records: GCU's commands and the ops
     assert Changes(base, want, got).foreign_added == ["PORT > Ethernet4 > mtu 9216"]
     assert not Changes(base, want, got, sent=SONIC.ops(sent)).foreign
     # a whole key added stands for each of its fields; a field removed is ours, another field stays foreign
