@@ -19,25 +19,16 @@ def main():
         with open(path, "w") as handle:
             handle.write(text)
         print("wrote %s" % path)
-    readme = os.path.join(ROOT, "README.md")
-    with open(readme) as handle:
-        text = with_readme_table(handle.read())
-    with open(readme, "w") as handle:
-        handle.write(text)
-    print("wrote the switch table of %s" % readme)
-    host = os.path.join(ROOT, "docs", "host-rdma.md")
-    with open(host) as handle:
-        text = with_rules_doc(handle.read())
-    with open(host, "w") as handle:
-        handle.write(text)
-    print("wrote the collective library rules of %s" % host)
-    contract = os.path.join(ROOT, "docs", "adding-a-nos.md")
-    with open(contract) as handle:
-        text = with_contract_table(handle.read())
-    with open(contract, "w") as handle:
-        handle.write(text)
-    print("wrote the driver table of %s" % contract)
-
+    # generated parts of hand-written pages: (file, rewrite, what)
+    for name, rewrite, what in (("README.md", with_readme_table, "the switch table"),
+                                ("docs/host-rdma.md", with_rules_doc, "the collective library rules"),
+                                ("docs/adding-a-nos.md", with_contract_table, "the driver table")):
+        path = os.path.join(ROOT, name)
+        with open(path) as handle:
+            text = rewrite(handle.read())
+        with open(path, "w") as handle:
+            handle.write(text)
+        print("wrote %s of %s" % (what, path))
 
 if __name__ == "__main__":
     main()
