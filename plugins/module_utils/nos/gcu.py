@@ -64,6 +64,11 @@ class GcuTxn(ShellMarkers, Transaction):
 
     # ---- the transaction -----------------------------------------------------------------------------------
     def preflight(self):
+        if self.base_image is not None and self.pending:
+            refused = field_refusal(configdb.device_view(self.base_image.managed, self.base_image.outside)[0],
+                                    self._device_ops(self._ops_of(self.pending), self.base_image))
+            if refused:
+                raise RefusedError("community_sonic: %s; nothing was sent" % refused)
         if (self.intent or {}).get("community_sonic_pbr") == OPT_IN:
             return   # the operator accepted ACL_RULE outside GCU's YANG check (_ignore passes -i /ACL_RULE)
         for op in self._ops_of(self.pending):
@@ -259,6 +264,36 @@ def flapping_ports(ops, config):
     up = config.get("PORT", {})
     return sorted((p for p in ports if (up.get(p) or {}).get("admin_status") == "up"),
                   key=lambda p: (len(p), p))
+
+
+# GCU's field-operation checks that hold on every switch, run before anything is sent (sonic-utilities
+# generic_config_updater/gu_common.py ConfigWrapper.validate_field_operation, on jsonpatch.from_diff(old, target)):
+# these removes are illegal, and `add /PFC_WD` names no field its PFC_WD validator allows (field_operation_validators.py
+# rdma_config_update_validator). The HWSKU/ASIC-gated rules need the image's own validator conf and are left to GCU.
+ILLEGAL_REMOVE = {
+    "/PFC_WD/GLOBAL": "removing the PFC watchdog's GLOBAL row",
+    "/PFC_WD/GLOBAL/POLL_INTERVAL": "removing the PFC watchdog's POLL_INTERVAL",
+    "/LOOPBACK_INTERFACE/Loopback0": "removing Loopback0",
+}
+
+
+def field_refusal(config, ops):
+    """Why GCU's field-operation validation refuses the device patch ``ops`` on ``config`` (None: it does not)."""
+    import jsonpatch
+    try:
+        target = jsonpatch.apply_patch(config, ops)
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
+        return None   # GCU's own simulation fails on it: it says so itself
+    for op in jsonpatch.JsonPatch.from_diff(config, target):
+        if op["op"] == "remove" and op["path"] in ILLEGAL_REMOVE:
+            return ("SONiC's GCU refuses %s (%s: \"Operation: remove is illegal on field\"); stop the watchdog or remove "
+                    "the loopback on the switch itself, or keep them in the plan (qos.pfc_watchdog, the underlay section)"
+                    % (ILLEGAL_REMOVE[op["path"]], op["path"]))
+        if op["op"] == "add" and op["path"] == "/PFC_WD":
+            return ("SONiC's GCU refuses to create the PFC_WD table (field_operation_validators: `add /PFC_WD` is illegal "
+                    "on every ASIC); start the watchdog on the switch once (`sudo pfcwd start_default` or `sudo pfcwd "
+                    "interval <ms>`) or set qos.pfc_watchdog: false")
+    return None
 
 
 def _critical_rows(config, port):

@@ -372,3 +372,34 @@ def test_drain_is_sonic_traffic_shift_away_by_a_patch_and_only_that_field_moves(
     run.apply(*run.plan())
     assert run.drained.startswith("not drained") and "TSA" in run.drained, run.drained
     assert "BGP_DEVICE_GLOBAL" not in sw.state["running"]
+
+
+def test_what_gcus_field_validators_refuse_is_refused_before_anything_is_sent(plan, tmp_path):
+    """Removing PFC_WD|GLOBAL POLL_INTERVAL (the plan turns the watchdog off) is illegal to GCU on every switch
+    (gu_common.py validate_field_operation): refused with the reason, nothing sent, the switch as it was."""
+    sw = Switch(plan["leafs"]["leaf0"])
+    run = applier(sw, plan, tmp_path)
+    run.apply(*run.plan())
+    # the operator's own watchdog field on a port (pfcwd start writes pfc_stat_history): the PFC_WD table stays, so
+    # the patch removes the GLOBAL row rather than the whole table
+    port = sorted(k for k in sw.state["running"]["PFC_WD"] if k != "GLOBAL")[0]
+    sw.state["running"]["PFC_WD"][port]["pfc_stat_history"] = "disable"
+    seen = configs(sw)
+    qos = dict(plan["qos"], pfc_watchdog=False)
+    drv = get_driver("community_sonic")
+    off = Applier(drv, sw.session, plan["leafs"]["leaf0"], qos, SECTIONS, lock_key="127.0.0.1_23999",
+                  lock_dir=str(tmp_path), lock_timeout=5, read_timeout=5, reconnect_timeout=1)
+    before, after, cmds = off.plan()
+    assert any("/PFC_WD/GLOBAL" in c for c in cmds)
+    sent = len(sw.sent)
+    with pytest.raises(ApplyError) as err:
+        off.apply(before, after, cmds)
+    assert err.value.rolled_back is None and "remove is illegal" in str(err.value) and "/PFC_WD/GLOBAL" in str(err.value)
+    assert not [c for c in sw.sent[sent:] if "apply-patch" in c or "checkpoint " in c]
+    assert configs(sw) == seen
+    # the same patch sent anyway: the lab's GCU (upstream's validator when ../shared is here) refuses it too
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import gcu
+    config = copy.deepcopy(sw.state["running"])
+    ops = [{"op": "remove", "path": "/PFC_WD/GLOBAL"}]
+    assert gcu.field_refusal(config, ops) and configdb_sim.gcu_model.field_refusal(config, {**config, "PFC_WD": {
+        k: v for k, v in config["PFC_WD"].items() if k != "GLOBAL"}})
