@@ -278,9 +278,12 @@ PLATFORMS = {
             "ecn": _fact(VERIFIED, _SONIC_YANG % "WRED_PROFILE ecn_all, QUEUE wred_profile"),
             "strict_priority": _fact(VERIFIED, _SONIC_YANG % "SCHEDULER type STRICT"),
             "ets": _fact(VERIFIED, _SONIC_YANG % "SCHEDULER type DWRR + weight on the RoCE and default queues"),
-            "lossless_buffers": _fact(VERIFIED, _SONIC_YANG % "BUFFER_PG <port>|<prio> profile NULL + CABLE_LENGTH: "
-                                      "the dynamic buffer model computes the headroom (Configuration.md BUFFER_PG); "
-                                      "needs DEVICE_METADATA buffer_model dynamic on the switch"),
+            "lossless_buffers": _fact(VERIFIED, _SONIC_YANG % "CABLE_LENGTH + PORT_QOS_MAP pfc_enable, by the switch's "
+                                      "buffer model (DEVICE_METADATA buffer_model): dynamic - BUFFER_PG <port>|<prio> "
+                                      "profile NULL, the headroom computed (Configuration.md BUFFER_PG), none beside a "
+                                      "template's NULL range; traditional - no BUFFER_PG row, buffermgrd writes the lossless "
+                                      "PG and its pg_lossless profile from pfc_enable (sonic-swss cfgmgr/buffermgr.cpp); "
+                                      "the switch's own rows (PG 0) never removed"),
             "pbr": _fact(UNVERIFIED, "ACL_TABLE (L3, bound to the host ports) + ACL_RULE PACKET_ACTION "
                                      "`REDIRECT:<next hop>` (sonic-swss aclorch, PR #235; sonic-buildimage issue "
                                      "#4457); SONiC's own sonic-acl.yang refuses `REDIRECT:<ip>` (enumeration), so "

@@ -62,6 +62,9 @@ CLI_FORMS = {
     "map": r"^(?P<key>qos map dscp \d+ to traffic-class) (?P<value>\d+)$",
     "access": r"^interface (?P<intf>\S+) > (?P<key>switchport access [Vv]lan) (?P<value>\d+)$",
     "mtu": r"^interface (?P<intf>\S+) > (?P<key>mtu) (?P<value>\d+)$",
+    # classification (EOS, klish): a port's trust mode and the PFC priorities it runs no-drop
+    "trust": r"^interface (?P<intf>\S+) > qos trust (?P<value>\S+)$",
+    "pfc": r"^(?:interface (?P<intf>\S+) > )?priority-flow-control priority (?P<prio>\d+) no-drop$",
     "svi": r"^interface (?P<intf>[Vv]lan\d+)(?: > |$)",
     "vlan_object": r"^vlan (?P<vlan>\d+) > ",
     "interface": r"^interface (?P<intf>\S+)(?: > |$)",
@@ -351,6 +354,38 @@ def items(driver, forms, before_image, after, flat=False):
     out += _values(read, "access", after, removed, "vlan", (": the port moves to the plan's VLAN", ": the port leaves its VLAN"))
     out += collisions
     out += _mtus(read, before, after, removed, outside)
+    if "trust" in read.rx:
+        out += _classification(read, before, after, removed, outside)
+    return out
+
+
+def _classification(read, before, after, removed, outside):
+    """How the switch classifies traffic today, changed by the plan (kind ``classification``): PFC no-drop on a
+    priority in use that the plan removes, and a port moved to DSCP trust while the switch runs PFC no-drop on some
+    priority (traffic marked in 802.1p only, DSCP 0, leaves its lossless class: the EOS storage-ToR case, switchport
+    default trust CoS)."""
+    out = []
+    in_use = {}   # interface (None: switch-wide) -> PFC no-drop priorities the switch runs there now
+    for _p, m in read.all("pfc", list(before) + list(outside)):
+        in_use.setdefault(m.group("intf"), set()).add(m.group("prio"))
+    planned = set(m.group("prio") for _p, m in read.all("pfc", after))
+    for path, m in read.all("pfc", removed):
+        if m.group("prio") not in planned:
+            where = "interface %s " % m.group("intf") if m.group("intf") else ""
+            out.append(_item("classification", path, "priority-flow-control priority %s no-drop" % m.group("prio"), None,
+                             "%spriority-flow-control priority %s no-drop (in use) would be removed: that class loses PFC"
+                             % (where, m.group("prio"))))
+    have = dict((m.group("intf"), m.group("value")) for _p, m in read.all("trust", list(before) + list(outside)))
+    for path, m in read.all("trust", after):
+        intf, value = m.group("intf"), m.group("value")
+        prios = sorted(in_use.get(intf, set()) | in_use.get(None, set()), key=int)
+        if have.get(intf) == value or not prios:
+            continue
+        was = "qos trust %s" % have[intf] if intf in have else "the default trust (802.1p CoS on a switchport)"
+        out.append(_item("classification", "interface %s > qos trust" % intf, was, "qos trust %s" % value,
+                         "interface %s classifies by %s and the switch runs PFC no-drop on priorit%s %s: the plan's qos trust "
+                         "%s reclassifies its traffic (802.1p-only marked traffic leaves its lossless class)"
+                         % (intf, was, "y" if len(prios) == 1 else "ies", ",".join(prios), value)))
     return out
 
 

@@ -384,3 +384,28 @@ def test_mtu_on_a_port_someone_else_routes_is_a_takeover(platform, running):
     got = [t for t in takeover.from_running(driver, running, intent, intent["qos"], ("qos", "mtu", "pbr"))
            if t["kind"] == "mtu"]
     assert len(got) == 1 and "172.16.0.1/31" in got[0]["message"] and "its peers keep theirs" in got[0]["message"]
+
+
+def test_classification_change_on_an_eos_storage_tor_is_named_before_anything_is_sent():
+    """An EOS storage ToR carrying RDMA on CoS 3 (PFC no-drop on priority 3, the switchport's default trust, 802.1p CoS):
+    the first apply's `qos trust dscp` reclassifies its traffic - a `classification` takeover naming the port and the
+    priority (issue 36 item 7); on the same switch without PFC in use, trust dscp is only the plan's setting."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as guard
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    from .helpers import plan_on_platform
+    plan = plan_on_platform("lab", "eos")
+    leaf, drv = plan["leafs"]["leaf0"], get_driver("eos")
+    port = drv.port(leaf["downlinks"][0]["port"])
+    storage = ("interface %s\n   mtu 9214\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n!\n"
+               "end\n" % port)
+    items = guard.from_running(drv, storage, leaf, plan["qos"], ("qos", "mtu"))
+    cls = [t for t in items if t["kind"] == "classification"]
+    assert [t["item"] for t in cls] == ["interface %s > qos trust" % port], items
+    assert "PFC no-drop on priority 3" in cls[0]["message"] and "802.1p" in cls[0]["message"]
+    assert guard.decide(items, False, False) == "refuse"
+    plain = "interface %s\n   mtu 9214\n!\nend\n" % port
+    assert [t for t in guard.from_running(drv, plain, leaf, plan["qos"], ("qos", "mtu")) if t["kind"] == "classification"] == []
+    # an operator's second lossless priority dropped by the plan
+    two = storage.replace("priority 3 no-drop\n", "priority 3 no-drop\n   priority-flow-control priority 4 no-drop\n")
+    dropped = [t for t in guard.from_running(drv, two, leaf, plan["qos"], ("qos", "mtu")) if t["kind"] == "classification"]
+    assert any("priority-flow-control priority 4 no-drop (in use) would be removed" in t["message"] for t in dropped)
