@@ -403,7 +403,7 @@ def readme_table():
         if how.count("(") > how.count(")"):    # the first clause cut a parenthesis: keep what precedes it
             how = how[:how.rindex("(")].strip()
         gaps = not_rendered(name)
-        doubts = [item for item, _ in unverified(name)]
+        doubts = [entry[0] for entry in unverified(name)]
         lines.append("| `%s` | %s %s | %s | %s | %s |" % (
             name, e["vendor"], e["os"], how, ", ".join(gaps) or "-",
             ", ".join(doubts) if doubts else "none: every rendered line has a source"))
