@@ -1,6 +1,7 @@
 """community_sonic end to end on the lab's community SONiC switch (csonic0: bash + sonic-utilities' GCU as modelled in
 tests/lab/switches/configdb_sim.py, `config apply-patch` validated by yanglint on SONiC's own models when
-../shared/oracles is here): the switch_config module converges it, a second run changes nothing, check mode with
+../shared/oracles is here): check mode names the ports GCU will flap, the switch_config module converges it, a second
+run changes nothing, check mode with
 --diff reports exactly an engineer's drift and writes nothing, the repair sends only that field; the pbr section is
 refused before anything is sent. The fault matrix, many-operator and lock-field suites run on it too
 (test_fault_matrix.py, test_many_operators.py, test_lock_field.py)."""
@@ -35,6 +36,11 @@ PLAYBOOK = """
       lock_dir: %(lock_dir)s
       read_timeout: 20
   tasks:
+    - name: preview a first apply (check mode with diff)
+      aifabric.roce.switch_config: *conn
+      check_mode: true
+      diff: true
+      register: preview
     - name: converge
       aifabric.roce.switch_config: *conn
       register: first
@@ -54,7 +60,7 @@ PLAYBOOK = """
       register: repair
     - name: results
       ansible.builtin.debug:
-        msg: "{{ {'first': first, 'second': second, 'check': check, 'repair': repair} | to_json }}"
+        msg: "{{ {'preview': preview, 'first': first, 'second': second, 'check': check, 'repair': repair} | to_json }}"
 """
 
 DRIFT = """
@@ -89,6 +95,15 @@ def test_module_converges_idempotent_check_diff_truthful(switch_lab, tmp_path):
     out = json.loads(proc.stdout[proc.stdout.index("{"):])
     res = json.loads(out["plays"][0]["tasks"][-1]["hosts"]["localhost"]["msg"])
     first, second, check, repair = res["first"], res["second"], res["check"], res["repair"]
+    # check mode names the ports GCU will take admin down and up (every planned port: its PORT_QOS_MAP and QUEUE rows
+    # change) and what is left to the switch (the traditional buffer model's buffermgrd), writing nothing
+    planned = sorted(set(d["port"] for d in dev["intent"]["downlinks"]) | set(u["port"] for u in dev["intent"]["uplinks"]))
+    preview = res["preview"]
+    assert preview["changed"] and not preview["config_mode"] and sorted(preview["commands"]) == sorted(first["commands"])
+    assert [d["kind"] for d in preview["disruptive"]] == ["port flap"] and sorted(preview["disruptive"][0]["ports"]) == planned
+    assert "DISRUPTIVE" in preview["diff"]["before_header"] and any("admin down" in w for w in preview["warnings"])
+    assert any("traditional buffer model" in n for n in preview["fitted"])
+    assert first["disruptive"] == preview["disruptive"] and second["disruptive"] == [] and check["disruptive"] == []
     assert first["changed"] and first["commands"] and first["config_mode"], first
     assert any(c.startswith('{"op": "add", "path": "/') for c in first["attempted"])   # the JSON Patch GCU was given
     assert not second["changed"] and second["commands"] == [] and not second["config_mode"], second
