@@ -200,10 +200,13 @@ def main():
             gom_collector=dict(type="str"),
             gom_image=dict(type="str", default="docker.io/library/python:3.11-slim"),
         ),
-        required_by={"gom_probes": ["gom_collector"]},
         supports_check_mode=True,
         **PLAN_CONSTRAINTS)
     bounds.enforce(module, "k8s_rail_networks")
+    # after the bounds, so a malformed gom_probes is named as such first (not as a missing partner)
+    if module.params["gom_probes"] is not None and not module.params["gom_collector"]:
+        module.fail_json(msg="gom_collector is required with gom_probes. Fix: give the collector's HOST:PORT as the "
+                             "nodes reach it (docs/gom.md)")
     if not HAS_YAML:
         module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
     params = module.params

@@ -60,3 +60,5 @@ def test_module_adds_the_agent_from_probe_plan_output(tmp_path, capsys):
     missing = run_module(k8s_rail_networks, {"fabric": lab(), "gom_probes": str(tmp_path / "x.json"),
                                              "gom_collector": "c:1"}, capsys)
     assert missing["failed"] and "gom_probes" in missing["msg"] and "Fix" in missing["msg"]
+    alone = run_module(k8s_rail_networks, {"fabric": lab(), "gom_probes": str(probes)}, capsys)
+    assert alone["failed"] and alone["msg"].startswith("gom_collector is required with gom_probes")
