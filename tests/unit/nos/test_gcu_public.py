@@ -11,26 +11,15 @@ moves, buffermgrd, the final check without backend tables):
 """
 import copy
 import json
-import os
-import sys
 
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 
-from .helpers import ROOT, plan_on_platform
-from .test_gcu_transaction import Switch, applier
+# the lab shell and its fake sessions, the sections and the `plan` fixture (community_sonic on every switch)
+from .test_gcu_transaction import SECTIONS, Switch, applier, configdb_sim, plan  # noqa: F401
 
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "switches"))
-import configdb_sim  # noqa: E402
-import public_configdb  # noqa: E402
-
-SECTIONS = ("qos", "mtu")
-
-
-@pytest.fixture(scope="module")
-def plan():
-    return plan_on_platform("lab", "community_sonic")
+import public_configdb  # noqa: E402 - tests/lab/switches, on the path test_gcu_transaction puts it
 
 
 class PublicSwitch(Switch):
