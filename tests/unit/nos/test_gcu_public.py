@@ -17,7 +17,10 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 
 # the lab shell and its fake sessions, the sections and the `plan` fixture (community_sonic on every switch)
-from .test_gcu_transaction import SECTIONS, Switch, applier, configdb_sim, plan  # noqa: F401
+from . import test_gcu_transaction
+from .test_gcu_transaction import SECTIONS, Switch, applier, configdb_sim
+
+plan = test_gcu_transaction.plan
 
 import public_configdb  # noqa: E402 - tests/lab/switches, on the path test_gcu_transaction puts it
 
