@@ -392,6 +392,7 @@ def fit(after, config):
             tables["BUFFER_PG"] = kept
         else:
             del tables["BUFFER_PG"]
+    notes += _lossless_queue_notes(tables, config)
     if tables.get("PFC_WD") and not config.get("PFC_WD"):
         del tables["PFC_WD"]
         notes.append("community_sonic: the switch has no PFC_WD table and SONiC's GCU refuses to create one "
@@ -400,6 +401,35 @@ def fit(after, config):
                      "default_pfcwd_status enable, or `sudo pfcwd interval <ms>` to create PFC_WD|GLOBAL) and the next "
                      "run manages it, or set qos.pfc_watchdog: false")
     return tables, notes
+
+
+def _lossless_queue_notes(tables, config):
+    """The switch's own egress buffers and PFC-to-PG map checked against the plan's lossless priorities (queue = PG =
+    priority in the plan's maps): a lossless priority whose queue has a lossy egress profile (SONiC's templates give
+    BUFFER_QUEUE <port>|3-4 the lossless one), or whose PFC frames the port's pfc_to_pg_map sends to another PG (Mellanox
+    and Barefoot templates bind AZURE {3: 3, 4: 4}), is named: the collection does not rewrite those rows."""
+    notes = []
+    profiles = config.get("BUFFER_PROFILE") or {}
+    pg_maps = config.get("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP") or {}
+    for port, fields in sorted((tables.get("PORT_QOS_MAP") or {}).items()):
+        lossless = sorted(int(p) for p in _pfc(fields.get("pfc_enable")) if p.isdigit())
+        for key, row in sorted((config.get("BUFFER_QUEUE") or {}).items()):
+            qport, ids = _pg_range(key)
+            profile = (row or {}).get("profile", "")
+            pool = (profiles.get(profile) or {}).get("pool", "")
+            wrong = [p for p in lossless if qport == port and p in ids and "lossless" not in pool + profile]
+            if wrong:
+                notes.append("community_sonic: BUFFER_QUEUE|%s gives lossless queue %s the egress profile %s (not lossless): "
+                             "PFC would run on a lossy queue; give that queue a lossless egress profile on the switch"
+                             % (key, ",".join(str(p) for p in wrong), profile))
+        bound = ((config.get("PORT_QOS_MAP") or {}).get(port) or {}).get("pfc_to_pg_map")
+        mapping = pg_maps.get(bound) or {} if bound else {}
+        off = [p for p in lossless if bound and mapping.get(str(p)) != str(p)]
+        if off:
+            notes.append("community_sonic: %s's pfc_to_pg_map %s sends PFC priorit%s %s to PG %s, not the plan's lossless PG: "
+                         "set the map on the switch" % (port, bound, "y" if len(off) == 1 else "ies", ",".join(map(str, off)),
+                                                       ",".join(mapping.get(str(p), "none") for p in off)))
+    return notes
 
 
 def _queue_fields(fields):

@@ -144,3 +144,23 @@ def test_a_routed_uplinks_mtu_a_second_vlan_and_unnumbered_bgp_are_named(plan):
     if after.get("VLAN_MEMBER"):
         items = takeover.from_running(drv, configdb.show_running(vlan_config), intent, plan["qos"], ("qos", "mtu", "underlay"))
         assert any(t["kind"] == "vlan" and host in t["message"] for t in items)
+
+
+def test_a_lossless_priority_on_a_lossy_queue_or_another_pg_is_named(plan, tmp_path):
+    """SONiC's templates give queues 3-4 the lossless egress profile and Mellanox binds pfc_to_pg_map AZURE {3: 3, 4: 4}:
+    the plan's priority 3 fits; a plan with lossless priority 5 would run PFC on a lossy queue (q_lossy_profile) and map
+    its PFC frames to no PG: both named in `fitted` before anything is sent."""
+    sw = PublicSwitch("mellanox-sn4600c-dynamic", pfcwd=True)
+    intent = _intent(plan, sw)
+    sw.state["running"]["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {"AZURE": {"3": "3", "4": "4"}}
+    port = public_configdb.active_ports(sw.state["running"])[0]
+    sw.state["running"]["PORT_QOS_MAP"][port]["pfc_to_pg_map"] = "AZURE"
+    run = applier(sw, plan, tmp_path, intent=intent)
+    run.plan()
+    assert not [n for n in run.fit_notes if "BUFFER_QUEUE" in n or "pfc_to_pg_map" in n]
+    qos = dict(plan["qos"], lossless_priorities=[5])
+    other = applier(sw, dict(plan, qos=qos), tmp_path, intent=intent)
+    other.plan()
+    notes = " ".join(other.fit_notes)
+    assert "BUFFER_QUEUE|%s|5-7 gives lossless queue 5 the egress profile q_lossy_profile" % port in notes
+    assert "%s's pfc_to_pg_map AZURE sends PFC priority 5 to PG none" % port in notes
