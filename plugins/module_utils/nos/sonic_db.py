@@ -426,9 +426,9 @@ def _lossless_queue_notes(tables, config):
         mapping = pg_maps.get(bound) or {} if bound else {}
         off = [p for p in lossless if bound and mapping.get(str(p)) != str(p)]
         if off:
+            pgs = ",".join(mapping.get(str(p), "none") for p in off)
             notes.append("community_sonic: %s's pfc_to_pg_map %s sends PFC priorit%s %s to PG %s, not the plan's lossless PG: "
-                         "set the map on the switch" % (port, bound, "y" if len(off) == 1 else "ies", ",".join(map(str, off)),
-                                                       ",".join(mapping.get(str(p), "none") for p in off)))
+                         "set the map on the switch" % (port, bound, "y" if len(off) == 1 else "ies", ",".join(map(str, off)), pgs))
     return notes
 
 
