@@ -210,10 +210,15 @@ class Driver(object):
         attribution (fullconfig.Changes) reads, so no shared code parses a NOS's syntax."""
         raise self._missing("ops")
 
+    mtu_path = None   # a regex over ``paths(managed)`` with groups (port, mtu), for port_mtus
+
     def port_mtus(self, managed):
         """{port: int} of the MTU section's managed view (NAPALM's ``get_interfaces()[port]['mtu']``): what the
-        audit's MTU chain reads (audit/roce_health.py)."""
-        raise self._missing("port_mtus")
+        audit's MTU chain reads (audit/roce_health.py); read from the driver's paths with its ``mtu_path``."""
+        if self.mtu_path is None:
+            raise self._missing("port_mtus")
+        found = (re.match(self.mtu_path, path) for path in self.paths(managed))
+        return dict((m.group(1), int(m.group(2))) for m in found if m)
 
     # --- pure functions --------------------------------------------------------------
     def render(self, intent, qos, sections=SECTIONS):

@@ -237,18 +237,7 @@ class CliDriver(Driver):
     def ops(self, commands):
         return indented_ops(commands)
 
-    def port_mtus(self, managed):
-        """``interface X`` / `` mtu N`` blocks of the managed MTU view."""
-        out, port = {}, None
-        for line in managed.splitlines():
-            m = re.match(r"^interface (\S+)\s*$", line)
-            if m:
-                port = m.group(1)
-                continue
-            m = re.match(r"^\s+mtu (\d+)\s*$", line)
-            if m and port:
-                out[port] = int(m.group(1))
-        return out
+    mtu_path = r"^interface (\S+) > mtu (\d+)$"   # ``interface X`` / `` mtu N`` as paths
 
     def safe_reverse(self, current, target):
         """Commands taking the managed view ``current`` back to ``target`` without ever removing an interface:

@@ -340,11 +340,4 @@ class NvueDriver(FlatPathDriver):
     def state(self, managed):
         return {"commands": managed.splitlines()}
 
-    def port_mtus(self, managed):
-        """``interface X link mtu N`` paths of the managed MTU view (ranges expanded)."""
-        out = {}
-        for path in self.paths(managed):
-            m = re.match(r"^interface (\S+) link mtu (\d+)$", path)
-            if m:
-                out[m.group(1)] = int(m.group(2))
-        return out
+    mtu_path = r"^interface (\S+) link mtu (\d+)$"   # paths of the managed MTU view (ranges expanded)

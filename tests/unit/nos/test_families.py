@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import fullconfig, takeover, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import AsterNosDriver
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.frr import FrrDriver
@@ -19,7 +19,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import 
 
 from .helpers import ROOT
 
-HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected", "ops", "port_mtus")
+HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected", "ops")
 
 
 class Bare(Driver):
@@ -163,3 +163,17 @@ def test_the_platform_choices_of_the_switch_modules_are_the_registry():
     from ansible_collections.aifabric.roce.plugins.doc_fragments.switch_platform import ModuleDocFragment
     doc = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)
     assert doc["options"]["platform"]["choices"] == sorted(DRIVERS)
+
+
+def test_every_driver_reads_its_own_rendered_port_mtus():
+    """Driver.port_mtus (a typed view: the audit's MTU chain) reads back what the driver renders, on every NOS that
+    renders an MTU; one that renders none (AsterNOS, FRR) reads none."""
+    from .helpers import plan_on_platform
+    for name, cls in DRIVERS.items():
+        drv = cls()
+        assert cls.port_mtus is not Driver.port_mtus or cls.mtu_path, name
+        plan = plan_on_platform("lab", name)
+        leaf = next(leaf for _n, leaf in sorted(plan["leafs"].items()) if leaf["downlinks"])
+        mtus = drv.port_mtus(drv.render(leaf, plan["qos"], ("mtu",))) if "mtu" in drv.sections else {}
+        rendered = drv.render(leaf, plan["qos"], ("mtu",)).strip() if "mtu" in drv.sections else ""
+        assert mtus == (dict((p, drv.mtu(leaf)) for p in ports_of(leaf)) if rendered else {}), name
