@@ -35,6 +35,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
+
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
 
 # Managed sections whose change can disturb forwarding: the underlay (BGP sessions, p2p addresses) and the
@@ -44,15 +46,9 @@ DISTURBING = ("underlay", "mtu")
 
 
 # --- how a NOS drains: each driver declares one of these as its ``drain`` (nos/base.py Driver) ----------------
-class NoDrain(object):
-    """No drain on this NOS (the default): the run goes on undrained and says ``why``."""
+class NoDrain(Unsupported):
+    """No drain on this NOS (the default): the run goes on undrained and says ``why`` (false in a test)."""
     line = None
-
-    def __init__(self, why):
-        self.why = why
-
-    def __bool__(self):
-        return False
 
     def row(self):
         return "none: %s" % self.why
