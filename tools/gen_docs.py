@@ -30,5 +30,6 @@ def main():
             handle.write(text)
         print("wrote %s of %s" % (what, path))
 
+
 if __name__ == "__main__":
     main()

@@ -129,7 +129,8 @@ def test_asternos_has_at_most_two_unverified_items(inventory):
         text = drv.render(intent, plan["qos"])
         missing, shaky = audit(get_driver("asternos"), text)
         assert not missing
-        assert "roce-profiles aif_roce mode lossless" in text and source_of(get_driver("asternos"), "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
+        assert "roce-profiles aif_roce mode lossless" in text
+        assert source_of(get_driver("asternos"), "roce-profiles aif_roce mode lossless")[0] == platforms.VERIFIED
         items |= set(source_of(get_driver("asternos"), line)[1].split(":")[0] for line in shaky)
     assert items == {"port_naming", "transaction"}, items
 
