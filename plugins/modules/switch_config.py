@@ -73,11 +73,15 @@ options:
     description:
       - The device lock's lease, in seconds of the DEVICE's clock. The lock is a marker on the device (an EOS configuration
         session, an NX-OS checkpoint, a marker file on NVUE, SONiC, AsterNOS and FRR) named
-        C(aif-<device time>-<host>-<machine>-<pid>-<random>), where C(machine) is a hash of the controller's boot id,
-        machine id and PID namespace. The run renews it (a C(-l<device epoch>) object) before each long step, and checks
-        that it still holds it before the change, before the commit, in the drain wait and before an undo; a run that
-        lost it stops and touches nothing more.
-      - Another run's marker not renewed for O(lock_ttl) seconds of the device's clock is stale and recovered with a note
+        C(aif-<device time>-<host>-<machine>-<pid>-<random>-t<lock_ttl>), where C(machine) is a hash of the controller's
+        boot id, machine id and PID namespace and C(t) records this run's lease, by which every other controller judges
+        it. The run renews it (a C(-l<device epoch>) object) before each long step, and checks that it still holds it
+        before the change, before the commit, in the drain wait and before an undo; no write goes out unless the lease,
+        as last confirmed by the device, covers it to its end (else it is checked and renewed first); a run that lost
+        it stops and touches nothing more.
+      - Must exceed O(read_timeout) by 30 seconds (the longest single command must fit in a lease).
+      - Another run's marker not renewed for its holder's TTL (O(lock_ttl) for a marker without one) of the device's
+        clock is stale and recovered with a note
         naming it; a live one blocks until O(lock_timeout), then the run is refused, naming the holder. A marker of this
         very machine and PID namespace whose process is gone is recovered at once; a pid is never looked up for another
         machine. A marker this login user cannot remove (another user's file in a sticky C(/tmp)) is named in
@@ -117,7 +121,9 @@ options:
         config no longer has this digest.
     type: str
   read_timeout:
-    description: Seconds to wait for the device's answer to one command or one config read.
+    description:
+      - Seconds to wait for the device's answer to one command or one config read (the longest a single command may
+        run, a GCU apply-patch included). O(lock_ttl) must exceed it by 30 seconds.
     type: int
     default: 120
   reconnect_timeout:
@@ -352,6 +358,10 @@ def main():
     if bad:
         module.fail_json(msg="; ".join(bad) + "; nothing was sent", failed_step="arguments", rolled_back=None)
     bounds.enforce(module, "switch_config")
+    bad = devicelock.lease_covers(p["lock_ttl"], p["read_timeout"], "lock_ttl (role variable switch_lock_ttl)",
+                                  "read_timeout (role variable switch_read_timeout)")
+    if bad:
+        module.fail_json(msg="; ".join(bad) + "; nothing was sent", failed_step="arguments", rolled_back=None)
     if not HAS_NETMIKO:
         module.fail_json(msg=missing_required_lib("netmiko"))
     if not HAS_HIER_CONFIG:

@@ -76,14 +76,16 @@ class Applier(DrainStep, Undo):
         self.sections = tuple(sections)
         self.commit_timer = int(commit_timer or 0)
         # named, dated and attributable: the device lock marker and every session/checkpoint of this run
-        self.tag = devicelock.new_tag() if not name_suffix else "aif-%s" % name_suffix
+        self.tag = devicelock.new_tag(ttl=lock_ttl) if not name_suffix else "aif-%s" % name_suffix
         self.io = DeviceIO(driver, connect, read_timeout, reconnect_timeout)
         self.lock_key, self.lock_dir, self.lock_timeout = lock_key, lock_dir, lock_timeout
         self.lock_ttl, self.device_lock = lock_ttl, device_lock
         # bounds first: a bad value is refused before anything is sent (devicelock.check_bounds)
-        problems = devicelock.check_bounds(lock_ttl, drain_wait)
+        problems = devicelock.check_bounds(lock_ttl, drain_wait, read_timeout=read_timeout if device_lock else None)
         if problems:
             raise ValueError("; ".join(problems))
+        # the lease as this controller knows it: no write goes out that the lease may not cover to its end
+        self.io.lease = devicelock.Lease(lock_ttl, self._now, self._renew) if device_lock else None
         # maintenance drain (nos/drain.py): "auto" when the change can disturb forwarding, "always", "never"
         self.drain, self.drain_wait = drain, float(drain_wait)
         self.drained = None   # what the drain did on the last apply (reported by switch_config)
@@ -158,7 +160,10 @@ class Applier(DrainStep, Undo):
         txn = self._transaction()
         if self.device_lock:
             try:
-                self.notes = devicelock.acquire(txn, self.lock_ttl, self.lock_timeout, [])
+                proved = []
+                self.notes = devicelock.acquire(txn, self.lock_ttl, self.lock_timeout, [], confirmed=proved)
+                # held from the listing that proved it, at the latest (in this Applier's clock)
+                self.io.lease.confirm(self._clock() - (time.monotonic() - proved[0]))
             except devicelock.LockHeldError as exc:
                 raise RefusedError(str(exc))
             except StepError as exc:
@@ -197,15 +202,20 @@ class Applier(DrainStep, Undo):
             return True   # lost to another run: it recovered our objects (a drain record stays for it)
         return devicelock.release(txn, txn.notes, keep_drain=self._drain_open)
 
+    def _now(self):
+        return self._clock()   # looked up at each call: tests drive _clock
+
     def _renew(self, step):
         """Still ours? Renew the lease (by the device's clock) before a long step; stop when it was taken."""
         if not self.device_lock or self._held is None:
             return
+        started = self._clock()
         try:
             devicelock.renew(self._held, self.lock_ttl, step)
         except LockLost:
             self._held = None
             raise
+        self.io.lease.confirm(started)
 
     def _unchanged(self, image, expected_digest):
         """Compare-and-swap: ``image`` (read now) must still be what this run read, and what a reviewer saw."""

@@ -44,7 +44,8 @@ import time
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
 PREFIX = "aif-"
-NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([0-9a-f]{3})$")
+# the run's lease time is in its name (``-t<seconds>``): every controller ages a marker by its holder's TTL
+NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([0-9a-f]{3})(?:-t(\d{2,5}))?$")
 # earlier versions: no machine part (never judged by pid), and EOS `aif-<pid>-<ms>` sessions
 OLD_NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-(\d{1,7})-([0-9a-f]{3})$")
 LEGACY_RE = re.compile(r"^aif-\d+-\d+$")
@@ -112,12 +113,13 @@ def controller_id():
     return (host or "ctrl")[:10]
 
 
-def new_tag(now=None, rand=None):
-    """A run's name, dated ``now`` (the device's clock when known, else this controller's)."""
+def new_tag(now=None, rand=None, ttl=None):
+    """A run's name, dated ``now`` (the device's clock when known, else this controller's), with its lease time
+    ``ttl`` (seconds) when given, so that every other controller judges it by this run's TTL."""
     now = time.time() if now is None else now
     rand = random.randrange(0x1000) if rand is None else rand
-    return "aif-%s-%s-%s-%d-%03x" % (time.strftime("%y%m%d%H%M%S", time.gmtime(now)), controller_id(), machine_key(),
-                                     os.getpid() % 10000000, rand)
+    return "aif-%s-%s-%s-%d-%03x%s" % (time.strftime("%y%m%d%H%M%S", time.gmtime(now)), controller_id(), machine_key(),
+                                       os.getpid() % 10000000, rand, "-t%d" % ttl if ttl else "")
 
 
 def redate(tag, now):
@@ -125,9 +127,26 @@ def redate(tag, now):
     return re.sub(r"^aif-\d{12}-", "aif-%s-" % time.strftime("%y%m%d%H%M%S", time.gmtime(now)), tag)
 
 
-def check_bounds(lock_ttl, drain_wait, ttl_key="lock_ttl", wait_key="drain_wait"):
-    """Problems with the lease and drain bounds (before anything is sent), each naming the key."""
-    out = []
+# a lease must outlast the longest single command by this much (the listing's round trip, a renewal's)
+LEASE_MARGIN = 30
+
+
+def lease_covers(lock_ttl, read_timeout, ttl_key="lock_ttl", read_key="read_timeout"):
+    """The lease must outlast the longest single command by LEASE_MARGIN (one problem naming both keys)."""
+    numbers = [v for v in (lock_ttl, read_timeout) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) == 2 and lock_ttl < read_timeout + LEASE_MARGIN:
+        return ["%s is %s: it must exceed %s (%s, the longest a single switch command may run) by %d seconds, or "
+                "another controller could take the lock while one command runs. Fix: raise %s or lower %s"
+                % (ttl_key, lock_ttl, read_key, read_timeout, LEASE_MARGIN, ttl_key, read_key)]
+    return []
+
+
+def check_bounds(lock_ttl, drain_wait, ttl_key="lock_ttl", wait_key="drain_wait", read_timeout=None,
+                 read_key="read_timeout"):
+    """Problems with the lease and drain bounds (before anything is sent), each naming the key. The lease must
+    outlast the longest single command (``read_timeout``, how long one may run) by LEASE_MARGIN: a command is
+    never sent unless the lease covers it to its end (a GCU apply-patch runs as one command)."""
+    out = lease_covers(lock_ttl, read_timeout, ttl_key, read_key) if read_timeout is not None else []
     for key, value, low, high, what in ((ttl_key, lock_ttl, TTL_MIN, TTL_MAX, "the device lock's lease time"),
                                         (wait_key, drain_wait, DRAIN_WAIT_MIN, DRAIN_WAIT_MAX,
                                          "the wait after a drain and after the change")):
@@ -147,11 +166,12 @@ class Marker(object):
     def __init__(self, name, detail="", parts=("",)):
         self.name, self.detail = name, detail
         self.parts = set(parts)
-        self.created = self.controller = self.machine = self.pid = None
+        self.created = self.controller = self.machine = self.pid = self.ttl = None
         m, old = NAME_RE.match(name), OLD_NAME_RE.match(name)
         if m:
             self.created = calendar.timegm(time.strptime(m.group(1), "%y%m%d%H%M%S"))
             self.controller, self.machine, self.pid = m.group(2), m.group(3), int(m.group(4))
+            self.ttl = int(m.group(6)) if m.group(6) else None
         elif old:
             self.created = calendar.timegm(time.strptime(old.group(1), "%y%m%d%H%M%S"))
             self.controller, self.pid = old.group(2), int(old.group(3))
@@ -196,6 +216,7 @@ class Marker(object):
             return "%s (%s)" % (self.name, self.detail or "undated")
         extra = ", " + self.detail if self.detail else ""
         held = "machine %s, " % self.machine if self.machine else ""
+        held += "lease %ds, " % self.ttl if self.ttl else ""
         age = ", %ds since its last renewal by the device's clock" % self.age(now) if now is not None else ""
         if now is not None and self.ahead(now):
             age = (", dated %ds AFTER the device's clock: the switch's clock was stepped back since that run wrote "
@@ -215,13 +236,19 @@ class Marker(object):
             return self.name not in ACTIVE
         return not _pid_alive(self.pid)
 
+    def lease(self, ttl):
+        """The lease this marker is judged by: its holder's own TTL when its name records it (a controller with a
+        shorter TTL never takes a live run's lock early), else ``ttl`` (a marker of an earlier version)."""
+        return self.ttl or ttl
+
     def stale(self, ttl, now):
-        """Not renewed within ``ttl`` seconds of the device's clock ``now``. An undated object is never
-        stale: it is someone's hold (removed by hand), not a run of ours."""
-        return self.created is not None and now - self.renewed_by(now) > ttl
+        """Not renewed within its holder's TTL (``ttl`` when the name does not record it) of the device's clock
+        ``now``. An undated object is never stale: it is someone's hold (removed by hand), not a run of ours."""
+        return self.created is not None and now - self.renewed_by(now) > self.lease(ttl)
 
     def release_hint(self, ttl, now, removal=None):
         """What releases this marker, exactly (for a refusal)."""
+        ttl = self.lease(ttl)
         how = ("remove it (%s)" % removal.format(name=self.name)) if removal else "remove it by hand"
         if self.created is None:
             return ("%s is an undated aif-* object, a hold someone placed by hand: it never expires; %s to release "
@@ -232,8 +259,9 @@ class Marker(object):
                     "device's time %s at the latest (its date plus lock_ttl), or when someone who knows that run "
                     "is dead will %s" % (self.name, ttl, _stamp(self.renewed_by(now) + ttl), how))
         return ("%s is released when its run ends, or when it is not renewed for %ds by the device's clock "
-                "(lock_ttl of this run; at the device's time %s if never renewed again), or when someone who knows "
-                "that run is dead will %s" % (self.name, ttl, _stamp(self.renewed_by(now) + ttl), how))
+                "(%s; at the device's time %s if never renewed again), or when someone who knows "
+                "that run is dead will %s" % (self.name, ttl, "its holder's lock_ttl" if self.ttl else "lock_ttl of this run",
+                                              _stamp(self.renewed_by(now) + ttl), how))
 
 
 def group(names):
@@ -261,6 +289,27 @@ def _pid_alive(pid):
     return True
 
 
+# a write goes out only with at least this much of the lease left beyond its own run time (seconds)
+FENCE_MARGIN = 10
+
+
+class Lease(object):
+    """This run's lease as the controller knows it: ``confirm(t)`` when the device proved the marker ours by a
+    listing sent at monotonic time ``t`` (the device renews or checks it then, at the latest); ``left()`` the
+    seconds of the TTL left by this controller's monotonic clock (None before the lock is held). Another controller
+    can take the lock only after the TTL has passed on the device's clock since that listing."""
+
+    def __init__(self, ttl, monotonic=time.monotonic, renew=None):
+        self.ttl, self.monotonic, self.confirmed = ttl, monotonic, None
+        self.renew = renew   # renew(step): check and renew it on the device (raises when it was taken)
+
+    def confirm(self, at):
+        self.confirmed = at
+
+    def left(self):
+        return None if self.confirmed is None else self.ttl - (self.monotonic() - self.confirmed)
+
+
 class LockHeldError(Exception):
     """Another run holds the device lock past the wait: nothing was sent."""
 
@@ -281,15 +330,15 @@ def markers(store):
     return now, group(names)
 
 
-def acquire(txn, ttl=1800, timeout=300, notes=None, sleep=time.sleep, monotonic=time.monotonic):
+def acquire(txn, ttl=1800, timeout=300, notes=None, sleep=time.sleep, monotonic=time.monotonic, confirmed=None):
     """Take the device lock through ``txn`` (a MarkerStore with ``tag`` and ``recover(marker)``). The tag
     is re-dated by the device's clock first. Returns the notes (recovered or unremovable markers).
     Raises LockHeldError naming the holder when a live marker of another run stays past ``timeout``."""
     with batch(txn):
-        return _acquire(txn, ttl, timeout, notes, sleep, monotonic)
+        return _acquire(txn, ttl, timeout, notes, sleep, monotonic, confirmed)
 
 
-def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
+def _acquire(txn, ttl, timeout, notes, sleep, monotonic, confirmed=None):
     notes = notes if notes is not None else []
     txn.drain_records = []
     end = monotonic() + timeout
@@ -301,6 +350,7 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
     watched = {}   # a marker dated after the device's clock -> (its objects, when this run first saw them so)
     while True:
         txn.make(txn.tag)
+        listed = monotonic()
         now, seen = markers(txn)
         others = [m for m in seen if m.name != txn.tag and m.name not in skipped]
         unrenewed = set()
@@ -309,16 +359,16 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
                 parts, since = watched.setdefault(m.name, (frozenset(m.parts), monotonic()))
                 if parts != frozenset(m.parts):
                     watched[m.name] = (frozenset(m.parts), monotonic())
-                elif monotonic() - since > ttl:
+                elif monotonic() - since > m.lease(ttl):
                     unrenewed.add(m.name)
         gone = [m for m in others if m.ended() or m.stale(ttl, now) or m.name in unrenewed]
         live = [m for m in others if m not in gone]
         if not live:
             for m in gone:
-                why = ("its run ended" if m.ended() else "not renewed within the %ds lock TTL" % ttl
+                why = ("its run ended" if m.ended() else "not renewed within the %ds lock TTL" % m.lease(ttl)
                        if m.name not in unrenewed else
                        "the switch's clock was stepped back %ds and the run did not renew it for %ds of this "
-                       "controller's own monotonic clock (lock TTL)" % (m.ahead(now), ttl))
+                       "controller's own monotonic clock (lock TTL)" % (m.ahead(now), m.lease(ttl)))
                 try:
                     done = txn.recover(m)
                 except Exception as exc:  # noqa: BLE001 - e.g. another login user's file in a sticky /tmp
@@ -329,6 +379,8 @@ def _acquire(txn, ttl, timeout, notes, sleep, monotonic):
                 notes.append("recovered %s left by an earlier run (%s): %s" % (m.describe(now), why, done))
                 if m.drained:
                     txn.drain_records.append(m)
+            if confirmed is not None:
+                confirmed.append(listed)   # the lease is proved from this listing on
             return notes
         txn.drop(txn.tag)
         if monotonic() >= end:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
 
@@ -30,6 +31,48 @@ class DeviceIO(object):
         self.read_timeout, self.reconnect_timeout = read_timeout, reconnect_timeout
         self.conn = None
         self.attempted = []
+        self.lease = None   # devicelock.Lease while the device lock is held (Applier)
+
+    def fence(self, step, cmd, duration=0, conn=None, enter=None):
+        """Just before a write: send it only when this run's lease, as last confirmed by the device, covers it to
+        its end (``duration``: how long it may run). When it does not (a controller suspended or stalled since its
+        last check), the lease is checked and renewed on the device first (leaving config mode for it when ``conn``
+        is in config mode, between blocks only, entered again with ``enter``): a run whose lock was taken meanwhile
+        stops there with LockLost, touching nothing more, instead of writing over the run that took it. The lock's
+        own steps (``lock``/``unlock``: listing, marker, lease objects) are never fenced."""
+        if self.lease is None or step in ("lock", "unlock"):
+            return
+        # a command that may run longer than a fresh lease covers (NVUE's apply: 180 s) goes out right after a
+        # renewal: the most the NOS allows (no renewal while one command runs); lock_ttl >= read_timeout + 30 is
+        # enforced, so every command bounded by read_timeout is covered whole
+        duration = min(duration, self.lease.ttl - 2 * devicelock.FENCE_MARGIN)
+        left = self.lease.left()
+        if left is None or left >= duration + devicelock.FENCE_MARGIN:
+            return
+        nested = conn is not None and cmd[:1].isspace()
+        if nested and left > 0:
+            # a line inside a block (its parent's mode): leaving config mode to renew would lose that mode, so it goes
+            # out while the lease has not run out by this controller's clock; the next top-level line renews
+            return
+        if self.lease.renew is None or nested:
+            raise devicelock.LockLostError(step, cmd, "", "this run's lease may have run out before %r reaches the "
+                                           "switch (%.0fs of its %ds lease left); this run stops and touches nothing "
+                                           "more" % (cmd, max(left, 0), self.lease.ttl))
+        if conn is not None:
+            try:
+                conn.exit_config_mode()
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(step, "end", exc)
+        self.lease.renew(step)   # LockLost when another run took it
+        if conn is not None:
+            try:
+                conn.config_mode(enter) if enter else conn.config_mode()
+            except Exception as exc:  # noqa: BLE001
+                raise self._fail(step, enter or "configure terminal", exc)
+        if self.lease.left() < duration + devicelock.FENCE_MARGIN:
+            raise devicelock.LockLostError(step, cmd, "", "this run's lease (%ds) cannot cover %r (%ds) even just "
+                                           "renewed; this run stops and touches nothing more"
+                                           % (self.lease.ttl, cmd, duration))
 
     def get(self):
         if self.conn is None:
@@ -82,6 +125,7 @@ class DeviceIO(object):
     def run(self, step, cmd, ok=None, read_timeout=None, in_config=False, tolerate=None, fresh_on_error=False):
         reads = cmd.startswith("show ") or cmd.startswith("nv config show") or cmd == self.driver.show_running
         if not reads and "diff" not in cmd:
+            self.fence(step, cmd, max(read_timeout or 0, self.read_timeout))
             self.attempted.append(cmd)
         try:
             conn = self.session(step, cmd)
@@ -112,6 +156,7 @@ class DeviceIO(object):
         except Exception as exc:  # noqa: BLE001
             raise self._fail(step, cmd, exc, "cannot enter config mode (%s)" % type(exc).__name__)
         for cmd in cmds:
+            self.fence(step, cmd, conn=conn, enter=enter)
             self.attempted.append(cmd)
             try:
                 out = conn.send_config_set([cmd], enter_config_mode=False, exit_config_mode=False,

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection, devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, refusal
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
@@ -43,7 +43,9 @@ def validated(entry):
     checked = ArgumentSpecValidator(copy.deepcopy(switch_args.argument_spec())).validate(args)
     if checked.error_messages:
         return None, "; ".join(checked.error_messages)
-    problems = bounds.check("switch_config", checked.validated_parameters, switch_args.argument_spec())
+    params = checked.validated_parameters
+    problems = bounds.check("switch_config", params, switch_args.argument_spec())
+    problems = problems or devicelock.lease_covers(params["lock_ttl"], params["read_timeout"])
     if problems:
         return None, "; ".join(problems)
     return checked.validated_parameters, None

@@ -208,6 +208,7 @@ class LinuxShell(object):
     def _shell(self, step, command, verify_echo=True):
         """One shell command on the router -> (exit status, output with stderr). Long staging lines
         wrap in the terminal's echo, so those skip netmiko's echo check (the status marker stays)."""
+        self.io.fence(step, command, self.io.read_timeout)   # under a lease that covers it (the lock's own steps aside)
         conn = self.io.session(step, command)
         try:
             out = conn.send_command("%s 2>&1; echo AIF-RC=$?" % command, read_timeout=self.io.read_timeout,
@@ -242,7 +243,7 @@ class LinuxShell(object):
 # device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
 # file or symlink (O_EXCL), so a marker is never written through a planted link.
 MARKER_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
-SAFE_NAME = re.compile(r"^aif-[A-Za-z0-9_-]{1,60}$")
+SAFE_NAME = re.compile(r"^aif-[A-Za-z0-9_-]{1,80}$")
 
 
 def _safe(name):

@@ -203,7 +203,9 @@ def test_a_push_slower_than_the_lease_renews_it_between_blocks(switch_lab):
     run = applier(switch_lab, name, lock_ttl=60, read_timeout=20, lock_dir=os.path.join(root, "ctl-pusha"))
     jumped = threading.Event()
     real = time.monotonic
-    run._clock = lambda: real() + (100 if jumped.is_set() else 0)
+    # a third of the TTL and a little more (25 s of 60): the guard's renewal is due; not past the lease, which the
+    # write fence (apply.DeviceIO.fence) would rightly read as possibly lost
+    run._clock = lambda: real() + (25 if jumped.is_set() else 0)
     a = Background(run, run.plan())
     try:
         lab.wait_slowed(name, 0, root, timeout=60)

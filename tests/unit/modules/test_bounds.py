@@ -131,3 +131,9 @@ def test_rail_network_never_owns_a_kernel_table(capsys, table):
 def test_the_bounds_page_is_current():
     with open(os.path.join(ROOT, "docs", "argument-bounds.md")) as handle:
         assert handle.read() == bounds.bounds_doc(), "run tools/gen_docs.py"
+
+
+def test_a_lease_shorter_than_the_longest_command_is_refused_naming_both(capsys):
+    msg = _refused(capsys, "switch_config", "lock_ttl", 60)   # with read_timeout 120 (the default)
+    assert msg.startswith("lock_ttl (role variable switch_lock_ttl) is 60: it must exceed read_timeout (role variable "
+                          "switch_read_timeout) (120, the longest a single switch command may run) by 30 seconds")

@@ -305,3 +305,118 @@ def test_the_applier_refuses_bad_bounds_before_connecting():
         with pytest.raises(ValueError) as exc:
             Applier(get_driver("nvue"), connect, {}, {}, ("mtu",), **kw)
         assert str(exc.value).startswith(key), str(exc.value)
+
+
+def test_the_holders_ttl_is_in_its_name_and_every_controller_honours_it():
+    """issue 37 item 3: a controller with lock_ttl 60 met a live 1800 s run's marker 61 s after its last renewal
+    and took it. The name records the holder's lease; the other controller ages the marker by it."""
+    store = Store()
+    holder = Txn(store, devicelock.redate(devicelock.new_tag(ttl=1800), store.now))
+    devicelock.acquire(holder, ttl=1800, timeout=0)
+    marker = devicelock.Marker(holder.tag)
+    assert holder.tag.endswith("-t1800") and marker.ttl == 1800 and marker.pid is not None
+    store.now += 61
+    short = Txn(store, devicelock.new_tag(ttl=60))
+    with pytest.raises(devicelock.LockHeldError) as exc:
+        devicelock.acquire(short, ttl=60, timeout=0)
+    assert "lease 1800s" in str(exc.value) and "not renewed for 1800s by the device's clock (its holder's lock_ttl" in str(exc.value)
+    store.now += 1800   # past the holder's own lease: stale, recovered
+    notes = devicelock.acquire(short, ttl=60, timeout=0)
+    assert "not renewed within the 1800s lock TTL" in notes[0]
+    # a marker of an earlier version (no -t) is still judged by this controller's TTL
+    old = dated(store, "ctrla", "0badc0", 77, 61)
+    assert devicelock.Marker(old).ttl is None and devicelock.Marker(old).stale(60, store.now)
+
+
+def test_a_lease_must_outlast_the_longest_command():
+    assert devicelock.lease_covers(60, 120) and devicelock.lease_covers(149, 120)
+    assert devicelock.lease_covers(150, 120) == [] and devicelock.lease_covers(1800, 120) == []
+
+
+class _Io(object):
+    """DeviceIO's fence with a driven clock and a renew callback."""
+
+    def __init__(self, ttl, taken=False):
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import DeviceIO
+        LockLost = devicelock.LockLostError
+        self.clock, self.renewed, self.LockLost = [0.0], [], LockLost
+        self.io = DeviceIO(None, None, read_timeout=20)
+
+        def renew(step):
+            if taken:
+                raise LockLost(step, None, "", "this run's device lock is gone")
+            self.renewed.append(step)
+            self.io.lease.confirm(self.clock[0])
+        self.io.lease = devicelock.Lease(ttl, lambda: self.clock[0], renew)
+        self.io.lease.confirm(0.0)
+
+
+def test_a_write_goes_out_only_under_a_lease_that_covers_it():
+    """issue 37 item 2: a controller suspended between its last check and a write longer than its lease stops
+    there (LockLost) when another run took the lock, and renews first when nobody did."""
+    io = _Io(60)
+    io.clock[0] = 20
+    io.io.fence("stage", "mtu 9100")            # 40 s left: goes out
+    io.io.fence("commit", "config apply-patch", 20)   # 40 s left >= 20 + 10: goes out
+    assert io.renewed == []
+    io.clock[0] = 35                          # 25 s left < 20 + 10: renewed on the device first
+    io.io.fence("commit", "config apply-patch", 20)
+    assert io.renewed == ["commit"]
+    io.io.fence("lock", "rm -f marker")       # the lock's own steps are never fenced
+    stalled = _Io(60, taken=True)
+    stalled.clock[0] = 75                     # suspended 75 s: the lock was taken meanwhile
+    with pytest.raises(stalled.LockLost) as exc:
+        stalled.io.fence("stage", "interface Ethernet1/1")
+    assert "gone" in str(exc.value)
+
+
+def test_a_lost_lock_crosses_the_klish_shell_hop_as_itself():
+    """issue 37 item 4: Dell SONiC's klish -> shell hop reported a lost lock as a broken hop ("command 'exit /
+    sonic-cli': LockLostError") and the run went on to its undo."""
+    import contextlib
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos import transactions
+
+    class Conn(object):
+        pass
+
+    class Io(object):
+        def session(self, step, cmd):
+            return Conn()
+
+        def _fail(self, step, cmd, exc):
+            return StepError(step, cmd, "", type(exc).__name__)
+    txn = transactions.KlishReverseTxn.__new__(transactions.KlishReverseTxn)
+    txn.io, txn.in_shell = Io(), False
+    orig = transactions.klish_shell
+    transactions.klish_shell = lambda conn: contextlib.nullcontext()
+    try:
+        with pytest.raises(devicelock.LockLostError):
+            with txn.shell_session("undo"):
+                raise devicelock.LockLostError("undo", None, "", "this run's device lock aif-x is gone at step undo")
+    finally:
+        transactions.klish_shell = orig
+
+
+def test_a_command_longer_than_a_fresh_lease_goes_out_right_after_a_renewal():
+    io = _Io(60)
+    io.clock[0] = 5   # 55 s left: as fresh as a 60 s lease gets before a 180 s apply (ttl - 20 s): it goes out
+    io.io.fence("commit", "nv config apply -y", 180)
+    assert io.renewed == []
+    io.clock[0] = 15  # 45 s left: renewed just before it
+    io.io.fence("commit", "nv config apply -y", 180)
+    assert io.renewed == ["commit"]
+
+
+def test_a_line_inside_a_block_is_never_cut_from_its_parent_mode():
+    """Renewing means leaving config mode, which would lose a nested line's mode (NX-OS `  pause pfc-cos 3` under
+    its class): such a line goes out while the lease has not run out; past it, the run stops."""
+    class Conn(object):
+        def exit_config_mode(self):
+            raise AssertionError("left config mode inside a block")
+    io = _Io(60)
+    io.clock[0] = 55   # 5 s left: a top-level line would renew first; a nested one goes out
+    io.io.fence("stage", "    pause pfc-cos 3", conn=Conn())
+    assert io.renewed == []
+    io.clock[0] = 61
+    with pytest.raises(io.LockLost):
+        io.io.fence("stage", "    pause pfc-cos 3", conn=Conn())
