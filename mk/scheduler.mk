@@ -18,3 +18,9 @@ test-scheduler: setup
 bench-gor: setup
 	AIFABRIC_GOR_STRICT=1 $(PY) -m pytest -q -s tests/integration/scheduler
 	AIFABRIC_GOR_STRICT=1 $(PY) -m pytest -q -s -p no:logging tests/integration/twin/test_twin.py -k gor_steers
+
+# GOR's twin campaign, every part real (root; ~5 min): GOM agents and collector -> Prometheus -> Alertmanager ->
+# ansible-rulebook -> gor_steer.yml / gor_drain.yml on a twin of its own and a real Slurm (tools/bench_gor.py)
+.PHONY: bench-gor-twin
+bench-gor-twin: setup
+	$(PY) tools/bench_gor.py

@@ -2,7 +2,7 @@
 
 Prometheus (Debian `prometheus`) scrapes a metrics URL every second and evaluates GOM's alert rules
 (monitoring/gom-alerts.yml); Alertmanager (Debian `prometheus-alertmanager`, clustering off) sends every
-notification, resolved ones too, to the webhook of ansible-rulebook (PyPI, Java from Debian `default-jre-headless`)
+notification, resolved ones too, to a webhook of ansible-rulebook (host-link alerts to the drain ruleset's) (PyPI, Java from Debian `default-jre-headless`)
 running extensions/eda/rulebooks/gor.yml with the given inventory. Everything lives in one directory; ports are
 this checkout's (tests/lab/labid.py EVENT_PATH_PORTS + offset). Timers are the shortest each tool takes (scrape and
 evaluation 1 s, group_wait 0 s, group_interval 1 s) so a test measures the chain, not its waits.
@@ -83,12 +83,16 @@ class EventPath(object):
                        "scrape_configs": [{"job_name": "gom", "metrics_path": "/metrics",
                                            "static_configs": [{"targets": [metrics_url]}]}]}, handle)
         with open(os.path.join(self.root, "alertmanager.yml"), "w") as handle:
-            json.dump({"route": {"receiver": "gor", "group_by": ["alertname", "link"], "group_wait": "0s",
-                                 "group_interval": "1s", "repeat_interval": "1h"},
-                       "receivers": [{"name": "gor", "webhook_configs": [
-                           {"url": "http://127.0.0.1:%d/endpoint" % p["rulebook"], "send_resolved": True}]}]}, handle)
+            timers = {"group_by": ["alertname", "link"], "group_wait": "0s", "group_interval": "1s", "repeat_interval": "1h"}
+            json.dump({"route": dict(timers, receiver="gor-steer", routes=[
+                dict(timers, receiver="gor-drain", matchers=['link_class=~"host_up|host_down"'])]),
+                "receivers": [{"name": "gor-steer", "webhook_configs": [
+                    {"url": "http://127.0.0.1:%d/endpoint" % p["rulebook"], "send_resolved": True}]},
+                    {"name": "gor-drain", "webhook_configs": [
+                        {"url": "http://127.0.0.1:%d/endpoint" % p["rulebook_drain"], "send_resolved": True}]}]}, handle)
         with open(os.path.join(self.root, "rulebook-vars.yml"), "w") as handle:
-            json.dump({"gor_webhook_host": "127.0.0.1", "gor_webhook_port": p["rulebook"]}, handle)
+            json.dump({"gor_webhook_host": "127.0.0.1", "gor_webhook_port": p["rulebook"],
+                       "gor_drain_webhook_port": p["rulebook_drain"]}, handle)
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
         rb, rb_log = self._start("rulebook", [os.path.join(os.path.dirname(sys.executable), "ansible-rulebook"),

@@ -71,7 +71,7 @@ SWITCH_TEST_PORTS = (2200, 2300)
 SLURM_PORT = 2290
 # GOR's event path of the scheduler tests (tests/lab/event_path.py): Prometheus, Alertmanager, the rulebook's webhook
 # and a metrics page at these + o (between the third switch part's 2282 and SLURM_PORT)
-EVENT_PATH_PORTS = {"prometheus": 2283, "alertmanager": 2284, "rulebook": 2285, "metrics": 2286}
+EVENT_PATH_PORTS = {"prometheus": 2283, "alertmanager": 2284, "rulebook": 2285, "metrics": 2286, "rulebook_drain": 2287}
 SWITCH_PART_STEP = 30
 TWIN_PORTS = {"aift": 24000, "aifh": 24030, "aifp": 24060}
 TWIN_SIZE = 30

@@ -56,6 +56,7 @@ class Live(object):
         self.procs = []
         self.events_path = os.path.join(state, "events.jsonl")
         self.markers = os.path.join(state, "markers")
+        self.http = ""      # HOST:PORT of the collector's /metrics (tools/bench_gor.py: Prometheus scrapes it); "" none
         self.seen = 0
 
     def ns(self, name):
@@ -79,7 +80,7 @@ class Live(object):
             os.unlink(self.events_path)
         sock = os.path.join(self.state, "ingest.sock")
         cmd = [sys.executable, os.path.join(GOM, "collector.py"), "--plan", os.path.join(self.state, "plan.json"),
-               "--probes", os.path.join(self.state, "probes.json"), "--listen", "unix:" + sock, "--http", "",
+               "--probes", os.path.join(self.state, "probes.json"), "--listen", "unix:" + sock, "--http", self.http,
                "--events", self.events_path, "--rate", str(self.rate)]
         for switch in sorted(set(self.plan["leafs"]) | set(self.plan["spines"])):
             os.makedirs(os.path.join(self.markers, switch), exist_ok=True)
