@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from ansible_collections.aifabric.roce.plugins.module_utils.gor.slurm import (
-    check_token, owned_faults, reason_for)
+from ansible_collections.aifabric.roce.plugins.module_utils.gor.slurm import owned_hold
 
 DOMAIN = "aifabric.io"
 FAULT_TAINT = DOMAIN + "/fabric-fault"
@@ -90,58 +89,35 @@ def _annotations(node_object):
     return ((node_object or {}).get("metadata") or {}).get("annotations") or {}
 
 
+K8S_WORDS = {"hold": "cordon", "held": "cordoned", "release": "uncordon", "released": "uncordoned"}
+
+
 def decide(node_object, want, link, event=None, effect="NoSchedule"):
-    """Commands for a fault on ``link`` of the Node ``node_object`` (``kubectl get node -o json``).
+    """Commands for a fault on ``link`` of the Node ``node_object`` (``kubectl get node -o json``), by the same
+    ownership rule as a Slurm drain (slurm.owned_hold; the reason is the drain-reason annotation).
 
     Returns {'action': 'cordon'|'update_reason'|'uncordon'|None, 'commands': [...], 'why': text, 'reason': ...}.
     """
-    check_token("link", link)
     if effect not in EFFECTS:
         raise K8sNodeError("taint effect %r: use one of %s" % (effect, ", ".join(EFFECTS)))
     name = node_object["metadata"]["name"]
-    spec = node_object.get("spec") or {}
-    cordoned = bool(spec.get("unschedulable"))
+    cordoned = bool((node_object.get("spec") or {}).get("unschedulable"))
     reason = _annotations(node_object).get(REASON_ANNOTATION)
-    faults = owned_faults(reason) if cordoned else None
+    out = owned_hold(cordoned, reason, "someone else (no %s of this collection)" % REASON_ANNOTATION if reason is None
+                     else None, want, link, event, K8S_WORDS)
     node = shlex.quote(name)
-    if want == "cordoned":
-        check_token("event_id", event)
-        value = check_value(FAULT_TAINT, fault_netdev(link, name))
-        taint = "%s=%s:%s" % (FAULT_TAINT, value, effect)
-        if not cordoned:
-            new = reason_for([(link, event)])
-            return {"action": "cordon", "reason": new, "why": "cordoned and tainted for %s (event %s)" % (link, event),
-                    "commands": ["kubectl cordon %s" % node,
-                                 "kubectl taint nodes %s %s --overwrite" % (node, shlex.quote(taint)),
-                                 "kubectl annotate node %s %s --overwrite"
-                                 % (node, shlex.quote("%s=%s" % (REASON_ANNOTATION, new)))]}
-        if faults is None:
-            return {"action": None, "reason": None, "commands": [],
-                    "why": "already cordoned by someone else (no %s of this collection): left as it is, never "
-                           "uncordoned here" % REASON_ANNOTATION}
-        if any(f[0] == link for f in faults):
-            return {"action": None, "reason": None, "commands": [], "why": "already cordoned for %s" % link}
-        new = reason_for(faults + [(link, event)])
-        return {"action": "update_reason", "reason": new, "why": "%s added to the reason" % link,
-                "commands": ["kubectl annotate node %s %s --overwrite"
-                             % (node, shlex.quote("%s=%s" % (REASON_ANNOTATION, new)))]}
-    if want != "uncordoned":
-        raise K8sNodeError("state %r: use cordoned or uncordoned" % want)
-    if not cordoned:
-        return {"action": None, "reason": None, "commands": [], "why": "not cordoned: nothing to undo"}
-    if faults is None:
-        return {"action": None, "reason": None, "commands": [],
-                "why": "cordoned by someone else (annotation %r): never uncordoned here" % reason}
-    left = [f for f in faults if f[0] != link]
-    if len(left) == len(faults):
-        return {"action": None, "reason": None, "commands": [],
-                "why": "cordoned by this collection for %s, not for %s" % (", ".join(f[0] for f in faults), link)}
-    if left:
-        new = reason_for(left)
-        return {"action": "update_reason", "reason": new, "why": "%s repaired; still cordoned" % link,
-                "commands": ["kubectl annotate node %s %s --overwrite"
-                             % (node, shlex.quote("%s=%s" % (REASON_ANNOTATION, new)))]}
-    return {"action": "uncordon", "reason": None, "why": "%s repaired: uncordoned (cordoned by this collection)" % link,
-            "commands": ["kubectl taint nodes %s %s-" % (node, FAULT_TAINT),
-                         "kubectl annotate node %s %s-" % (node, REASON_ANNOTATION),
-                         "kubectl uncordon %s" % node]}
+    annotate = "kubectl annotate node %s %s --overwrite" % (node, shlex.quote("%s=%s" % (REASON_ANNOTATION, out["reason"])))
+    if out["action"] == "hold":
+        taint = "%s=%s:%s" % (FAULT_TAINT, check_value(FAULT_TAINT, fault_netdev(link, name)), effect)
+        out.update(action="cordon", commands=["kubectl cordon %s" % node,
+                                              "kubectl taint nodes %s %s --overwrite" % (node, shlex.quote(taint)),
+                                              annotate])
+    elif out["action"] == "update_reason":
+        out["commands"] = [annotate]
+    elif out["action"] == "release":
+        out.update(action="uncordon", commands=["kubectl taint nodes %s %s-" % (node, FAULT_TAINT),
+                                                "kubectl annotate node %s %s-" % (node, REASON_ANNOTATION),
+                                                "kubectl uncordon %s" % node])
+    else:
+        out["commands"] = []
+    return out

@@ -154,48 +154,60 @@ def reason_for(faults):
     return "%s %s" % (REASON_PREFIX, SEPARATOR.join("%s %s" % fault for fault in faults))
 
 
-def decide(node, want, link, event):
-    """What to do with ``node`` (parse_node) for a fault on ``link`` (event id ``event``).
+# the words of one scheduler's hold: Slurm drains and resumes, Kubernetes cordons and uncordons (k8s_nodes.py)
+SLURM_WORDS = {"hold": "drain", "held": "drained", "release": "resume", "released": "resumed"}
 
-    want 'drained': drain with our reason; a node we drained for other links gets this link added;
-    a node someone else drained is left as it is (drained already, reason theirs).
-    want 'resumed': drop this link from our reason; resume when no fault of ours is left; a node
-    someone else drained (or one whose reason was edited) is never touched.
-    Returns {'action': 'drain'|'update_reason'|'resume'|None, 'reason': new reason or None, 'why': text}.
+
+def owned_hold(held, reason, by, want, link, event, words=None):
+    """The one ownership rule of a scheduler hold (a Slurm drain, a Kubernetes cordon) for a fault on ``link``.
+
+    ``held``: the node is held now; ``reason``: its reason (ours: ``aifabric: <link> <event>; ...``); ``by``: who set
+    it (for the message). want held: hold it with our reason; a node we hold for other links gets this link added;
+    a node someone else holds is left as it is. want released: drop this link from our reason; release when no
+    fault of ours is left; a node someone else holds (or whose reason was edited) is never touched.
+    Returns {'action': 'hold'|'update_reason'|'release'|None, 'reason': new reason or None, 'why': text}.
     """
+    w = words or SLURM_WORDS
     check_token("link", link)
-    if want == "drained":
+    faults = owned_faults(reason) if held else None
+    if want == w["held"]:
         check_token("event_id", event)
-    faults = owned_faults(node["reason"]) if node["drain"] else None
-    if want == "drained":
-        if not node["drain"]:
-            return {"action": "drain", "reason": reason_for([(link, event)]),
-                    "why": "drained for %s (event %s)" % (link, event)}
+        if not held:
+            return {"action": "hold", "reason": reason_for([(link, event)]),
+                    "why": "%s for %s (event %s)" % (w["held"], link, event)}
         if faults is None:
             return {"action": None, "reason": None,
-                    "why": "already drained by %s (reason %r): left as it is, and never resumed by this collection"
-                           % (node["reason_user"] or "someone else", node["reason"])}
+                    "why": "already %s by %s (reason %r): left as it is, and never %s by this collection"
+                           % (w["held"], by or "someone else", reason, w["released"])}
         if any(f[0] == link for f in faults):
-            return {"action": None, "reason": None, "why": "already drained by this collection for %s" % link}
+            return {"action": None, "reason": None, "why": "already %s by this collection for %s" % (w["held"], link)}
         return {"action": "update_reason", "reason": reason_for(faults + [(link, event)]),
-                "why": "already drained by this collection; %s added to the reason" % link}
-    if want != "resumed":
-        raise SlurmError("state %r: use drained or resumed" % want)
-    if not node["drain"]:
-        return {"action": None, "reason": None, "why": "not drained: nothing to resume"}
+                "why": "already %s by this collection; %s added to the reason" % (w["held"], link)}
+    if want != w["released"]:
+        raise SlurmError("state %r: use %s or %s" % (want, w["held"], w["released"]))
+    if not held:
+        return {"action": None, "reason": None, "why": "not %s: nothing to %s" % (w["held"], w["release"])}
     if faults is None:
         return {"action": None, "reason": None,
-                "why": "drained by %s (reason %r), not by this collection: never resumed here"
-                       % (node["reason_user"] or "someone else", node["reason"])}
+                "why": "%s by %s (reason %r), not by this collection: never %s here"
+                       % (w["held"], by or "someone else", reason, w["released"])}
     left = [f for f in faults if f[0] != link]
     if len(left) == len(faults):
         return {"action": None, "reason": None,
-                "why": "drained by this collection for %s, not for %s: left drained"
-                       % (", ".join(f[0] for f in faults), link)}
+                "why": "%s by this collection for %s, not for %s: left %s"
+                       % (w["held"], ", ".join(f[0] for f in faults), link, w["held"])}
     if left:
         return {"action": "update_reason", "reason": reason_for(left),
-                "why": "%s repaired; still drained for %s" % (link, ", ".join(f[0] for f in left))}
-    return {"action": "resume", "reason": None, "why": "%s repaired: resumed (drained by this collection)" % link}
+                "why": "%s repaired; still %s for %s" % (link, w["held"], ", ".join(f[0] for f in left))}
+    return {"action": "release", "reason": None,
+            "why": "%s repaired: %s (%s by this collection)" % (link, w["released"], w["held"])}
+
+
+def decide(node, want, link, event):
+    """owned_hold for a Slurm node (parse_node): action 'drain', 'update_reason', 'resume' or None."""
+    out = owned_hold(node["drain"], node["reason"], node["reason_user"], want, link, event)
+    out["action"] = {"hold": "drain", "release": "resume"}.get(out["action"], out["action"])
+    return out
 
 
 def command(node_name, decision):
