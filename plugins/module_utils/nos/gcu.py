@@ -97,7 +97,8 @@ class GcuTxn(ShellMarkers, Transaction):
         self.staged = ops
         self.flaps = self._flaps(ops, self.base_image)
         self.transient = transient_paths(self.flaps)
-        self.put_file("stage", self.patch_file(), _compact(ops))
+        config = configdb.device_view(self.base_image.managed, self.base_image.outside)[0]
+        self.put_file("stage", self.patch_file(), _compact(guarded(ops, config)))
 
     def commit(self, verify, precheck=None):
         if precheck is not None:
@@ -307,6 +308,31 @@ def transient_paths(ports):
     for port in ports:
         out.update(("PORT > %s > admin_status down" % port, "PORT > %s > admin_status up" % port))
     return out
+
+
+def guarded(ops, config):
+    """``ops`` preceded by an RFC 6902 ``test`` of the value this run read at every path it replaces or removes (or
+    adds over an existing member): GCU simulates the whole patch on the CONFIG_DB it reads when ``apply-patch`` starts
+    (generic_updater.py PatchApplier.apply -> PatchWrapper.simulate_patch, ``jsonpatch``; main.py
+    validate_patch_format accepts ``test``; the sorter simulates and diffs, so a test op moves nothing), so a value
+    someone else changed since this run's read fails the test and GCU changes nothing. It does not cover an edit made
+    while GCU applies its sorted changes (ChangeApplier writes whole keys from the config it read at the start)."""
+    tests, seen = [], set()
+    for op in ops:
+        path = op.get("path", "")
+        if op.get("op") not in ("replace", "remove", "add") or path in seen:
+            continue
+        node, found = config, True
+        for part in [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                found = False
+                break
+        if found:
+            seen.add(path)
+            tests.append({"op": "test", "path": path, "value": node})
+    return tests + list(ops)
 
 
 def _compact(ops):
