@@ -152,6 +152,7 @@ class Localiser(object):
         self.link_state = {}        # link -> state name (absent: up)
         self.maintenance = {}       # switch -> {"by", "holder", "since"} (set by the service)
         self.maint_reported = set()
+        self.maint_probes = set()   # probes a maintenance event of this period already explained
         self.dropped = {}           # host -> batches the agent dropped (its own count)
         self.last_seen, self.first_seen = {}, {}   # host -> collector time of its agent's last / first batch
         self.dst_host = dict((pid, p.get("dst_host")) for pid, p in topology.probe.items())
@@ -368,6 +369,8 @@ class Localiser(object):
         for key in [k for k in self.pending if k not in named]:
             del self.pending[key]
         self.maint_reported &= maint
+        if not maint:
+            self.maint_probes = set()
         self.events.extend(emitted)
         return emitted
 
@@ -487,8 +490,11 @@ class Localiser(object):
         for switch in sorted(set(s for pid in strong for s in self.topo.switches_of[pid]) & set(self.maintenance)):
             if switch in self.maint_reported:
                 continue
+            mine = set(pid for pid in strong if switch in self.topo.switches_of[pid]) - self.maint_probes
+            if not mine:
+                continue        # only probes another switch's maintenance already explained
             self.maint_reported.add(switch)
-            mine = set(pid for pid in strong if switch in self.topo.switches_of[pid])
+            self.maint_probes |= mine
             sig = self.topo.sig
             links = sorted(link for link in self.topo.links_of_switch[switch] if sig[link] <= weak and sig[link] & mine)
             for link in links:
@@ -506,6 +512,10 @@ class Localiser(object):
             for link in self.topo.links_of_switch.get(switch, ()):
                 if self.link_state.get(link) == "maintenance":
                     del self.link_state[link]
+            # what its probes lost during the maintenance belongs to it: never judged again as a fault
+            for pid, crossed in self.topo.switches_of.items():
+                if switch in crossed:
+                    self._forget(pid)
         self.maintenance = dict(switches)
 
     def _event(self, kind, key, links, candidates, probes, now):

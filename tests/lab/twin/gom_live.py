@@ -288,7 +288,10 @@ def campaign(live, which, seed=5):
     classes = link_classes(live.report)
     rows = []
     downs = []
-    if which == "small":
+    if which == "drains":
+        plan = []
+        drains = [("loss", rng.choice(classes[c]), 100) for c in sorted(classes)]
+    elif which == "small":
         # CI: one link per class, 100 % loss and link down on a host link, 20 % on a fabric link, one drain
         picks = [(rng.choice(classes[c]), c) for c in sorted(classes)]
         plan = [("loss", link, 100) for link, _c in picks]

@@ -103,6 +103,9 @@ def test_a_fault_on_a_switch_under_maintenance_is_maintenance_not_a_fault(lab_pl
     # the drain ends and the link is still bad: now it is a fault
     loc, events = run(topo, report, {3.0: {link: 1.0}}, 10, maintenance={1.0: held, 8.0: {}})
     assert [(e["kind"], e["link"]) for _t, e in events] == [("maintenance", None), ("link_fault", link)]
+    # a fault that ends within the drain: its losses belong to the maintenance, nothing is reported after it
+    loc, events = run(topo, report, {3.0: {link: 1.0}, 5.0: {}}, 14, maintenance={1.0: held, 8.0: {}})
+    assert [e["kind"] for _t, e in events] == ["maintenance"]
 
 
 def test_two_faults_on_different_switches_are_both_named(lab_plan):
