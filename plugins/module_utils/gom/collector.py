@@ -23,14 +23,9 @@ import sys
 import threading
 import time
 
-try:
-    from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import (
-        STATE, Localiser, Topology, write_events)
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
-except ImportError:   # installed as a plain script next to localise.py (the role's layout)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from localise import STATE, Localiser, Topology, write_events  # type: ignore  # noqa: E402
-    from devicelock import group  # type: ignore  # noqa: E402
+# run as a script, the collection's package must be on PYTHONPATH (role gom_collector installs it in its layout)
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import STATE, Localiser, Topology, write_events
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
 
 TICK = 0.1
 MAX_LINE = 4 * 1024 * 1024

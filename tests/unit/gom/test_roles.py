@@ -57,11 +57,12 @@ def test_roles_check_apply_idempotent_and_the_installed_scripts_run(tmp_path, ca
     planned = json.loads(probes.read_text())
     assert config["probes"] == planned["probes_by_host"]["gpu01"] and config["dport"] == 4792
     assert set(config["addresses"]) == set(p["dst_address"] for p in planned["probes"] if p["dst_host"] == "gpu01")
-    assert sorted(os.listdir(str(base / "lib" / "gom"))) == ["collector.py", "devicelock.py", "localise.py"]
-    # the installed collector, run as the unit runs it (its own directory only; prometheus-client from this venv)
-    env = dict(os.environ, PYTHONPATH="")
+    package = base / "lib" / "gom" / "ansible_collections" / "aifabric" / "roce" / "plugins" / "module_utils"
+    assert sorted(os.listdir(str(package / "gom"))) == ["collector.py", "localise.py"]
+    # the installed collector, run as the unit runs it (PYTHONPATH the install dir only; prometheus-client from this venv)
+    env = dict(os.environ, PYTHONPATH=str(base / "lib" / "gom"))
     collector = subprocess.Popen(
-        [sys.executable, "-B", str(base / "lib" / "gom" / "collector.py"), "--plan", str(base / "etc" / "gom-plan.json"),
+        [sys.executable, "-B", str(package / "gom" / "collector.py"), "--plan", str(base / "etc" / "gom-plan.json"),
          "--probes", str(base / "etc" / "gom-probes.json"), "--listen", "unix:%s/ingest.sock" % base, "--http", "",
          "--events", str(base / "var" / "events.jsonl"), "--seconds", "4"],
         cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
