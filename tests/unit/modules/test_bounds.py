@@ -36,8 +36,7 @@ def _typed(options):
         kind, elements = opt.get("type", "str"), opt.get("elements")
         if kind in ("int", "float", "path") or (kind == "list" and elements in ("int", "float", "path")):
             yield key, kind, elements
-        for sub in _typed(opt.get("suboptions") or {}):
-            yield sub
+        yield from _typed(opt.get("suboptions") or {})
 
 
 CASES = [(m, key, kind, elements) for m in MODULES for key, kind, elements in _typed(_options(m))]

@@ -27,11 +27,11 @@ def test_every_secret_of_the_fixture_is_redacted_and_listed(name):
     assert all(secret in text for secret in SECRETS[name])  # the fixture holds what the test says it does
     out, found = redact(text)
     assert [secret for secret in SECRETS[name] if secret in out] == []
-    assert len(found) >= len(set(line for line, _ in found)) > 0
+    assert len(found) >= len(set(hit[0] for hit in found)) > 0
     for line, rule in found:  # the list names a line and a rule, never the secret
         assert not any(secret in rule for secret in SECRETS[name]) and "<redacted" in out.split("\n")[line - 1]
     # every line without a secret is kept as it was, and a second pass finds nothing more
-    changed = set(line for line, _ in found)
+    changed = set(hit[0] for hit in found)
     assert [a for n, (a, b) in enumerate(zip(text.split("\n"), out.split("\n")), 1) if a != b and n not in changed] == []
     assert redact(out) == (out, [])
 
@@ -50,7 +50,7 @@ def test_compact_config_db_and_text_around_it():
     out, found = redact('$ show runningconfiguration all\n{"SNMP_COMMUNITY": {"c0mm": {"TYPE": "RO"}}, '
                         '"TACPLUS": {"global": {"passkey": "k3y"}}}\nexit status 0')
     assert "c0mm" not in out and "k3y" not in out and out.endswith("exit status 0")
-    assert [rule for _, rule in found] == ["snmp community (SNMP_COMMUNITY key)", "config_db secret field"]
+    assert [hit[1] for hit in found] == ["snmp community (SNMP_COMMUNITY key)", "config_db secret field"]
 
 
 @pytest.mark.parametrize("root, host, arg", [
