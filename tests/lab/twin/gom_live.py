@@ -66,7 +66,15 @@ class Live(object):
         model = gom.LinkModel(self.plan)
         oracle = gom_check.KernelOracle(self.twin, model)
         started = time.monotonic()
-        self.report = identify.plan_identifiable(self.plan, dport=DPORT, oracle=oracle)
+        for attempt in range(15):
+            try:
+                self.report = identify.plan_identifiable(self.plan, dport=DPORT, oracle=oracle)
+                break
+            except RuntimeError:
+                # sessions are up but a spine has not installed every route yet ("Network is unreachable")
+                if attempt == 14:
+                    raise
+                time.sleep(2)
         self.plan_seconds = time.monotonic() - started
         os.makedirs(self.state, exist_ok=True)
         with open(os.path.join(self.state, "probes.json"), "w") as handle:
