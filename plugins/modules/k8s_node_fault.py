@@ -44,12 +44,11 @@ options:
     default: NoSchedule
     choices: [NoSchedule, PreferNoSchedule, NoExecute]
 attributes:
-  check_mode:
-    support: full
-    description: Pure computation; same result in check mode.
   diff_mode:
     support: none
     description: Renders commands only.
+extends_documentation_fragment:
+  - aifabric.roce.pure
 """
 
 EXAMPLES = r"""

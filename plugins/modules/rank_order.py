@@ -31,14 +31,8 @@ options:
     description: Ranks per host in the hostfile; default is the host's rail NIC count.
     type: int
 extends_documentation_fragment:
+  - aifabric.roce.pure
   - aifabric.roce.fabric
-attributes:
-  check_mode:
-    support: full
-    description: Pure computation; same result in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes.
 """
 
 EXAMPLES = r"""

@@ -25,11 +25,9 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
+  - aifabric.roce.pure
   - aifabric.roce.fabric
 attributes:
-  check_mode:
-    support: full
-    description: Pure computation; same result in check mode.
   diff_mode:
     support: none
     description: Nothing changes; write the text with ansible.builtin.copy.

@@ -51,14 +51,8 @@ options:
     type: int
     default: 1
 extends_documentation_fragment:
+  - aifabric.roce.pure
   - aifabric.roce.fabric
-attributes:
-  check_mode:
-    support: full
-    description: Pure computation; same result in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes.
 """
 
 EXAMPLES = r"""

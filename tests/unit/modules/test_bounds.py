@@ -26,7 +26,7 @@ def _options(name):
     for fragment in doc.get("extends_documentation_fragment") or []:
         short = fragment.split(".")[-1]
         frag = importlib.import_module("ansible_collections.aifabric.roce.plugins.doc_fragments." + short)
-        options.update(yaml.safe_load(frag.ModuleDocFragment.DOCUMENTATION)["options"])
+        options.update(yaml.safe_load(frag.ModuleDocFragment.DOCUMENTATION).get("options") or {})
     return options
 
 
