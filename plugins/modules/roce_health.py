@@ -14,8 +14,10 @@ description:
   - Runs on the controller, reads nothing from devices itself; it takes what M(aifabric.roce.switch_facts) returned for
     each switch (managed C(qos)/C(mtu) sections and C(counters)) and, optionally, the hosts' rail NIC MTUs.
   - Consistency - every switch's managed QoS (lossless priority, DSCP map, ECN thresholds, PFC watchdog) equals the
-    fabric's one QoS profile rendered for it; on every RoCE path the host NIC MTU is the plan's and no leaf or spine
-    port MTU is below it.
+    fabric's one QoS profile rendered for it and fitted to the switch as M(aifabric.roce.switch_config) fits it (from
+    switch_facts' C(fit_view); on community SONiC, the lossless PGs buffermgrd writes in the traditional buffer model,
+    a PFC watchdog without a PFC_WD table), what is left to the switch named in C(left_to_switch); on every RoCE path
+    the host NIC MTU is the plan's and no leaf or spine port MTU is below it.
   - Counter health - against the counters kept from the previous audit in O(state) (the build dir), a pause storm
     (PFC pause frames on a lossless priority rising by more than O(pause_threshold)), a PFC watchdog event or drops
     on a lossless queue is a finding with the switch, port, priority and the GPUs behind that port (from the plan),
@@ -68,6 +70,8 @@ roce:
     - C(read) - per switch read, what was read (its managed sections, C(counters)); C(not_read) - per switch of the
       plan given in O(switches) but not read (its read failed or was skipped), why. A switch not read is never
       counted healthy; the report names it.
+    - C(left_to_switch) - per switch, what the fit of the profile left to the switch's own machinery and why (the
+      same notes as M(aifabric.roce.switch_config)'s C(fitted)); not compared, named in the report.
   returned: always
   type: dict
   sample: {"status": "fail", "gpus_affected": ["gpu02:gpu0"], "consistency": [],
@@ -98,7 +102,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 def evaluate(plan, switches, host_mtus, previous, pause_threshold):
     """(report section, drift_report entries, snapshot to keep) for switch_facts results of the plan's switches."""
     intents = dict(list((plan.get("leafs") or {}).items()) + list((plan.get("spines") or {}).items()))
-    current, have, want, mtus, read, not_read = {}, {}, {}, {}, {}, {}
+    current, have, want, mtus, read, not_read, left = {}, {}, {}, {}, {}, {}, {}
     for name, facts in sorted((switches or {}).items()):
         if name not in intents:
             continue
@@ -119,11 +123,19 @@ def evaluate(plan, switches, host_mtus, previous, pause_threshold):
             have[name] = dict((s, (sections.get(s) or {}).get("config", "")) for s in ("qos", "mtu")
                               if s in sections and s in drv.sections)
             want[name] = dict((s, drv.render(intents[name], plan["qos"], (s,))) for s in have[name])
+            if facts.get("fit_view") is not None:
+                # what switch_config wants on this switch: the render fitted to its own machinery (Driver.fit), with
+                # what that leaves to the switch named
+                for s in sorted(want[name]):
+                    want[name][s], notes = drv.fit_to(want[name][s], facts["fit_view"])
+                    seen = left.setdefault(name, [])
+                    seen += [n for n in notes if n not in seen]
             if "mtu" in have[name]:
                 mtus[name] = drv.port_mtus(have[name]["mtu"])   # the driver's typed read of its own MTU view
     section = roce_health.report_section(
         roce_health.counter_findings(plan, current, previous, pause_threshold),
-        roce_health.consistency_findings(plan, have, want, host_mtus, mtus), read, not_read)
+        roce_health.consistency_findings(plan, have, want, host_mtus, mtus), read, not_read,
+        dict((k, v) for k, v in left.items() if v))
     return section, roce_health.entries(section), roce_health.snapshot(current)
 
 

@@ -109,6 +109,14 @@ drain:
   type: list
   elements: str
   sample: ["router bgp 65001 > graceful-shutdown activate"]
+fit_view:
+  description:
+    - What the driver's fit of its render reads of this switch, as data (community_sonic - the CONFIG_DB tables of its
+      buffer model, buffers, PFC maps and watchdog); null where the driver keeps its render as it is.
+    - M(aifabric.roce.roce_health) fits the plan's render with it, so it judges the switch against what
+      M(aifabric.roce.switch_config) wants there, and names what is left to the switch.
+  returned: always
+  type: dict
 counters_commands:
   description: The show commands the counters came from, in the order sent.
   returned: always
@@ -141,8 +149,13 @@ from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 def collect(driver, conn, intent, sections, counters):
     """Managed state per section and PFC counters for the plan's ports, from one connection."""
     running = conn.send_command(driver.show_running)
+    img = whole_image(driver, running, intent)
     out = dict(sections={}, pfc_counters=None, pfc_counters_command=None, counters=None,
-               counters_evidence=roce_counters.evidence(driver), counters_commands=[], drain=drain_lines(driver, running, intent))
+               counters_evidence=roce_counters.evidence(driver), counters_commands=[],
+               # any drain the running config shows, ours or an engineer's (nos/drain.py): a spine left drained
+               # halves its plane
+               drain=drain.drained_by_anyone(driver, img.outside) if img is not None else [],
+               fit_view=driver.fit_view(img) if img is not None else None)
     for sec in sections:
         managed = driver.parse(running, intent, (sec,))
         out["sections"][sec] = dict(config=managed, state=driver.state(managed))
@@ -156,14 +169,13 @@ def collect(driver, conn, intent, sections, counters):
     return out
 
 
-def drain_lines(driver, running, intent):
-    """Any drain the running config shows, ours or an engineer's (nos/drain.py): a spine left drained halves its
-    plane. Every section counts: the drain line sits under a BGP the underlay section owns."""
+def whole_image(driver, running, intent):
+    """The switch's Image over every section the driver renders (None: the running config does not parse). The drain
+    line sits under a BGP the underlay section owns; the fit view reads the whole config."""
     try:
-        img = image(driver, running, intent, tuple(driver.sections))
+        return image(driver, running, intent, tuple(driver.sections))
     except ValueError:
-        return []
-    return drain.drained_by_anyone(driver, img.outside)
+        return None
 
 
 def _shell_reads(conn, todo):

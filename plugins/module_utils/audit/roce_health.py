@@ -138,11 +138,12 @@ def snapshot(current):
                          for p, prios in (ports or {}).items())) for s, ports in sorted((current or {}).items()))
 
 
-def report_section(counter, consistency, read=None, not_read=None):
+def report_section(counter, consistency, read=None, not_read=None, left_to_switch=None):
     """The drift report's "RoCE health" section: findings ranked by GPUs affected, and a verdict word.
 
     ``read``: {switch: [what was read: its sections, "counters"]}; ``not_read``: {switch: why}. The section says which
-    switches it covers, so a switch left out (unreachable, or its read failed) is named, never counted healthy."""
+    switches it covers, so a switch left out (unreachable, or its read failed) is named, never counted healthy.
+    ``left_to_switch``: {switch: [notes]}, what the driver's fit left to the switch's own machinery (not compared)."""
     allf = counter + consistency
     status = "fail" if any(f["severity"] == "fail" for f in allf) else "warn" if allf else "ok"
     gpus = sorted(set(g for f in allf for g in f["gpus"]))
@@ -150,6 +151,8 @@ def report_section(counter, consistency, read=None, not_read=None):
     if read is not None or not_read is not None:
         out["read"] = dict((k, list(v)) for k, v in sorted((read or {}).items()))
         out["not_read"] = dict(sorted((not_read or {}).items()))
+    if left_to_switch is not None:
+        out["left_to_switch"] = dict((k, list(v)) for k, v in sorted(left_to_switch.items()))
     return out
 
 
@@ -162,6 +165,9 @@ def coverage_line(section):
     if section.get("not_read"):
         line += " Not read on %d switch(es), not counted healthy: %s." % (
             len(section["not_read"]), "; ".join("%s (%s)" % kv for kv in sorted(section["not_read"].items())))
+    if section.get("left_to_switch"):
+        line += " Left to the switch, not compared: %s." % "; ".join(
+            "%s: %s" % (name, " / ".join(notes)) for name, notes in sorted(section["left_to_switch"].items()))
     return line
 
 

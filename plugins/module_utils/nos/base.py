@@ -236,6 +236,16 @@ class Driver(object):
         """The rendered managed text fitted to what the switch's own machinery does with it (``before_image``: the
         switch's Image, fullconfig.image) -> (managed text, notes naming what was left to the switch and why). Most
         NOSes keep what we render: (after, [])."""
+        return self.fit_to(after, self.fit_view(before_image))
+
+    def fit_view(self, before_image):
+        """What ``fit`` reads of the switch, as plain data (JSON), for a check made away from the switch
+        (switch_facts returns it, roce_health fits the render with it: the same wanted config as switch_config's).
+        None by default: the render is kept as it is."""
+        return None
+
+    def fit_to(self, after, view):
+        """``fit`` from ``fit_view``'s data -> (managed text, notes)."""
         return after, []
 
     def intended_image(self, base, after):

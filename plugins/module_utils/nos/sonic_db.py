@@ -358,6 +358,10 @@ def _pg_range(key):
     return port, set(range(int(low), int(high or low) + 1))
 
 
+# the tables of the switch's CONFIG_DB that ``fit`` reads (besides DEVICE_METADATA's buffer_model)
+FIT_TABLES = ("BUFFER_PG", "BUFFER_PROFILE", "BUFFER_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "PORT_QOS_MAP", "PFC_WD")
+
+
 def fit(after, config):
     """The rendered managed tables fitted to what this switch's own machinery does (``after`` tables, ``config`` the
     switch's whole CONFIG_DB) -> (tables, notes):
@@ -547,8 +551,15 @@ class SonicDbDriver(Driver):
             return tables_of(running)
         raise ValueError("not a CONFIG_DB JSON document: %s" % " | ".join(running.strip().splitlines()[-3:]))
 
-    def fit(self, after, before_image):
-        tables, notes = fit(tables_of(after), device_view(before_image.managed, before_image.outside)[0])
+    def fit_view(self, before_image):
+        """The CONFIG_DB tables ``fit`` reads (its buffer model, buffers, PFC maps, watchdog), from the switch's Image."""
+        config = device_view(before_image.managed, before_image.outside)[0]
+        view = dict((t, config[t]) for t in FIT_TABLES if t in config)
+        view["DEVICE_METADATA"] = {"localhost": {"buffer_model": buffer_model(config)}}
+        return view
+
+    def fit_to(self, after, view):
+        tables, notes = fit(tables_of(after), view or {})
         return text(tables), notes
 
     def intended_image(self, base, after):

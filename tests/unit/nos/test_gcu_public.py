@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from ansible_collections.aifabric.roce.plugins.module_utils.audit import roce_health as H
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import ports_of
 
 # the lab shell and its fake sessions, the sections and the `plan` fixture (community_sonic on every switch)
@@ -164,3 +165,73 @@ def test_a_lossless_priority_on_a_lossy_queue_or_another_pg_is_named(plan, tmp_p
     notes = " ".join(other.fit_notes)
     assert "BUFFER_QUEUE|%s|5-7 gives lossless queue 5 the egress profile q_lossy_profile" % port in notes
     assert "%s's pfc_to_pg_map AZURE sends PFC priority 5 to PG none" % port in notes
+
+
+class _Facts(object):
+    """A netmiko-like session on the public switch's running CONFIG_DB (what switch_facts reads)."""
+
+    def __init__(self, sw):
+        self.sw = sw
+
+    def send_command(self, command, **_kw):
+        assert command == "show runningconfiguration all", command
+        return json.dumps(self.sw.state["running"])
+
+
+@pytest.mark.parametrize("name", sorted(public_configdb.SWITCHES))
+@pytest.mark.parametrize("pfcwd", [False, True])
+def test_roce_health_judges_a_converged_public_switch_by_the_fitted_render(plan, tmp_path, name, pfcwd):
+    """After switch_config converged, the audit's RoCE health check (switch_facts -> roce_health) reads the switch
+    in sync: it compares with what switch_config wants on that switch (Driver.fit), not the plain render, and names
+    what fit left to the switch (the traditional model's lossless PGs, a watchdog the switch has no table for)."""
+    from ansible_collections.aifabric.roce.plugins.modules import switch_facts
+    from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
+    sw = PublicSwitch(name, pfcwd)
+    intent = _intent(plan, sw)
+    run = applier(sw, plan, tmp_path, intent=intent)
+    run.apply(*run.plan())
+    facts = switch_facts.collect(run.driver, _Facts(sw), intent, list(SECTIONS), counters=False)
+    mine = dict(plan, leafs=dict(plan["leafs"], leaf0=intent))
+    section, entries, _snap = evaluate(mine, {"leaf0": facts}, {}, None, 1000)
+    assert [f for f in section["consistency"] if f["kind"] == "qos_profile"] == [], section["consistency"]
+    assert section["status"] == "ok" and entries == []
+    # what fit left to the switch is named, the same notes switch_config gave
+    assert section["left_to_switch"]["leaf0"] == run.fit_notes
+    line = H.coverage_line(section)
+    model = public_configdb.SWITCHES[name]["metadata"]["buffer_model"]
+    assert ("traditional buffer model" in line) == (model == "traditional")
+    assert ("no PFC_WD table" in line) == (not pfcwd)
+    # the plain render would have reported the lines fit leaves to the switch as missing
+    plain = run.driver.render(intent, plan["qos"], ("qos",))
+    fitted = run.driver.fit_to(plain, facts["fit_view"])[0]
+    assert (plain != fitted) == bool(run.fit_notes)
+    if model == "traditional":
+        assert "BUFFER_PG|" in plain and "BUFFER_PG|" not in fitted
+
+
+def test_roce_health_on_a_dynamic_switch_whose_pgs_we_write_is_unchanged_and_real_drift_still_found(plan, tmp_path):
+    """A dynamic-model switch without a template range (our BUFFER_PG <port>|3 NULL rows) and with its PFC_WD table:
+    fit keeps the whole render, so roce_health compares with it as before; a field changed behind our back on it, or
+    on a traditional switch, is still a finding (the fit leaves nothing else out)."""
+    from ansible_collections.aifabric.roce.plugins.modules import switch_facts
+    from ansible_collections.aifabric.roce.plugins.modules.roce_health import evaluate
+    for model in ("dynamic", "traditional"):
+        sw = Switch(plan["leafs"]["leaf0"])
+        for db in ("running", "startup"):
+            sw.state[db]["DEVICE_METADATA"]["localhost"]["buffer_model"] = model
+        run = applier(sw, plan, tmp_path)
+        run.apply(*run.plan())
+        facts = switch_facts.collect(run.driver, _Facts(sw), plan["leafs"]["leaf0"], list(SECTIONS), counters=False)
+        plain = run.driver.render(plan["leafs"]["leaf0"], plan["qos"], ("qos",))
+        section = evaluate(plan, {"leaf0": facts}, {}, None, 1000)[0]
+        assert section["consistency"] == [] and section["status"] == "ok"
+        if model == "dynamic":
+            assert run.fit_notes == [] and section["left_to_switch"] == {}
+            assert run.driver.fit_to(plain, facts["fit_view"]) == (plain, [])
+            assert "BUFFER_PG|" in facts["sections"]["qos"]["config"]
+        # someone changes the watchdog's restoration time on a planned port: found on either model
+        port = sorted(k for k in sw.state["running"]["PFC_WD"] if k != "GLOBAL")[0]
+        sw.state["running"]["PFC_WD"][port]["restoration_time"] = "999"
+        facts = switch_facts.collect(run.driver, _Facts(sw), plan["leafs"]["leaf0"], list(SECTIONS), counters=False)
+        found = evaluate(plan, {"leaf0": facts}, {}, None, 1000)[0]["consistency"]
+        assert [f["kind"] for f in found] == ["qos_profile"] and "restoration_time 999" in found[0]["actual"], (model, found)
