@@ -15,8 +15,9 @@ Each probe is a UDP datagram from ``src_address:udp_sport`` to ``dst_address:udp
 magic ``GOM1``, type (1 request, 2 echo), probe id, sequence number, the sender's monotonic send time (ns). The
 receiving agent counts what it received (per probe, sequence ranges) and echoes the datagram back, so the sender
 measures the round trip. Every ``batch_interval`` the agent queues one batch
-``{"v": 1, "host", "seq", "t", "tx": [[id, highest seq sent]], "rx": [[id, [[first, last], ...]]],
-"rtt": [[id, [ms, ...]]], "errors", "dropped"}`` and writes the queue to the collector as JSON lines over one
+``{"v": 1, "host", "seq", "t", "m", "tx": [[id, highest seq sent]], "rx": [[id, [[first, last], ...]]],
+"rtt": [[id, [ms, ...]]], "errors", "dropped"}`` (``m``: its monotonic clock when composed, after reading every
+socket) and writes the queue to the collector as JSON lines over one
 stream connection. The queue is bounded (``max_batches``): while the collector is away the oldest batches are
 dropped and counted (``dropped``, reported in the next batch that gets through).
 
@@ -300,9 +301,18 @@ class Agent(object):
             elif role == "sender" and kind == ECHO:
                 self.rtt.setdefault(pid, []).append(round((time.monotonic_ns() - sent_ns) / 1e6, 3))
 
+    def drain(self):
+        for key in list(self.selector.get_map().values()):
+            if isinstance(key.data, tuple):
+                self.on_readable(*key.data)
+
     def make_batch(self):
         self.batch_seq += 1
+        # what already reached the host's sockets belongs in this batch: the collector judges a packet lost only
+        # after a batch composed later than it could arrive (``m``, localise.py)
+        self.drain()
         batch = {"v": 1, "host": self.config["host"], "seq": self.batch_seq, "t": round(self.wall(), 3),
+                 "m": round(self.clock(), 4),
                  "tx": sorted([pid, hi] for pid, hi in self.tx.items()),
                  "rx": sorted([pid, ranges(seqs)] for pid, seqs in self.rx.items()),
                  "rtt": sorted([pid, values[-50:]] for pid, values in self.rtt.items()),

@@ -5,9 +5,12 @@ Pure (no Ansible, no network, no Prometheus): the collector service (collector.p
 calls :meth:`Localiser.tick` every 100 ms; docs/gom.md has the event schema it emits.
 
 Loss accounting is one-way and exact: the sender reports the highest sequence number it sent per probe, the
-receiving agent reports the sequence numbers it received; a sequence is judged GRACE seconds after the collector
-learnt it was sent (received: counted; not: lost). A reverse-path fault never shows as forward loss, so a probe's
-loss belongs to its planned path only. RTT comes from the echo the receiver sends back (both directions).
+receiving agent reports the sequence numbers it received. A sequence is judged once the receiving agent has
+reported a batch it composed at least ONE_WAY after the sender composed the batch that reported it sent (both
+times mapped to the collector's clock by a minimum-delay offset per agent, as NTP's clock filter does): a starved,
+late or bursty agent delays judging, never turns a received packet into a loss. (A fixed grace after the sender's
+report counted every receiver batch later than 0.25 s as loss: the false alarms of a loaded machine.) A reverse-path fault never shows as forward loss, so a
+probe's loss belongs to its planned path only. RTT comes from the echo the receiver sends back (both directions).
 
 Localisation (boolean tomography over the 1-identifiable plan, deTector ATC'17; NetBouncer/007's idea that a link
 is suspected only if every path across it is bad):
@@ -32,7 +35,9 @@ import time
 SCHEMA = "aifabric.gom.event/1"
 AGENT_SETTLE = 0.2   # s a receiving agent must have reported before a packet to it is judged
 AGENT_SILENT = 1.0   # s without a batch from the receiving agent: its probes are not judged (not measured)
-GRACE = 0.25         # s after the sender's report before a sequence number not received counts as lost
+GRACE = 0.25         # s after the sender's report before a packet counts as lost, for batches without ``m`` only
+ONE_WAY = 0.05       # s a probe packet may take to reach the receiving agent (queues included)
+DRIFT = 1e-4         # s per s the agents' monotonic clocks may drift from the collector's (100 ppm)
 RING = 512           # outcomes kept per probe (seq % RING); > 30 s at 10 probes/s
 SHORT, LONG = 1.0, 30.0
 STRONG_SHORT, STRONG_LONG = 2, 3
@@ -155,6 +160,9 @@ class Localiser(object):
         self.maint_probes = set()   # probes a maintenance event of this period already explained
         self.dropped = {}           # host -> batches the agent dropped (its own count)
         self.last_seen, self.first_seen = {}, {}   # host -> collector time of its agent's last / first batch
+        self.offset = {}            # host -> (collector time - agent monotonic time) estimate, when its batch arrived
+        self.batch_no = {}          # host -> last batch number (a smaller one: the agent restarted)
+        self.watermark = {}         # host -> collector-clock time its latest batch was composed (rx complete to it)
         self.dst_host = dict((pid, p.get("dst_host")) for pid, p in topology.probe.items())
         self.counters = {"batches": 0, "received": 0, "lost": 0, "unknown_probe": 0}
         self.measured = set()       # probes with at least one judged sequence
@@ -168,9 +176,11 @@ class Localiser(object):
         probes = self.probes
         self.counters["batches"] += 1
         host = batch.get("host")
+        composed = self._composed(host, batch, now)
         if host:
             self.last_seen[host] = now
             self.first_seen.setdefault(host, now)
+            self.watermark[host] = max(self.watermark.get(host, composed), composed)
             if "dropped" in batch:
                 self.dropped[host] = int(batch["dropped"])
         for pid, hi in batch.get("tx", ()):
@@ -178,7 +188,7 @@ class Localiser(object):
             if probe is None:
                 self.counters["unknown_probe"] += 1
                 continue
-            probe.due.append((now, int(hi)))
+            probe.due.append((composed, int(hi)))
         for pid, ranges in batch.get("rx", ()):
             probe = probes.get(pid)
             if probe is None:
@@ -196,18 +206,51 @@ class Localiser(object):
             if probe is not None:
                 probe.rtts.extend((now, float(ms)) for ms in samples[-50:])
 
+    def _composed(self, host, batch, now):
+        """When the agent composed ``batch``, on the collector's clock: its monotonic time ``m`` plus the smallest
+        (collector time - ``m``) seen from it (the least delayed batch), allowed to drift DRIFT; ``now`` for a
+        batch without ``m``. A batch that waited in the agent's queue or in transit keeps its early time."""
+        mono = batch.get("m")
+        if mono is None or not host:
+            return now
+        mono = float(mono)
+        number = batch.get("seq")
+        sample = now - mono
+        known = self.offset.get(host)
+        restarted = number is not None and number <= self.batch_no.get(host, 0)
+        if number is not None:
+            self.batch_no[host] = number
+        if known is None or restarted:
+            offset = sample
+        else:
+            offset = min(known[0] + DRIFT * (now - known[1]), sample)
+        self.offset[host] = (offset, now)
+        return mono + offset
+
     # ---- judging ------------------------------------------------------------------------------------------------
+    def _ready(self, dst, sent_t, now):
+        """The receiving agent has reported everything it got up to ONE_WAY after ``sent_t`` (or it is silent:
+        then the packet is not measured)."""
+        if dst is None:
+            return sent_t <= now - GRACE
+        mark = self.watermark.get(dst)
+        if mark is not None and mark >= sent_t + ONE_WAY:
+            return True
+        last = self.last_seen.get(dst)
+        return last is None or last < now - AGENT_SILENT or sent_t <= now - LONG
+
     def _judge(self, now):
-        horizon = now - GRACE
         long_n = int(LONG * self.rate)
         lossy = self.lossy
         for probe in self.probes.values():
             due = probe.due
-            if not due or due[0][0] > horizon:
+            if not due:
                 continue
             hi = -1
             dst = self.dst_host.get(probe.pid)
-            while due and due[0][0] <= horizon:
+            if not self._ready(dst, due[0][0], now):
+                continue
+            while due and self._ready(dst, due[0][0], now):
                 sent_t, hi = due.pop(0)
                 if dst is not None and not self._listening(dst, sent_t, now):
                     # the receiving agent was not up (not started yet, restarting, or silent): not measured

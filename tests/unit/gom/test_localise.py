@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable
-from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import Localiser, Topology
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import GRACE, Localiser, Topology
 
 from ..fabric.intents import lab
 
@@ -80,6 +80,38 @@ def test_no_event_without_a_fault_even_with_background_loss(lab_plan):
     _plan, report, topo = lab_plan
     _loc, events = run(topo, report, {}, 60, noise=0.001)
     assert events == []
+
+
+def _stalled(topo, report, seconds, fixed_grace=False, faults_at=None):
+    """Agents starved as on a loaded machine: each stalls (sends nothing, composes no batch) with probability 3 %
+    per 100 ms, for up to 0.8 s; what reached it meanwhile is in its first batch after."""
+    sim = Replay(report["probes"], seed=7, stall=(0.03, 0.8))
+    loc = Localiser(topo, clock=lambda: 0.0)
+    if fixed_grace:
+        loc._ready = lambda _dst, sent_t, now: sent_t <= now - GRACE
+    out, t = [], 0.0
+    for _step in range(int(seconds * 10)):
+        t = round(t + 0.1, 1)
+        if faults_at and t in faults_at:
+            sim.faults = faults_at[t]
+        for batch in sim.step(t):
+            loc.ingest(batch, t)
+        out.extend((t, e) for e in loc.tick(t))
+    return loc, out
+
+
+def test_starved_agents_raise_no_false_alarm(lab_plan):
+    """The cause of the false alarms under load: a packet was judged a fixed 0.25 s after its sender's report,
+    so a receiving agent that reported late made it a loss. Judged against the receiver's own batch times (``m``),
+    nothing is lost; the old rule on the same replay counts losses and raises events."""
+    _plan, report, topo = lab_plan
+    loc, events = _stalled(topo, report, 60)
+    assert events == [] and loc.counters["lost"] == 0 and loc.counters["received"] > 20000
+    old, old_events = _stalled(topo, report, 60, fixed_grace=True)
+    assert old.counters["lost"] > 100 and old_events
+    link = "leaf1:Ethernet9>spine1:Ethernet3"
+    loc, events = _stalled(topo, report, 12, faults_at={5.0: {link: 1.0}})
+    assert [(e["kind"], e["link"]) for _t, e in events][:1] == [("link_fault", link)]
 
 
 def test_a_switch_down_is_one_event_naming_the_switch(lab_plan):
