@@ -45,7 +45,8 @@ def refusal(driver, intent, qos, sections):
 
 class Plan(object):
     """What a run would do on one switch, read-only: the managed views ``before`` (read) and ``after`` (rendered),
-    ``ops`` (the driver's commands between them), ``digest`` of the config read, ``drain`` (any drain on the switch:
+    ``ops`` (the driver's commands between them: ``Driver.commands`` of ``Driver.diff``'s typed ops, each command
+    knowing its op), ``digest`` of the config read, ``drain`` (any drain on the switch:
     DrainStep.read_drain_state, None when not drained), ``takeover`` (what a first apply would replace: nos/takeover.py),
     ``fitted`` (what the switch's own machinery does with the rendered text: Driver.fit) and ``disruptions`` (what the
     change disturbs beyond its lines: Driver.disruptions).
@@ -136,9 +137,9 @@ class Applier(DrainStep, Undo):
         # what the switch's own machinery does with the rendered text (a SONiC buffer model, GCU's limits)
         after, self.fit_notes = self.driver.fit(after, self.before_image)
         self.drain_state = self.read_drain_state(self.before_image)
-        cmds = self.driver.diff(before, after)
-        self.disruptions = self.driver.disruptions(self.before_image, cmds)
-        return Plan(before, after, cmds, self.config_digest, self.drain_state,
+        ops = self.driver.diff(before, after)
+        self.disruptions = self.driver.disruptions(self.before_image, ops)
+        return Plan(before, after, self.driver.commands(ops), self.config_digest, self.drain_state,
                     brownfield.find(self.driver, self.before_image, after, self.intent, self.sections),
                     self.fit_notes, self.disruptions)
 

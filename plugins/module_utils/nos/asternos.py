@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, sources, transactions
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, Op, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
 
@@ -134,6 +136,18 @@ def request(method, url, body=None):
     if body is not None:
         cmd += " -H 'Content-Type: application/json' -d '%s'" % _json(body)
     return cmd + " " + url
+
+
+class RestOp(namedtuple("RestOp", "kind path value verb")):
+    """One Easy RoCE REST call as a typed op: ``verb`` the HTTP method (DELETE unsets), ``path`` (the URL,), ``value``
+    the JSON body. It names a resource, not a leaf of the read-back: AsterNOS's attribution stays by the whole Image."""
+    __slots__ = ()
+
+    def __new__(cls, verb, url, body=None):
+        return super(RestOp, cls).__new__(cls, "unset" if verb == "DELETE" else "set", (url,), body, verb)
+
+    def lines(self):
+        return []
 
 
 class AsterNosDriver(Driver):
@@ -250,23 +264,28 @@ class AsterNosDriver(Driver):
         return sorted(out)
 
     def diff(self, current, intended):
-        """REST calls taking the managed leaves from ``current`` to ``intended`` (canonical text, either way)."""
+        """REST calls (typed: RestOp) taking the managed leaves from ``current`` to ``intended`` (canonical text, either
+        way)."""
         cur, want = _read(current), _read(intended)
-        cmds = []
+        ops = []
         for name in sorted(set(cur) - set(want)):
-            cmds.append(request("DELETE", "%s/%s" % (PROFILES, name)))
+            ops.append(RestOp("DELETE", "%s/%s" % (PROFILES, name)))
         for name in sorted(want):
             have, prof = cur.get(name), want[name]
             if have is None:
-                cmds.append(request("POST", PROFILES, {"name": name, "mode": prof.get("mode", "lossless")}))
+                ops.append(RestOp("POST", PROFILES, {"name": name, "mode": prof.get("mode", "lossless")}))
                 have = {"mode": prof.get("mode", "lossless")}
             url = "%s/%s" % (PROFILES, name)
             for leaf in ("mode", "cable-length"):
                 if prof.get(leaf) is not None and prof.get(leaf) != have.get(leaf):
-                    cmds.append(request("PATCH", url, {leaf: prof[leaf]}))
+                    ops.append(RestOp("PATCH", url, {leaf: prof[leaf]}))
             if sorted(prof.get("bind-interfaces", [])) != sorted(have.get("bind-interfaces", [])):
-                cmds.append(request("PATCH", url, {"bind-interfaces": sorted(prof.get("bind-interfaces", []))}))
-        return cmds
+                ops.append(RestOp("PATCH", url, {"bind-interfaces": sorted(prof.get("bind-interfaces", []))}))
+        return ops
+
+    def commands(self, ops):
+        """Each REST call as the switch's shell runs it (``curl``)."""
+        return [Command(request(op.verb, op.path[0], op.value), op) for op in ops]
 
     # --- family hooks (nos/base.py Driver): a structured NOS of its own, one REST leaf per path -----------------
     def paths(self, managed):
@@ -294,17 +313,12 @@ class AsterNosDriver(Driver):
 
     def safe_reverse(self, current, target):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         check_safe(cmds, self)
         return cmds
 
     def state(self, managed):
         return {"roce_profiles": _read(managed)}
-
-    def ops(self, commands):
-        """A REST call is one op on its resource (never a path of the read-back: AsterNOS's attribution stays by the
-        whole Image, as before)."""
-        return [Op("set", (cmd.strip(),), None) for cmd in commands if (cmd or "").strip()]
 
     def port_mtus(self, managed):
         """Nothing: this collection configures no MTU on AsterNOS (sections: qos only)."""

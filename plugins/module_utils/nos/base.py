@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import max_mtu
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -26,39 +25,6 @@ SECTIONS = ("qos", "mtu", "pbr")
 
 class DriverError(Exception):
     pass
-
-
-class Op(namedtuple("Op", "kind path value")):
-    """One setting a run sends, typed (``Driver.ops``): ``kind`` ``set`` or ``unset``; ``path`` the setting with its
-    parents, as a tuple (``("interface Ethernet1", "mtu 9216")``, ``("PORT", "Ethernet4", "mtu")``); ``value`` the
-    setting's value where the NOS keeps it apart (a CONFIG_DB field), else None (a CLI line carries its value)."""
-    __slots__ = ()
-
-    @property
-    def line(self):
-        """The last part of the path as a read-back shows it (``mtu 9216``): what foreign-change attribution matches."""
-        return self.path[-1] if self.value is None else "%s %s" % (self.path[-1], self.value)
-
-
-def indented_ops(commands):
-    """Ops of indented CLI commands (hier_config remediation, FRR's vtysh lines): a line's parents are the less
-    indented lines above it; ``no X`` unsets X; ``exit`` / ``end`` close a block and set nothing."""
-    out, parents = [], []
-    for cmd in commands:
-        text = (cmd or "").rstrip()
-        line = text.strip()
-        if not line or line in ("exit", "end"):
-            continue
-        depth = len(text) - len(text.lstrip())
-        while parents and parents[-1][0] >= depth:
-            parents.pop()
-        parent = tuple(p for _depth, p in parents)
-        if line.startswith("no "):
-            out.append(Op("unset", parent + (line[3:],), None))
-        else:
-            out.append(Op("set", parent + (line,), None))
-            parents.append((depth, line))
-    return out
 
 
 def ports_of(intent):
@@ -97,7 +63,8 @@ class Driver(object):
 
     * ``render(intent, qos, sections)`` / ``parse(running, intent, sections)``: the managed view as canonical
       text, equal byte for byte when the device holds the intent;
-    * ``diff(current, intended)``: the NOS's commands from one managed view to the other;
+    * ``diff(current, intended)``: the typed ``Op`` s from one managed view to the other, and ``commands(ops)``:
+      the NOS's commands for them (its view of the ops);
     * ``paths(managed)``: the managed view as *paths*: one string per setting, parents joined with
       ``" > "``, the setting last with its value as the last word (``interface Ethernet1 > mtu 9216``,
       ``interface swp1 link mtu 9216``, ``PORT > Ethernet0 > mtu 9216``). The one flattener: drift, the
@@ -205,11 +172,6 @@ class Driver(object):
     def protected(self, command):
         raise self._missing("protected")
 
-    def ops(self, commands):
-        """The NOS's commands (what ``diff`` returns and a transaction sends) as typed ``Op`` s: what foreign-change
-        attribution (fullconfig.Changes) reads, so no shared code parses a NOS's syntax."""
-        raise self._missing("ops")
-
     mtu_path = None   # a regex over ``paths(managed)`` with groups (port, mtu), for port_mtus
 
     def port_mtus(self, managed):
@@ -254,14 +216,19 @@ class Driver(object):
         CONFIG_DB field of the switch's own key) drops those from the outside part."""
         return base.with_managed(after)
 
-    def disruptions(self, before_image, cmds):
-        """What applying ``cmds`` on this switch disturbs beyond the lines themselves (the NOS's own mechanism), as
+    def disruptions(self, before_image, ops):
+        """What applying ``ops`` (``diff``) on this switch disturbs beyond the lines themselves (the NOS's own mechanism), as
         [{kind, ports, message}]: shown in check mode and diff, and a reason to drain. None by default."""
         return []
 
     def diff(self, current, intended):
-        """Commands that take the managed config from ``current`` to ``intended`` (both canonical)."""
+        """The typed ``Op`` s that take the managed config from ``current`` to ``intended`` (both canonical)."""
         raise self._missing("diff")
+
+    def commands(self, ops):
+        """The NOS's view of ``ops``: the ``Command`` s a transaction sends (CLI lines, ``nv set`` lines, JSON Patch
+        ops, REST calls), each knowing the op it renders."""
+        raise self._missing("commands")
 
     def state(self, managed):
         """Structured view of canonical managed config (for facts)."""

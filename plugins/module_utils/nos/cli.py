@@ -15,7 +15,8 @@ import importlib.util
 # so it is imported only when there is something to remediate.
 HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, indented_ops, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
@@ -50,6 +51,14 @@ def flatten(text):
         stack.append((indent, line))
         out.append(" > ".join(s[1] for s in stack))
     return out
+
+
+def cli_op(path):
+    """One line of a CLI config with its parents -> its Op (``no X`` unsets X)."""
+    line = path[-1]
+    if line.startswith("no "):
+        return Op("unset", path[:-1] + (line[3:],))
+    return Op("set", path)
 
 
 def natural_key(text):
@@ -182,13 +191,12 @@ class CliDriver(Driver):
             return []
         from hier_config import WorkflowRemediation
         rem = WorkflowRemediation(self._hconfig(current), self._hconfig(intended)).remediation_config
-        return self._lines(rem)
+        return [cli_op(tuple(child.path())) for child in rem.all_children_sorted()]
 
-    def _lines(self, hconf):
-        out = []
-        for child in hconf.all_children_sorted():
-            out.append(" " * (self.indent * (child.depth() - 1)) + child.text)
-        return out
+    def commands(self, ops):
+        """Each op as an indented line under its parents (``no`` before what it unsets), as typed in config mode."""
+        return [Command(" " * (self.indent * (len(op.path) - 1)) + ("no " if op.kind == "unset" else "") + op.path[-1], op)
+                for op in ops]
 
     # --- family hooks (nos/base.py Driver) --------------------------------------------
     def paths(self, managed):
@@ -234,23 +242,20 @@ class CliDriver(Driver):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import removes_port
         return removes_port(command)
 
-    def ops(self, commands):
-        return indented_ops(commands)
-
     mtu_path = r"^interface (\S+) > mtu (\d+)$"   # ``interface X`` / `` mtu N`` as paths
 
     def safe_reverse(self, current, target):
         """Commands taking the managed view ``current`` back to ``target`` without ever removing an interface:
         a port that has no managed line in ``target`` gets ``no <line>`` per managed child."""
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import CREATED, VIRTUAL_INTERFACE, check_safe
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         cur = dict(parse_tree(current))
         out = []
         for cmd in cmds:
-            m = re.match(r"^no (interface \S+)\s*$", cmd)
-            if m and m.group(1) in cur and not CREATED.match(cmd) and not re.match(r"interface %s$" % VIRTUAL_INTERFACE, m.group(1)):
-                out.append(m.group(1))
-                out += [" " * self.indent + "no " + child for child, kids in cur[m.group(1)]]
+            name = cmd.op.path[0] if cmd.op.kind == "unset" and len(cmd.op.path) == 1 else None
+            if name in cur and re.match(r"interface \S+$", name) and not CREATED.match(cmd) \
+                    and not re.match(r"interface %s$" % VIRTUAL_INTERFACE, name):
+                out += self.commands([Op("set", (name,))] + [Op("unset", (name, child)) for child, kids in cur[name]])
             else:
                 out.append(cmd)
         check_safe(out, self)

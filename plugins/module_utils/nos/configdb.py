@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections import namedtuple
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 
 
 def field_text(value):
@@ -64,6 +67,57 @@ def patch(have, want):
                 op["from"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["from"]
             ops.append(op)
     return ops
+
+
+VERBS = {"add": "set", "replace": "set", "remove": "unset"}
+
+
+class PatchOp(namedtuple("PatchOp", "kind path value verb source")):
+    """One RFC 6902 op as a typed op (nos/ops.py Op): ``kind`` set (add, replace) or unset (remove) (a move or copy:
+    its verb, which attribution reads as no setting), ``path`` the pointer's parts, ``value``, ``verb`` the JSON Patch
+    op, ``source`` the parts of a move's or copy's ``from``."""
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, op):
+        """A JSON Patch op (dict) -> PatchOp."""
+        def parts(ptr):
+            return tuple(p.replace("~1", "/").replace("~0", "~") for p in ptr.split("/")[1:])
+        return cls(VERBS.get(op["op"], op["op"]), parts(op["path"]), op.get("value"), op["op"],
+                   parts(op["from"]) if "from" in op else None)
+
+    def patch(self):
+        """The JSON Patch op (dict)."""
+        out = {"op": self.verb, "path": pointer(*self.path)}
+        if self.source is not None:
+            out["from"] = pointer(*self.source)
+        if self.verb in ("add", "replace", "test"):
+            out["value"] = self.value
+        return out
+
+    def lines(self):
+        """The read-back lines it sets or unsets: a dict below the field level stands for each field it holds."""
+        if self.kind == "unset":
+            return [self.path[-1]] if self.path else []
+        return _field_lines(self.path, self.value) if self.kind == "set" else []
+
+
+def _field_lines(parts, value):
+    if isinstance(value, dict) and len(parts) < 3:
+        return [line for key in sorted(value) for line in _field_lines(parts + (key,), value[key])]
+    if len(parts) < 3:
+        return [parts[-1]] if parts else []
+    return ["%s %s" % (parts[-1], field_text(value))]
+
+
+def patch_ops(ops):
+    """JSON Patch ops (dicts) -> PatchOps."""
+    return [PatchOp.of(op) for op in ops]
+
+
+def commands(ops):
+    """PatchOps -> one JSON string each (keys sorted), as the transaction writes them, each knowing its op."""
+    return [Command(json.dumps(op.patch(), sort_keys=True), op) for op in ops]
 
 
 def device_view(managed, outside_paths):

@@ -32,10 +32,11 @@ configured there (Easy RoCE QoS only).
 
 from __future__ import annotations
 
-import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import PatchOp
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
 
 BGP_HEADER = re.compile(r"^router bgp \d+\s*$")
 
@@ -90,9 +91,10 @@ class DrainLine(NoDrain):
         heads = [ln for ln in managed.splitlines() if BGP_HEADER.match(ln)]
         if not heads:
             return None
-        pad = " " * driver.indent
-        body = [heads[0].strip(), pad + (self.line if on else "no " + self.line)]
-        return body + ([self.close] if self.close else [])
+        head, pad = heads[0].strip(), " " * driver.indent
+        body = [Command(head, Op("set", (head,))),
+                Command(pad + (self.line if on else "no " + self.line), Op("set" if on else "unset", (head, self.line)))]
+        return body + ([Command(self.close)] if self.close else [])
 
     def blocked(self, driver, managed, outside):
         return "no router bgp of this plan on the switch yet" if self.commands(driver, managed, True) is None else None
@@ -112,7 +114,8 @@ class FlatDrainLine(DrainLine):
     def commands(self, driver, managed, on):
         if not any(ln.startswith(self.within) for ln in managed.splitlines()):
             return None
-        return [self.line if on else self.off]
+        return driver.commands([Op("set", (self.line[len(driver.set_prefix):],)) if on
+                                else Op("unset", (self.off[len(driver.unset_prefix):],))])
 
 
 class DrainSetting(NoDrain):
@@ -140,7 +143,7 @@ class DrainSetting(NoDrain):
     def commands(self, driver, managed, on):
         if not any(line.startswith(self.ours) for line in managed.splitlines()):
             return None
-        return [json.dumps({"op": "replace", "path": self.pointer, "value": self.on if on else self.off}, sort_keys=True)]
+        return driver.commands([PatchOp.of({"op": "replace", "path": self.pointer, "value": self.on if on else self.off})])
 
     def blocked(self, driver, managed, outside):
         if not any(line.startswith(self.ours) for line in managed.splitlines()):

@@ -20,6 +20,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -245,29 +246,21 @@ class EosDriver(CliDriver):
                         children.append(mine)
                     if not any(k[0].startswith("priority") or k[0] == "no priority" for k in mine[1]):
                         mine[1].append(("priority strict", []))
-        cmds = CliDriver.diff(self, current, self.canonical(want))
+        ops = CliDriver.diff(self, current, self.canonical(want))
         # hier_config negates `no priority` as a bare `priority` (not an EOS command); `priority strict` follows
-        cmds = [c for c in cmds if c.strip() != "priority"]
-        return self._drop_virtual_interfaces(cmds, current, want)
+        ops = [op for op in ops if (op.kind, op.path[-1]) != ("set", "priority")]
+        return self._drop_virtual_interfaces(ops, current, want)
 
-    def _drop_virtual_interfaces(self, cmds, current, want):
+    def _drop_virtual_interfaces(self, ops, current, want):
         """A Loopback/Vlan interface the intent no longer has is removed whole (``no interface VlanN``): negating
         its lines would leave an empty ``interface VlanN`` behind, which EOS keeps and prints."""
         wanted = set(line for line, _kids in want if line.startswith("interface "))
         gone = set(line for line, _kids in parse_tree(current)
                    if re.match(r"interface (Loopback|Vlan)\d+$", line) and line not in wanted)
         if not gone:
-            return cmds
-        out, skip = [], False
-        for c in cmds:
-            if not c.startswith(" "):
-                skip = c in gone
-                if skip:
-                    continue
-            elif skip:
-                continue
-            out.append(c)
-        return ["no %s" % line for line in sorted(gone)] + out
+            return ops
+        kept = [op for op in ops if op.path[0] not in gone or (op.kind, len(op.path)) == ("unset", 1)]
+        return [Op("unset", (line,)) for line in sorted(gone)] + kept
 
 
 # --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------

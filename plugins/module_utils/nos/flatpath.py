@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, Op, SECTIONS
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 
 
 class FlatPathDriver(Driver):
@@ -52,21 +53,13 @@ class FlatPathDriver(Driver):
         """``unset interface X``: a whole interface is never ours to remove."""
         return bool(re.match(r"^%sinterface \S+\s*$" % re.escape(self.unset_prefix), command.strip()))
 
-    def ops(self, commands):
-        """``<set prefix>path value`` sets the path, ``<unset prefix>path`` unsets it (and all under it)."""
-        out = []
-        for cmd in commands:
-            cmd = (cmd or "").strip()
-            if cmd.startswith(self.unset_prefix):
-                out.append(Op("unset", (cmd[len(self.unset_prefix):],), None))
-            elif cmd.startswith(self.set_prefix):
-                out.append(Op("set", (cmd[len(self.set_prefix):],), None))
-            elif cmd:
-                out.append(Op("set", (cmd,), None))
-        return out
+    def commands(self, ops):
+        """``<set prefix>path`` sets the path (its value its last word), ``<unset prefix>path`` unsets it (and all
+        under it)."""
+        return [Command((self.unset_prefix if op.kind == "unset" else self.set_prefix) + op.path[-1], op) for op in ops]
 
     def safe_reverse(self, current, target):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         check_safe(cmds, self)
         return cmds

@@ -29,8 +29,9 @@ import ipaddress
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, indented_ops, local_destinations
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import flatten
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import cli_op, flatten
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine, is_drain_child
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
@@ -257,16 +258,13 @@ class FrrDriver(Driver):
     def protected(self, command):
         return transactions.removes_port(command)
 
-    def ops(self, commands):
-        return indented_ops(commands)
-
     def port_mtus(self, managed):
         """Nothing: FRR holds no port MTU (the Linux/ASIC layer does), so the audit has none to compare."""
         return {}
 
     def safe_reverse(self, current, target):
         """FRR's diff negates an interface's lines inside ``interface X`` (never ``no interface X``)."""
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         transactions.check_safe(cmds, self)
         return cmds
 
@@ -276,29 +274,30 @@ class FrrDriver(Driver):
         return line[3:] if line.startswith("no ") else "no " + line
 
     def diff(self, current, intended):
-        """vtysh config commands (one context per block, ``exit`` after each) from current to intended."""
+        """Ops from current to intended: a block's header, then its lines (address-family children under their
+        address-family line); a block the intent no longer has is negated whole (an interface: line by line)."""
         cur, want = self.blocks_of(current), self.blocks_of(intended)
         removals, additions = [], []
         for key in sorted(cur, key=self._sort_key, reverse=True):
-            kind, name = key
+            head = "%s %s" % key
             if key not in want:
-                if kind == "interface":
-                    removals += ["interface %s" % name] + [self._negate(ln) for ln in cur[key]] + ["exit"]
+                if key[0] == "interface":
+                    removals += [Op("set", (head,))] + [cli_op((head, self._negate(ln))) for ln in cur[key]]
                 else:
-                    removals.append("no %s %s" % key)
+                    removals.append(Op("unset", (head,)))
                 continue
-            gone = self._changes(cur[key], want[key])
+            gone = self._changes(head, cur[key], want[key])
             if gone:
-                removals += ["%s %s" % key] + gone + ["exit"]
+                removals += [Op("set", (head,))] + gone
         for key in sorted(want, key=self._sort_key):
-            new = self._changes(want[key], cur.get(key, []), add=True)
+            new = self._changes("%s %s" % key, want[key], cur.get(key, []), add=True)
             if new:
-                additions += ["%s %s" % key] + new + ["exit"]
+                additions += [Op("set", ("%s %s" % key,))] + new
         return removals + additions
 
-    def _changes(self, have, other, add=False):
-        """Lines of ``have`` missing from ``other`` (negated unless ``add``), address-family children
-        inside their address-family context."""
+    def _changes(self, head, have, other, add=False):
+        """Ops of the lines of ``have`` missing from ``other`` (negated unless ``add``), address-family children
+        under their address-family line."""
         out, context, context_open = [], None, False
         other_set = set(other)
         for line in have:
@@ -306,16 +305,36 @@ class FrrDriver(Driver):
                 context, context_open = line, False
                 continue
             if line == "exit-address-family":
-                if context_open:
-                    out.append("exit-address-family")
                 context, context_open = None, False
                 continue
             if line in other_set:
                 continue
             if context and not context_open:
-                out.append(context)
+                out.append(Op("set", (head, context)))
                 context_open = True
-            out.append((line if add else self._negate(line.strip())).strip())
+            out.append(cli_op((head,) + ((context,) if context else ()) + ((line if add else self._negate(line.strip())).strip(),)))
+        return out
+
+    def commands(self, ops):
+        """vtysh config commands: one context per block, ``exit`` after each (``exit-address-family`` after an
+        address-family's lines)."""
+        out, block, context = [], None, None
+
+        def close(level):
+            if context is not None:   # a line of the config as FRR prints it (under the block): an op of its own
+                out.append(Command("exit-address-family", Op("set", (block, "exit-address-family"))))
+            if level == 0 and block is not None:
+                out.append(Command("exit"))
+        for op in ops:
+            text = ("no " if op.kind == "unset" else "") + op.path[-1]
+            if len(op.path) == 1:
+                close(0)
+                block, context = (op.path[0] if op.kind == "set" else None), None
+            elif len(op.path) == 2:
+                close(1)
+                context = op.path[1] if op.kind == "set" and op.path[1].startswith("address-family ") else None
+            out.append(Command(text, op))
+        close(0)
         return out
 
     def state(self, managed):

@@ -81,7 +81,7 @@ class Changes(object):
     * ``foreign``: lines nobody in this run wrote: present now but in neither base nor want, or kept
       by both base and want but gone now.
     A line of ours that is missing or still present is a partial change, not a foreign one; so is a line
-    this run itself sent (``sent``: its commands as typed ops, ``Driver.ops``), even where the device holds it
+    this run itself sent (``sent``: the ops of its commands, nos/ops.py ``sent_ops``), even where the device holds it
     beyond ``want`` (a refused batch applied up to the refused line). ``transient``: paths the NOS's own mechanism
     moves while it applies this run's change and moves back at its end (GCU's port admin-down around port-critical
     changes, nos/gcu.py): never someone else's."""
@@ -89,8 +89,8 @@ class Changes(object):
     def __init__(self, base, want, got, sent=(), transient=()):
         b, w, g = paths(base), paths(want), paths(got)
         self.added, self.removed = w - b, b - w
-        adds = set(op.line for op in sent if op.kind == "set")
-        dels = [op.line for op in sent if op.kind == "unset"]
+        adds = set(line for op in sent if op.kind == "set" for line in op.lines())
+        dels = [line for op in sent if op.kind == "unset" for line in op.lines()]
         transient = set(transient)
 
         def last(path):

@@ -35,6 +35,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
     RefusedError, ShellMarkers, StepError, Transaction, _safe)
 
@@ -104,7 +105,7 @@ class GcuTxn(ShellMarkers, Transaction):
         if precheck is not None:
             precheck("precheck")   # the switch is still the run's base just before GCU applies the patch
         self.committed = True   # from here the switch may hold some of the patch (GCU applies it in steps)
-        self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in self.staged)
+        self.io.attempted.extend(configdb.commands(configdb.patch_ops(self.staged)))
         self._ok("commit", "%s apply-patch %s%s" % (CONFIG, self._ignore(self.base_image, self.staged), self.patch_file()),
                  note="GCU rejected the patch")
         self.confirmed = True
@@ -135,7 +136,7 @@ class GcuTxn(ShellMarkers, Transaction):
         ops = self._device_ops(self._ops_of(cmds), img)
         if not ops:
             return
-        self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
+        self.io.attempted.extend(configdb.commands(configdb.patch_ops(ops)))
         self.put_file("abort", self.patch_file(), _compact(ops))
         self._ok("abort", "%s apply-patch %s%s" % (CONFIG, self._ignore(img, ops), self.patch_file()),
                  note="GCU rejected the reverse patch")
@@ -189,7 +190,7 @@ class GcuTxn(ShellMarkers, Transaction):
                  and (p in flapped if flapped is not None else _critical_rows(before, p) != _critical_rows(now, p))]
         if ports:
             ops = [{"op": "replace", "path": configdb.pointer("PORT", p, "admin_status"), "value": "up"} for p in ports]
-            self.io.attempted.extend(json.dumps(op, sort_keys=True) for op in ops)
+            self.io.attempted.extend(configdb.commands(configdb.patch_ops(ops)))
             self.put_file("lock", self.patch_file(), _compact(ops))
             self._ok("lock", "%s apply-patch %s" % (CONFIG, self.patch_file()), note="GCU rejected the port admin-up patch")
         return ports
@@ -209,7 +210,9 @@ class GcuTxn(ShellMarkers, Transaction):
 
     @staticmethod
     def _ops_of(cmds):
-        return [json.loads(c) if isinstance(c, str) else c for c in cmds]
+        """The JSON Patch ops (dicts) of the commands: a driver's Command carries its PatchOp (nos/configdb.py)."""
+        return [c.op.patch() if isinstance(c, Command) and c.op is not None else json.loads(c) if isinstance(c, str) else c
+                for c in cmds]
 
     def _image(self, step):
         out = self.io.run(step, self.driver.show_running)

@@ -18,6 +18,7 @@ import time
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockLostError as LockLost
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError
 
 # seconds of line-by-line sending between two reads of the whole running config (StagingGuard): the window in
@@ -52,7 +53,7 @@ class StagingGuard(object):
             self.renewed = run._clock()
         got = run.read_image(step)
         self.checked = run._clock()
-        ch = Changes(self.base, self.want, got, sent=run.driver.ops(run.attempted))
+        ch = Changes(self.base, self.want, got, sent=sent_ops(run.attempted))
         if ch.foreign:
             raise ForeignChange(step, None, "", "someone else changed the switch while this run was sending its "
                                 "change; this run stopped before its next line, which could overwrite it: %s"

@@ -22,6 +22,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import FlatDrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
@@ -321,21 +322,19 @@ class NvueDriver(FlatPathDriver):
     def diff(self, current, intended):
         cur = set(current.splitlines())
         want = set(intended.splitlines())
-        cmds = []
         want_paths = set(self.unset_path(w[7:]) for w in want)
         # a BGP neighbor the intent no longer has goes with one unset of the whole entry
         gone = set(m.group(1) for m in (re.match(r"nv set (vrf default router bgp neighbor \S+) ", c) for c in cur - want) if m)
         gone -= set(m.group(1) for m in (re.match(r"nv set (vrf default router bgp neighbor \S+) ", w) for w in want) if m)
-        cmds += ["nv unset %s" % g for g in sorted(gone)]
+        ops = [Op("unset", (g,)) for g in sorted(gone)]
         for line in sorted(cur - want):
             if any(line.startswith("nv set %s " % g) for g in gone):
                 continue
             path = self.unset_path(line[7:])
             # a changed leaf value is simply re-set; only unset what the intent no longer has
             if path not in want_paths or path == line[7:]:
-                cmds.append("nv unset %s" % path)
-        cmds += sorted(want - cur)
-        return cmds
+                ops.append(Op("unset", (path,)))
+        return ops + [Op("set", (line[7:],)) for line in sorted(want - cur)]
 
     def state(self, managed):
         return {"commands": managed.splitlines()}

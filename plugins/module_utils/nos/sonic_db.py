@@ -23,10 +23,10 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import (
-    CANONICAL, device_patch, device_view, field_text, patch, tables_of, text)
+    CANONICAL, commands as configdb_commands, device_patch, device_view, field_text, patch, patch_ops, tables_of, text)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn, flapping_ports
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
-    PREFIX, SECTIONS, Driver, Op, host_of, local_destinations, ports_of)
+    PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
@@ -574,12 +574,12 @@ class SonicDbDriver(Driver):
         want.outside = [p for p in base.outside if self.value(p)[0] not in mine]
         return want
 
-    def disruptions(self, before_image, cmds):
+    def disruptions(self, before_image, ops):
         """GCU's port admin-down moves (nos/gcu.py flapping_ports) for the patch this switch would be given."""
-        if not cmds:
+        if not ops:
             return []
         config, owned, foreign = device_view(before_image.managed, before_image.outside)
-        ops = device_patch([json.loads(c) for c in cmds], config, owned, foreign, managed=self.config_tables)
+        ops = device_patch([op.patch() for op in ops], config, owned, foreign, managed=self.config_tables)
         ports = flapping_ports(ops, config)
         if not ports:
             return []
@@ -620,48 +620,25 @@ class SonicDbDriver(Driver):
 
     def safe_reverse(self, current, target):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         check_safe(cmds, self)
         return cmds
 
     def diff(self, current, intended):
-        """JSON Patch ops (one JSON string each) from the current managed view to the intended one."""
-        return [json.dumps(op, sort_keys=True) for op in patch(tables_of(current), tables_of(intended))]
+        """JSON Patch ops (typed: configdb.PatchOp) from the current managed view to the intended one."""
+        return patch_ops(patch(tables_of(current), tables_of(intended)))
+
+    def commands(self, ops):
+        """One JSON string per op (keys sorted): what the GCU transaction builds the switch's patch from."""
+        return configdb_commands(ops)
 
     def state(self, managed):
         return {"tables": tables_of(managed)}
-
-    def ops(self, commands):
-        """JSON Patch ops (strings or dicts) -> one Op per field they set or per member they remove: an add of a
-        whole key or table stands for each field it holds. Anything else a run sent (the GCU commands) sets nothing."""
-        out = []
-        for cmd in commands:
-            try:
-                op = json.loads(cmd) if isinstance(cmd, str) else cmd
-            except ValueError:
-                continue   # a command of the transaction itself (checkpoint, save, the patch file): no setting
-            if not isinstance(op, dict):
-                continue
-            parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in op.get("path", "").split("/")[1:])
-            if op.get("op") == "remove":
-                out.append(Op("unset", parts, None))
-            elif op.get("op") in ("add", "replace"):
-                out += _field_ops(parts, op.get("value"))
-        return out
 
     def port_mtus(self, managed):
         """PORT|<port> mtu of the managed tables."""
         return dict((port, int(fields["mtu"])) for port, fields in tables_of(managed).get("PORT", {}).items()
                     if "mtu" in fields)
-
-
-def _field_ops(parts, value):
-    """The set ops of one JSON Patch add: a dict below the field level stands for each field it holds."""
-    if isinstance(value, dict) and len(parts) < 3:
-        return [op for key in sorted(value) for op in _field_ops(parts + (key,), value[key])]
-    if len(parts) < 3:
-        return [Op("set", parts, None)] if parts else []
-    return [Op("set", parts, field_text(value))]
 
 
 _MAP_FIELDS = ("dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map")

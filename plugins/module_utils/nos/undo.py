@@ -8,6 +8,7 @@ changed the switch meanwhile, take back this run's own lines only, or touch noth
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, paths
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import ForeignChange, LockLost
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import managed_reverse
 
@@ -38,7 +39,7 @@ class Undo(object):
             return None   # the running config holds nothing of ours: dropping our staging touches nobody
         try:
             self.io.fresh("check")
-            ch = Changes(base, want, self.read_image("check"), sent=self.driver.ops(self.attempted),
+            ch = Changes(base, want, self.read_image("check"), sent=sent_ops(self.attempted),
                          transient=txn.transient)
         except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
             return None

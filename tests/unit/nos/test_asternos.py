@@ -63,16 +63,16 @@ def test_an_error_answer_is_not_an_empty_config(lab):
 def test_first_apply_is_the_manuals_post_then_patches_and_its_reverse_a_delete(lab):
     drv, leaf = get_driver("asternos"), lab["leafs"]["leaf0"]
     want = drv.render(leaf, lab["qos"])
-    cmds = drv.diff("", want)
+    cmds = drv.commands(drv.diff("", want))
     assert cmds[0] == ("curl -sS -f -k --netrc-optional -X POST -H 'Content-Type: application/json' "
                        "-d '{\"mode\": \"lossless\", \"name\": \"aif_roce\"}' "
                        "https://127.0.0.1/rest/v1/running/roce/roce-profiles")
     assert [c.split(" -d ")[1].split("' ")[0] for c in cmds[1:]] == [
         "'{\"cable-length\": \"CABLE_40m\"}",
         "'" + json.dumps({"bind-interfaces": sorted(p["port"] for p in leaf["downlinks"] + leaf["uplinks"])})]
-    assert drv.diff(want, "") == ["curl -sS -f -k --netrc-optional -X DELETE "
-                                  "https://127.0.0.1/rest/v1/running/roce/roce-profiles/aif_roce"]
-    assert drv.diff(want, want) == []
+    assert drv.commands(drv.diff(want, "")) == [
+        "curl -sS -f -k --netrc-optional -X DELETE https://127.0.0.1/rest/v1/running/roce/roce-profiles/aif_roce"]
+    assert drv.commands(drv.diff(want, want)) == []
 
 
 def test_sonic_native_sections_are_refused_naming_the_opt_in(lab):

@@ -25,7 +25,7 @@ def fabric(tmp_path, plan):
         lab.reset(name, intent["platform"], intent, str(tmp_path))
         sess = simulator_session(intent["platform"], simulator.Device(name, intent["platform"], str(tmp_path / name)))
         drv = get_driver(intent["platform"])
-        push(sess, drv.diff("", drv.render(intent, plan["qos"], ("underlay",))))
+        push(sess, drv.commands(drv.diff("", drv.render(intent, plan["qos"], ("underlay",)))))
         out[name] = (intent, sess)
     return out
 

@@ -43,8 +43,8 @@ def test_render_parse_roundtrip_and_noop_diff(plan):
         text = drv.render(intent, plan["qos"])
         assert text.strip(), name
         assert drv.parse(text, intent) == text, name
-        assert drv.diff(text, text) == [], name
-        assert drv.diff("", text), name
+        assert drv.commands(drv.diff(text, text)) == [], name
+        assert drv.commands(drv.diff("", text)), name
         assert drv.render(intent, plan["qos"]) == text  # deterministic
 
 
@@ -122,7 +122,7 @@ def test_drift_is_remediated_and_stale_objects_removed(plan):
         stale = "ip access-list AIF-BIND-Stale\n" + " " * drv.indent + "10 permit ip any any\n"
         cur = drv.parse(drifted + stale, leaf)
         assert "AIF-BIND-Stale" in cur
-        cmds = drv.diff(cur, want)
+        cmds = drv.commands(drv.diff(cur, want))
         assert "no ip access-list AIF-BIND-Stale" in cmds, platform
         assert any(c.strip() == mtu for c in cmds), (platform, cmds)
         assert "interface %s" % port in cmds, (platform, cmds)
@@ -134,7 +134,7 @@ def test_nvue_diff_sets_changed_values_and_unsets_stale(plan):
     want = drv.render(leaf, plan["qos"])
     cur = want.replace("interface swp1 link mtu 9216", "interface swp1 link mtu 1500")
     cur += "nv set router pbr map AIF-BIND-swp7 rule 10 match source-ip 10.0.0.1/32\n"
-    cmds = drv.diff(drv.parse(cur, leaf), want)
+    cmds = drv.commands(drv.diff(drv.parse(cur, leaf), want))
     assert "nv set interface swp1 link mtu 9216" in cmds
     assert "nv unset interface swp1 link mtu" not in cmds
     assert "nv unset router pbr map AIF-BIND-swp7 rule 10 match source-ip" in cmds

@@ -19,7 +19,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_db import 
 
 from .helpers import ROOT
 
-HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected", "ops")
+HOOKS = ("paths", "outside", "takeover_items", "safe_reverse", "protected", "diff", "commands")
 
 
 class Bare(Driver):

@@ -23,7 +23,7 @@ def test_render_equals_what_frr_printed_after_applying_it(router):
     driver = FrrDriver()
     running = _load("%s-running-config.txt" % router)
     assert driver.parse(running, INTENTS[router]) == driver.render(INTENTS[router], INTENTS["qos"])
-    assert driver.diff(driver.parse(running, INTENTS[router]), driver.render(INTENTS[router], INTENTS["qos"])) == []
+    assert driver.commands(driver.diff(driver.parse(running, INTENTS[router]), driver.render(INTENTS[router], INTENTS["qos"]))) == []
 
 
 def test_spine_allowas_in_renders_as_frr_printed_it():
@@ -37,7 +37,7 @@ def test_spine_allowas_in_renders_as_frr_printed_it():
     # without it the spine's config is the older capture's: nothing else moved
     plain = dict(intent, bgp=dict(intent["bgp"], allowas_in=0))
     assert "allowas-in" not in driver.render(plain, INTENTS["qos"])
-    assert driver.diff(driver.render(plain, INTENTS["qos"]), text) == (
+    assert driver.commands(driver.diff(driver.render(plain, INTENTS["qos"]), text)) == (
         ["router bgp 4200000000", "address-family ipv4 unicast"]
         + ["neighbor %s allowas-in 1" % n["address"] for n in intent["bgp"]["neighbors"]]
         + ["exit-address-family", "exit"])
@@ -66,26 +66,31 @@ def test_unmanaged_config_is_ignored_and_stale_objects_are_removed():
         "pbr-map AIF-PBR seq 700\n match src-ip 10.100.0.7/32\n set nexthop-group AIF-NH-10-254-0-0\nexit\n")
     current = driver.parse(running, INTENTS["leaf0"])
     assert "eth0" not in current and "OTHER" not in current and "vrf mgmt" not in current
-    assert driver.diff(current, driver.render(INTENTS["leaf0"], INTENTS["qos"])) == ["no pbr-map AIF-PBR seq 700"]
+    assert driver.commands(driver.diff(current, driver.render(INTENTS["leaf0"], INTENTS["qos"]))) == ["no pbr-map AIF-PBR seq 700"]
 
 
 def test_diff_removes_a_neighbor_inside_router_bgp_and_readds_it():
     driver = FrrDriver()
     want = driver.render(INTENTS["leaf0"], INTENTS["qos"])
     current = want.replace(" neighbor 10.254.0.2 remote-as 4200000000\n", "").replace("  network 10.255.0.1/32\n", "")
-    assert driver.diff(current, want) == ["router bgp 4200001000", "neighbor 10.254.0.2 remote-as 4200000000",
-                                          "address-family ipv4 unicast", "network 10.255.0.1/32",
-                                          "exit-address-family", "exit"]
-    assert driver.diff(want, current) == ["router bgp 4200001000", "no neighbor 10.254.0.2 remote-as 4200000000",
-                                          "address-family ipv4 unicast", "no network 10.255.0.1/32",
-                                          "exit-address-family", "exit"]
+    assert driver.commands(driver.diff(current, want)) == [
+        "router bgp 4200001000", "neighbor 10.254.0.2 remote-as 4200000000", "address-family ipv4 unicast",
+        "network 10.255.0.1/32", "exit-address-family", "exit"]
+    assert driver.commands(driver.diff(want, current)) == [
+        "router bgp 4200001000", "no neighbor 10.254.0.2 remote-as 4200000000", "address-family ipv4 unicast",
+        "no network 10.255.0.1/32", "exit-address-family", "exit"]
+    # the ops under the text: the block, its lines, the address-family and its lines, the closers no setting of theirs
+    assert [(op.kind, op.path) for op in driver.diff(want, current)] == [
+        ("set", ("router bgp 4200001000",)), ("unset", ("router bgp 4200001000", "neighbor 10.254.0.2 remote-as 4200000000")),
+        ("set", ("router bgp 4200001000", "address-family ipv4 unicast")),
+        ("unset", ("router bgp 4200001000", "address-family ipv4 unicast", "network 10.255.0.1/32"))]
 
 
 def test_diff_negates_a_no_line_and_drops_a_whole_old_asn():
     driver = FrrDriver()
     want = driver.render(INTENTS["spine1"], INTENTS["qos"])
     old = want.replace("router bgp 4200000000", "router bgp 65000").replace(" no bgp ebgp-requires-policy\n", "")
-    cmds = driver.diff(old, want)
+    cmds = driver.commands(driver.diff(old, want))
     assert cmds[0] == "no router bgp 65000"
     assert "no bgp ebgp-requires-policy" in cmds and cmds.index("router bgp 4200000000") > 0
 

@@ -94,7 +94,7 @@ def configured(plan, leaf_name):
     leaf = plan["leafs"][leaf_name]
     drv = get_driver(leaf["platform"])
     sess = simulator_session(leaf["platform"])
-    push(sess, drv.diff("", drv.render(leaf, plan["qos"])))
+    push(sess, drv.commands(drv.diff("", drv.render(leaf, plan["qos"]))))
     return leaf, drv, sess
 
 

@@ -83,7 +83,7 @@ def test_nvue_range_compressed_readback_of_our_intent_is_a_noop(plan):
     real = capture("nvue", "cl-dci-borderleaf01-nv-config-show-commands.txt").splitlines()[1:]
     running = "\n".join(real + ["nv set %s " % p for p in shown]) + "\n"   # trailing blanks as in the capture
     assert drv.parse(running, leaf) == want
-    assert drv.diff(drv.parse(running, leaf), want) == []
+    assert drv.commands(drv.diff(drv.parse(running, leaf), want)) == []
     # the old parser's failure, kept as a guard: without expansion nothing per-port would be read back
     assert "interface swp1 link mtu 9216" in drv.parse(running, leaf)
 
@@ -96,7 +96,7 @@ def test_nvue_range_drift_is_seen_per_port(plan):
     paths.append("interface swp2 link mtu 1500")
     running = "".join("nv set %s\n" % p for p in compress_commands(paths))
     assert "nv set interface swp1,3-4,9-12 link mtu 9216" in running
-    assert drv.diff(drv.parse(running, leaf), want) == ["nv set interface swp2 link mtu 9216"]
+    assert drv.commands(drv.diff(drv.parse(running, leaf), want)) == ["nv set interface swp2 link mtu 9216"]
 
 
 # ----------------------------------------------------------------------------------------------- EOS
@@ -117,7 +117,7 @@ def test_eos_real_grouped_dscp_maps_are_read_per_dscp(plan):
     # our intent: 26 -> TC3 and 48 -> TC6 (EOS's defaults, hidden), every other DSCP -> TC0 (the complete map):
     # the remapped 26 goes back to its default, nothing is added for 48, and each DSCP whose EOS default is
     # not TC0 gets an explicit line (DSCP 0-7 default to TC1, 16-63 to DSCP // 8)
-    cmds = drv.diff(drv.parse(text, leaf), drv.render(leaf, plan["qos"]))
+    cmds = drv.commands(drv.diff(drv.parse(text, leaf), drv.render(leaf, plan["qos"])))
     assert "no qos map dscp 26 to traffic-class 4 drop-precedence 2" in cmds
     added = [c for c in cmds if c.startswith("qos map dscp")]
     assert added == ["qos map dscp %d to traffic-class 0" % d for d in list(range(0, 8)) + list(range(16, 64)) if d not in (26, 48)]
@@ -147,7 +147,7 @@ def test_eos_readback_without_default_lines_is_a_noop(plan):
                        and l.strip() not in ("tx-queue 6", "priority strict")] + shown_map) + "\n"
     assert "priority strict" not in shown
     assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
-    assert drv.diff(drv.parse(shown, leaf), drv.render(leaf, plan["qos"])) == []
+    assert drv.commands(drv.diff(drv.parse(shown, leaf), drv.render(leaf, plan["qos"]))) == []
     # and a device that does print them (explicitly configured) reads the same
     assert drv.parse(explicit, leaf) == drv.render(leaf, plan["qos"])
 
@@ -161,7 +161,7 @@ def test_eos_no_priority_on_the_cnp_queue_is_repaired_with_priority_strict(plan)
     running = want.replace("interface Ethernet1\n", "interface Ethernet1\n   tx-queue 6\n      no priority\n", 1)
     cur = drv.parse(running, leaf)
     assert "no priority" in cur
-    cmds = [c.strip() for c in drv.diff(cur, want)]
+    cmds = [c.strip() for c in drv.commands(drv.diff(cur, want))]
     assert cmds[cmds.index("interface Ethernet1"):][:3] == ["interface Ethernet1", "tx-queue 6", "priority strict"], cmds
 
 
@@ -216,7 +216,7 @@ def test_klish_wred_thresholds_in_other_units_read_back_equal(plan, shown_min, s
     running = want.replace(line, " green minimum-threshold %s maximum-threshold %s drop-probability 100" % (shown_min, shown_max))
     running = running.replace("priority-flow-control priority 3", "pfc priority 3")   # older renderer's spelling
     assert drv.parse(running, leaf) == want
-    assert drv.diff(drv.parse(running, leaf), want) == []
+    assert drv.commands(drv.diff(drv.parse(running, leaf), want)) == []
 
 
 def test_klish_wred_value_off_by_units_is_drift():

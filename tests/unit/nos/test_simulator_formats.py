@@ -27,7 +27,7 @@ def test_eos_simulator_hides_defaults_and_readback_is_a_noop(plan):
     # a remapped DSCP is printed grouped, like EOS 4.35
     push(sess, ["qos map dscp 24 25 to traffic-class 1"])
     assert "qos map dscp 24 25 to traffic-class 1" in sess.handle("show running-config")
-    cmds = drv.diff(drv.parse(sess.handle("show running-config"), leaf), drv.render(leaf, plan["qos"]))
+    cmds = drv.commands(drv.diff(drv.parse(sess.handle("show running-config"), leaf), drv.render(leaf, plan["qos"])))
     assert cmds == ["no qos map dscp 24 to traffic-class 1", "no qos map dscp 25 to traffic-class 1",
                     "qos map dscp 24 to traffic-class 0", "qos map dscp 25 to traffic-class 0"], cmds
     push(sess, cmds)
@@ -38,7 +38,7 @@ def test_nvue_simulator_prints_range_keys_and_readback_is_a_noop(plan):
     leaf = plan["leafs"]["leaf2"]
     drv = get_driver("nvue")
     sess = session("nvue")
-    push(sess, drv.diff("", drv.render(leaf, plan["qos"])))
+    push(sess, drv.commands(drv.diff("", drv.render(leaf, plan["qos"]))))
     shown = sess.handle("nv config show -o commands")
     assert "nv set interface swp1-4,9-12 link mtu 9216 \n" in shown
     assert drv.parse(shown, leaf) == drv.render(leaf, plan["qos"])
@@ -49,12 +49,12 @@ def test_dell_klish_simulator_answers_running_configuration_in_device_units(plan
     drv = get_driver("dell_sonic")
     sess = session("dell_sonic")
     want = drv.render(leaf, plan["qos"])
-    push(sess, drv.diff("", want))
+    push(sess, drv.commands(drv.diff("", want)))
     shown = sess.handle(drv.show_running)
     assert drv.show_running == "show running-configuration"
     assert " green minimum-threshold 146.484375 maximum-threshold 1464.84375 drop-probability 100" in shown
     assert drv.parse(shown, leaf) == want
-    assert drv.diff(drv.parse(shown, leaf), want) == []
+    assert drv.commands(drv.diff(drv.parse(shown, leaf), want)) == []
 
 
 @pytest.mark.parametrize("nos", ["nxos", "dell_sonic"])
@@ -68,14 +68,14 @@ def test_underlay_pushed_into_the_simulator_reads_back_as_a_noop(nos):
         intent = plan["leafs"].get(name) or plan["spines"][name]
         sess = session(nos)
         want = drv.render(intent, plan["qos"], sections)
-        push(sess, drv.diff("", want))
+        push(sess, drv.commands(drv.diff("", want)))
         shown = sess.handle(drv.show_running)
         assert drv.parse(shown, intent, sections) == want, name
         if nos == "dell_sonic":
             assert "\n !\n address-family ipv4 unicast\n" in shown
         nbr = intent["bgp"]["neighbors"][0]
         push(sess, ["router bgp %d" % intent["bgp"]["asn"], "no neighbor %s" % nbr["address"], "exit"])
-        cmds = drv.diff(drv.parse(sess.handle(drv.show_running), intent, sections), want)
+        cmds = drv.commands(drv.diff(drv.parse(sess.handle(drv.show_running), intent, sections), want))
         assert any(c.strip() == "neighbor %s" % nbr["address"] for c in cmds), cmds
         push(sess, cmds)
         assert drv.parse(sess.handle(drv.show_running), intent, sections) == want
@@ -94,14 +94,14 @@ def test_eos_simulator_takes_the_underlay_and_prints_it_as_eos_does(plan, name):
     # EOS leaves out access-port defaults and (4.21) prints each neighbor's default maximum-routes
     assert "switchport mode access" not in shown and "maximum-routes 12000" in shown
     assert drv.parse(shown, intent, ALL) == drv.render(intent, plan["qos"], ALL)
-    assert drv.diff(drv.parse(shown, intent, ALL), drv.render(intent, plan["qos"], ALL)) == []
+    assert drv.commands(drv.diff(drv.parse(shown, intent, ALL), drv.render(intent, plan["qos"], ALL))) == []
 
 
 def test_eos_underlay_from_scratch_sends_no_switchport_before_the_address(plan):
     leaf = plan["leafs"]["leaf1"]
     drv = get_driver("eos")
     sess = session("eos")
-    cmds = drv.diff("", drv.render(leaf, plan["qos"], ALL))
+    cmds = drv.commands(drv.diff("", drv.render(leaf, plan["qos"], ALL)))
     at = cmds.index("interface Ethernet9")
     assert [c.strip() for c in cmds[at + 1:at + 3]] == ["no switchport", "ip address 10.254.0.9/31"], cmds[at:at + 3]
     push(sess, cmds)
@@ -112,7 +112,7 @@ def test_nvue_simulator_takes_the_underlay_and_readback_is_a_noop(plan):
     leaf = plan["leafs"]["leaf2"]
     drv = get_driver("nvue")
     sess = session("nvue")
-    push(sess, drv.diff("", drv.render(leaf, plan["qos"], ALL)))
+    push(sess, drv.commands(drv.diff("", drv.render(leaf, plan["qos"], ALL))))
     shown = sess.handle("nv config show -o commands")
     assert "nv set interface swp1-4 bridge domain br_default access 100 \n" in shown
     assert drv.parse(shown, leaf, ALL) == drv.render(leaf, plan["qos"], ALL)
@@ -129,7 +129,7 @@ def test_eos_underlay_leaves_the_outside_view_unchanged(plan):
     ports = [d["port"] for d in leaf["downlinks"]] + [u["port"] for u in leaf["uplinks"]]
     push(sess, ["hostname leaf1", "vlan 10", "interface Ethernet20", "description other"] + ["interface %s" % p for p in ports])
     before = image(drv, sess.handle("show running-config"), leaf, ALL)
-    push(sess, drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)))
+    push(sess, drv.commands(drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL))))
     shown = sess.handle("show running-config")
     assert "vlan 10,100" in shown
     after = image(drv, shown, leaf, ALL)
@@ -149,7 +149,7 @@ def test_nvue_underlay_leaves_the_outside_view_unchanged(plan):
         assert not sess.handle(cmd)
     sess.handle("nv config apply -y")
     before = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)
-    for cmd in drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL)):
+    for cmd in drv.commands(drv.diff(before.managed, drv.render(leaf, plan["qos"], ALL))):
         assert not sess.handle(cmd), cmd
     sess.handle("nv config apply -y")
     after = image(drv, sess.handle("nv config show -o commands"), leaf, ALL)

@@ -89,7 +89,7 @@ def test_show_runningconfiguration_reads_back_only_what_is_ours(plan):
     assert drv.parse(clean, leaf, ALL) == configdb.text({"PORT": dict((p, {"mtu": "9100"}) for p in ports)})
     configured = configdb.show_running(merged(base, drv.tables(leaf, qos, ALL)))
     assert drv.parse(configured, leaf, ALL) == drv.render(leaf, qos, ALL)
-    assert drv.diff(drv.parse(configured, leaf, ALL), drv.render(leaf, qos, ALL)) == []
+    assert drv.commands(drv.diff(drv.parse(configured, leaf, ALL), drv.render(leaf, qos, ALL))) == []
     # the switch's own objects stay outside: AZURE map, scheduler.0, DATAACL, lanes, hostname
     img = image(drv, configured, leaf, ALL)
     outside = "\n".join(img.outside)
@@ -109,7 +109,7 @@ def test_patch_is_key_or_field_level_and_applies(plan):
     base = switch_own(leaf)
     before = drv.parse(configdb.show_running(base), leaf, ALL)
     after = drv.render(leaf, qos, ALL)
-    ops = [json.loads(op) for op in drv.diff(before, after)]
+    ops = [json.loads(op) for op in drv.commands(drv.diff(before, after))]
     assert ops and all(op["path"].count("/") >= 2 for op in ops)
     # the switch holds these tables already: ops into them need no table add
     device = copy.deepcopy(base)
@@ -117,7 +117,7 @@ def test_patch_is_key_or_field_level_and_applies(plan):
         device.setdefault(table, {})
     got = jsonpatch.apply_patch(device, ops)
     assert drv.parse(configdb.show_running(got), leaf, ALL) == after
-    back = [json.loads(op) for op in drv.diff(after, before)]
+    back = [json.loads(op) for op in drv.commands(drv.diff(after, before))]
     port = leaf["downlinks"][0]["port"]
     assert {"op": "replace", "path": "/PORT/%s/mtu" % port, "value": "9100"} in back
     assert not [op for op in back if op["op"] == "remove" and op["path"].count("/") == 2 and op["path"].startswith("/PORT/")]
@@ -128,7 +128,7 @@ def test_patch_is_key_or_field_level_and_applies(plan):
 def test_keys_with_slashes_are_escaped_in_json_pointers(plan):
     drv = get_driver("community_sonic")
     leaf = plan["leafs"]["leaf0"]
-    ops = [json.loads(op) for op in drv.diff("", drv.render(leaf, plan["qos"], ("underlay",)))]
+    ops = [json.loads(op) for op in drv.commands(drv.diff("", drv.render(leaf, plan["qos"], ("underlay",))))]
     up = leaf["uplinks"][0]
     assert {"op": "add", "path": "/INTERFACE/%s|%s~131" % (up["port"], up["address"]), "value": {}} in ops
 

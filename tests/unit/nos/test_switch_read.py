@@ -47,7 +47,7 @@ def configured(plan, name):
     record = plan["leafs"][name]
     drv = get_driver(record["platform"])
     sess = simulator_session(record["platform"])
-    push(sess, drv.diff("", drv.render(record, plan["qos"])))
+    push(sess, drv.commands(drv.diff("", drv.render(record, plan["qos"]))))
     return sess
 
 

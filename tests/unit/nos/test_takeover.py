@@ -57,7 +57,7 @@ def test_real_eos_leaf_first_push_would_replace_the_operators_routing():
     running = capture(*EOS_LEAF)
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import image
     before = image(driver, running, intent, sections_of(driver, intent)).managed
-    cmds = driver.diff(before, driver.render(intent, intent["qos"], sections_of(driver, intent)))
+    cmds = driver.commands(driver.diff(before, driver.render(intent, intent["qos"], sections_of(driver, intent))))
     assert "no router bgp 65001" in cmds
     assert "   no ip address 10.2.1.0/31" in cmds and "   no ip address 10.2.2.0/31" in cmds
 

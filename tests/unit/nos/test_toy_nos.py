@@ -15,7 +15,8 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters, registry, switch_check, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, ApplyError, Plan
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, Op, drift, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, drift, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read, Unsupported
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import Transaction, check_safe
@@ -129,7 +130,7 @@ class ToyTxn(Transaction):
 
     def stage(self, cmds):
         for cmd in cmds:
-            self.io.run("stage", "apply %s" % cmd)
+            self.io.run("stage", Command("apply %s" % cmd, cmd.op))   # what was typed, knowing its op
 
     def commit(self, verify, precheck=None):
         if precheck is not None:
@@ -173,9 +174,7 @@ class ToyDrain(DrainLine):
     def commands(self, driver, managed, on):
         if "bgp asn" not in _pairs(managed):
             return None
-        op = {"op": "set", "path": "bgp graceful-shutdown", "value": "on"} if on else \
-            {"op": "unset", "path": "bgp graceful-shutdown"}
-        return [json.dumps(op, sort_keys=True)]
+        return driver.commands([Op("set", ("bgp graceful-shutdown",), "on") if on else Op("unset", ("bgp graceful-shutdown",))])
 
 
 class ToyDriver(Driver):
@@ -223,23 +222,18 @@ class ToyDriver(Driver):
 
     def diff(self, current, intended):
         cur, want = _pairs(current), _pairs(intended)
-        cmds = [{"op": "unset", "path": k} for k in sorted(cur) if k not in want]
-        cmds += [{"op": "set", "path": k, "value": v} for k, v in sorted(want.items()) if cur.get(k) != v]
-        return [json.dumps(c, sort_keys=True) for c in cmds]
+        return ([Op("unset", (k,)) for k in sorted(cur) if k not in want]
+                + [Op("set", (k,), v) for k, v in sorted(want.items()) if cur.get(k) != v])
 
-    def ops(self, commands):
-        out = []
-        for cmd in commands:
-            op = json.loads(cmd.split(" ", 1)[1]) if cmd.startswith("apply ") else None
-            if op:
-                out.append(Op(op["op"], (op["path"],), op.get("value")))
-        return out
+    def commands(self, ops):
+        return [Command(json.dumps(dict({"op": op.kind, "path": op.path[0]}, **({} if op.value is None else {"value": op.value})),
+                                   sort_keys=True), op) for op in ops]
 
     def takeover_items(self, before_image, after, intent, sections=ALL):
         return []
 
     def safe_reverse(self, current, target):
-        cmds = self.diff(current, target)
+        cmds = self.commands(self.diff(current, target))
         check_safe(cmds, self)
         return cmds
 

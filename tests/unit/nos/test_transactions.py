@@ -41,7 +41,7 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
     cases = {"frr": (("underlay",), ("underlay", "pbr")), "asternos": (("qos",),)}   # AsterNOS: Easy RoCE REST only
     for sections in cases.get(platform, (("mtu",), ("qos", "mtu", "pbr"))):
         applied = drv.render(intent, plan["qos"], sections)
-        raw = drv.diff(applied, "")
+        raw = drv.commands(drv.diff(applied, ""))
         back = managed_reverse(drv, applied, "")
         assert back, platform
         # a port is never removed; an SVI the PBR/underlay created may be (transactions.CREATED)

@@ -36,7 +36,7 @@ def test_round_trip_every_section_alone_and_together(platform, inventory, scheme
     for name, intent in some_devices(plan):
         full = drv.render(intent, plan["qos"], ALL)
         assert drv.parse(full, intent, ALL) == full, name
-        assert drv.diff(full, full) == [], name
+        assert drv.commands(drv.diff(full, full)) == [], name
         for sec in ALL:
             # each section reads back only its own lines out of the whole config
             assert drv.parse(full, intent, (sec,)) == drv.render(intent, plan["qos"], (sec,)), (name, sec)
@@ -82,7 +82,7 @@ def test_eos_diff_of_a_changed_neighbor_and_a_removed_pbr_class():
     cur = want.replace("neighbor 10.254.0.8 remote-as 4200000000", "neighbor 10.254.0.8 remote-as 4200000009")
     cur = cur.replace("   class AIF-BIND-Ethernet2\n      set nexthop 10.254.0.10\n", "")
     assert cur.count("\n") < want.count("\n")
-    cmds = [c.strip() for c in drv.diff(drv.parse(cur, leaf, ALL), want)]
+    cmds = [c.strip() for c in drv.commands(drv.diff(drv.parse(cur, leaf, ALL), want))]
     assert "router bgp 4200001001" in cmds and "neighbor 10.254.0.8 remote-as 4200000000" in cmds, cmds
     assert "policy-map type pbr AIF-PBR-Vlan100" in cmds and "set nexthop 10.254.0.10" in cmds, cmds
     assert "no ip routing" not in cmds
@@ -96,7 +96,7 @@ def test_nvue_diff_of_a_removed_neighbor_a_changed_one_and_a_removed_pbr_rule():
     stale = "".join("nv set vrf default router bgp neighbor 10.9.9.9 %s\n" % x for x in ("remote-as 65001", "type numbered"))
     cur = want.replace("neighbor 10.254.0.16 remote-as 4200000000", "neighbor 10.254.0.16 remote-as 4200000009") + stale
     cur = "".join(l + "\n" for l in cur.splitlines() if "rule 1010 " not in l)
-    cmds = drv.diff(drv.parse(cur, leaf, ALL), want)
+    cmds = drv.commands(drv.diff(drv.parse(cur, leaf, ALL), want))
     assert "nv unset vrf default router bgp neighbor 10.9.9.9" in cmds
     assert not [c for c in cmds if c.startswith("nv unset vrf default router bgp neighbor 10.9.9.9 ")]
     assert "nv set vrf default router bgp neighbor 10.254.0.16 remote-as 4200000000" in cmds
@@ -157,7 +157,7 @@ def test_eos_real_running_config_reads_back_the_underlay_lines():
     # unmanaged lines of managed interfaces stay out (OSPF, `ip address virtual` in a VRF)
     assert "ospf" not in got and "virtual" not in got
     want = drv.render(intent, {}, ("underlay",))
-    cmds = [c.strip() for c in drv.diff(got, want)]
+    cmds = [c.strip() for c in drv.commands(drv.diff(got, want))]
     # what differs is ours to fix (the SVI address, timers); nothing touches the matching lines
     assert "ip address 192.168.20.1/24" in cmds and "timers bgp 3 9" in cmds
     assert "no switchport" not in cmds and "switchport access vlan 20" not in cmds and "ip routing" not in cmds
@@ -185,12 +185,12 @@ def test_eos_removes_a_virtual_interface_whole_instead_of_leaving_it_empty():
     leaf = plan["leafs"]["leaf1"]
     drv = get_driver("eos")
     cur = drv.render(leaf, plan["qos"], ("pbr",))
-    cmds = drv.diff(cur, "")
+    cmds = drv.commands(drv.diff(cur, ""))
     assert "no interface Vlan100" in cmds and "interface Vlan100" not in cmds, cmds
     assert not [c for c in cmds if "service-policy" in c]
     # when the intent keeps the SVI with fewer lines, only those lines go
     full = drv.render(leaf, plan["qos"], ("pbr", "underlay"))
-    cmds = [c.strip() for c in drv.diff(full, drv.render(leaf, plan["qos"], ("underlay",)))]
+    cmds = [c.strip() for c in drv.commands(drv.diff(full, drv.render(leaf, plan["qos"], ("underlay",))))]
     assert "no interface Vlan100" not in cmds and "no service-policy type pbr input AIF-PBR-Vlan100" in cmds, cmds
 
 
@@ -211,4 +211,4 @@ def test_spines_accept_their_plane_asn_once_from_leafs_and_leafs_never(platform,
     leaf = plan["leafs"]["leaf1"]
     assert "allow" not in drv.render(leaf, plan["qos"], ("underlay",))
     stripped = "\n".join(l for l in text.splitlines() if "allow" not in l) + "\n"
-    assert drv.diff(drv.parse(stripped, spine, ("underlay",)), text)
+    assert drv.commands(drv.diff(drv.parse(stripped, spine, ("underlay",)), text))

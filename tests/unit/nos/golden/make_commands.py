@@ -54,7 +54,7 @@ def _send(drv, current, intended):
 
 def _lines(drv, cmds):
     """What attribution exempts of ``cmds`` (sets, unsets), sorted."""
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import sent_ops
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
     ops = sent_ops(cmds)
     return {"set": sorted(set(ln for op in ops if op.kind == "set" for ln in op.lines())),
             "unset": sorted(set(ln for op in ops if op.kind == "unset" for ln in op.lines()))}

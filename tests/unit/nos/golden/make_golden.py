@@ -50,6 +50,11 @@ def _call(fn, *args):
         return "ERROR %s: %s" % (type(exc).__name__, exc)
 
 
+def _send(drv, current, intended):
+    """The commands from one managed view to another (the driver's view of its typed ops)."""
+    return drv.commands(drv.diff(current, intended))
+
+
 def _image(drv, text, intent, sections):
     img = _call(fullconfig.image, drv, text, intent, sections)
     return img if isinstance(img, str) else {"managed": img.managed, "outside": img.outside}
@@ -70,8 +75,8 @@ def corpus():
                     entry = {"render": text,
                              "parse": _call(drv.parse, text, intent, sections),
                              "parse_of_all": _call(drv.parse, full, intent, sections),
-                             "diff_add": _call(drv.diff, "", text),
-                             "diff_remove": _call(drv.diff, text, ""),
+                             "diff_add": _call(_send, drv, "", text),
+                             "diff_remove": _call(_send, drv, text, ""),
                              "image_of_all": _image(drv, full, intent, sections)}
                     if type(drv).render_explicit is not Driver.render_explicit:   # a driver with its own explicit form (EOS)
                         entry["render_explicit"] = _call(drv.render_explicit, intent, plan["qos"], sections)
@@ -95,7 +100,7 @@ def corpus():
                         key = "capture|%s|%s/%s|%s|%s" % (platform, nos, fname, name, ",".join(sections))
                         parsed = _call(drv.parse, running, intent, sections)
                         out[key] = {"parse": parsed, "image": _image(drv, running, intent, sections),
-                                    "diff_to_render": _call(drv.diff, parsed, _call(drv.render, intent, plan["qos"], sections))
+                                    "diff_to_render": _call(_send, drv, parsed, _call(drv.render, intent, plan["qos"], sections))
                                     if not parsed.startswith("ERROR") else None}
     return out
 
