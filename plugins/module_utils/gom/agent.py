@@ -9,7 +9,11 @@ Config (JSON, written by the role from probe_plan's ``probes_by_host``): ``host`
 ``probes`` (``id``, ``src_address``, ``src_netdev``, ``src_rdma``, ``dst_address``, ``udp_sport``, ``udp_dport``),
 and optional ``rate`` (probes per second per probe, default 10), ``dscp`` (default 26, the RoCE data DSCP),
 ``dport`` (default 4792), ``batch_interval`` (s, default 0.1), ``max_batches`` (default 600: one minute),
-``transport`` (``auto`` or ``udp``).
+``transport`` (``auto`` or ``udp``), and the bounds of the collector's boost requests: ``boost_rate`` (probes per
+second a boosted probe may reach, default 100 or ``rate`` if higher), ``boost_seconds`` (longest request, default 5;
+0: never boost), ``boost_max_probes`` (probes boosted at once, default 16). The collector asks, on the same
+connection, for a few probes to be sent faster while a loss is being localised (``{"boost": [[id, rate, s]]}``):
+the extra load is at most boost_max_probes x (boost_rate - rate) packets per second, for as long as losses last.
 
 Each probe is a UDP datagram from ``src_address:udp_sport`` to ``dst_address:udp_dport`` at the DSCP (IP_TOS):
 magic ``GOM1``, type (1 request, 2 echo), probe id, sequence number, the sender's monotonic send time (ns). The
@@ -43,7 +47,9 @@ HEADER = struct.Struct("!4sBxHIIQ")    # magic, type, pad, reserved, probe id, s
 REQUEST, ECHO = 1, 2
 PAYLOAD = 64                           # bytes on the wire after UDP (header + padding)
 IP_FREEBIND = 15                       # linux/in.h: bind an address not (yet) up
-DEFAULTS = {"rate": 10.0, "dscp": 26, "dport": 4792, "batch_interval": 0.1, "max_batches": 600, "transport": "auto"}
+DEFAULTS = {"rate": 10.0, "dscp": 26, "dport": 4792, "batch_interval": 0.1, "max_batches": 600, "transport": "auto",
+            "boost_rate": None, "boost_seconds": 5.0, "boost_max_probes": 16}
+MAX_COMMAND = 64 * 1024                # bytes of unread collector commands kept (a longer line is dropped)
 
 
 def pack(kind, pid, seq, sent_ns):
@@ -82,6 +88,15 @@ def check_config(config):
         raise ValueError("gom agent config: batch_interval is %r: give 0.01-10 s" % out["batch_interval"])
     if not 1 <= int(out["max_batches"]) <= 100000:
         raise ValueError("gom agent config: max_batches is %r: give 1-100000" % out["max_batches"])
+    if out["boost_rate"] is None:
+        out["boost_rate"] = max(100.0, float(out["rate"]))
+    if not float(out["rate"]) <= float(out["boost_rate"]) <= 1000:
+        raise ValueError("gom agent config: boost_rate is %r: give rate-1000 probes per second (default 100)"
+                         % out["boost_rate"])
+    if not 0 <= float(out["boost_seconds"]) <= 60:
+        raise ValueError("gom agent config: boost_seconds is %r: give 0-60 s (0: never boost)" % out["boost_seconds"])
+    if not 0 <= int(out["boost_max_probes"]) <= 1024:
+        raise ValueError("gom agent config: boost_max_probes is %r: give 0-1024" % out["boost_max_probes"])
     if out["transport"] not in ("auto", "udp"):
         raise ValueError("gom agent config: transport is %r: give auto or udp (RDMA UD is not built)" % out["transport"])
     for index, probe in enumerate(out.get("probes") or []):
@@ -126,6 +141,7 @@ class CollectorLink(object):
         self.clock = clock
         self.sock = None
         self.pending = b""
+        self.inbox = b""
         self.next_try = 0.0
         self.errors = 0
 
@@ -173,12 +189,38 @@ class CollectorLink(object):
             self.pending = self.pending[count:]
         return sent
 
+    def commands(self):
+        """The collector's requests on the same connection (JSON lines, non-blocking): a list of dicts."""
+        if self.sock is None:
+            return []
+        try:
+            data = self.sock.recv(MAX_COMMAND)
+        except (BlockingIOError, InterruptedError):
+            return []
+        except OSError:
+            return []
+        self.inbox += data
+        lines = self.inbox.split(b"\n")
+        self.inbox = lines.pop()
+        if len(self.inbox) > MAX_COMMAND:
+            self.inbox = b""
+        out = []
+        for line in lines:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict):
+                out.append(item)
+        return out
+
     def close(self):
         if self.sock is not None:
             self.sock.close()
         self.sock = None
         # a half-written line is dropped with the connection: the collector never sees half a batch
         self.pending = b""
+        self.inbox = b""
 
 
 def udp_socket(address, port, dscp, freebind=False):
@@ -232,6 +274,8 @@ class Agent(object):
         self.transports = collections.Counter()
         self.verbs_loader = verbs_loader
         self.sockets = []
+        self.by_id = {}
+        self.boosts = 0         # boost requests applied
 
     def open(self):
         dscp = self.config["dscp"]
@@ -251,7 +295,9 @@ class Agent(object):
             dport = int(probe.get("udp_dport") or self.config["dport"])
             # spread the first sends over one interval so the host's probes do not leave in a burst
             self.probes.append({"id": int(probe["id"]), "sock": sock, "dst": (probe["dst_address"], dport),
-                                "seq": 0, "next": now + self.interval * index / max(1, len(probes))})
+                                "seq": 0, "next": now + self.interval * index / max(1, len(probes)),
+                                "boost_until": 0.0, "boost_interval": self.interval})
+            self.by_id[int(probe["id"])] = self.probes[-1]
 
     def close(self):
         for sock in self.sockets:
@@ -274,9 +320,39 @@ class Agent(object):
             except OSError as exc:
                 self.errors["send_" + errno.errorcode.get(exc.errno, str(exc.errno))] += 1
             self.tx[probe["id"]] = probe["seq"]
-            probe["next"] += self.interval
+            interval = probe["boost_interval"] if probe["boost_until"] > now else self.interval
+            probe["next"] += interval
             if probe["next"] < now:          # fell behind (suspended): do not burst to catch up
-                probe["next"] = now + self.interval
+                probe["next"] = now + interval
+
+    def boost(self, command, now):
+        """A collector's ``{"boost": [[probe id, rate, seconds], ...]}``: send those of this host's probes faster
+        for a while (adaptive confirmation, docs/gom.md), within this agent's own bounds: at most ``boost_rate``
+        per probe, ``boost_seconds`` per request, ``boost_max_probes`` probes boosted at once. Returns how many
+        requests it applied."""
+        limit_rate = float(self.config["boost_rate"])
+        limit_s = float(self.config["boost_seconds"])
+        limit_n = int(self.config["boost_max_probes"])
+        applied = 0
+        for item in command.get("boost") or []:
+            try:
+                pid, rate, seconds = int(item[0]), float(item[1]), float(item[2])
+            except (TypeError, ValueError, IndexError):
+                self.errors["bad_command"] += 1
+                continue
+            probe = self.by_id.get(pid)
+            if probe is None or rate <= 0 or seconds <= 0:
+                continue
+            if probe["boost_until"] <= now and sum(1 for p in self.probes if p["boost_until"] > now) >= limit_n:
+                self.errors["boost_refused"] += 1
+                continue
+            interval = 1.0 / min(max(rate, self.rate), limit_rate)
+            probe["boost_interval"] = interval
+            probe["boost_until"] = now + min(seconds, limit_s)
+            probe["next"] = min(probe["next"], now + interval)
+            self.boosts += 1
+            applied += 1
+        return applied
 
     def on_readable(self, role, sock):
         for _n in range(64):
@@ -316,7 +392,7 @@ class Agent(object):
                  "tx": sorted([pid, hi] for pid, hi in self.tx.items()),
                  "rx": sorted([pid, ranges(seqs)] for pid, seqs in self.rx.items()),
                  "rtt": sorted([pid, values[-50:]] for pid, values in self.rtt.items()),
-                 "errors": dict(self.errors), "dropped": self.outbox.dropped,
+                 "errors": dict(self.errors), "dropped": self.outbox.dropped, "boosts": self.boosts,
                  "transports": dict(self.transports)}
         self.rx, self.rtt = {}, {}
         self.outbox.put((json.dumps(batch, separators=(",", ":")) + "\n").encode())
@@ -335,6 +411,8 @@ class Agent(object):
                 if now >= next_batch:
                     self.make_batch()
                     self.link.flush(self.outbox)
+                    for command in self.link.commands():
+                        self.boost(command, self.clock())
                     next_batch += float(self.config["batch_interval"])
                     if next_batch < now:
                         next_batch = now + float(self.config["batch_interval"])

@@ -142,6 +142,8 @@ class Service(object):
         self.event_counts = {}
         self.next_maint = 0.0
         self.cpu = 0.0
+        self.conns = {}         # host -> its agent's connection (boost requests go back on it)
+        self.boost_sent = 0
 
     def listen(self, address):
         if address.startswith("unix:"):
@@ -175,6 +177,8 @@ class Service(object):
         except OSError:
             data = b""
         if not data:
+            for host in [h for h, c in self.conns.items() if c is conn]:
+                del self.conns[host]
             self.selector.unregister(conn)
             conn.close()
             self.buffers.pop(conn, None)
@@ -194,6 +198,8 @@ class Service(object):
                     continue
                 if isinstance(batch, dict):
                     self.localiser.ingest(batch, now)
+                    if batch.get("host"):
+                        self.conns[batch["host"]] = conn
 
     def refresh_maintenance(self, now):
         """Switches under change, drain or silence now, and for ``linger`` seconds after (routes settle after a
@@ -226,7 +232,26 @@ class Service(object):
                 self.event_counts[event["kind"]] = self.event_counts.get(event["kind"], 0) + 1
             self.recent = (self.recent + events)[-1000:]
         write_events(self.events_path, events)
+        self.send_boosts(now)
         return events
+
+    def send_boosts(self, now):
+        """The localiser's boost requests, one JSON line per sending agent on its own connection (best effort:
+        a full socket or a gone agent drops the request; the next tick asks again while the loss lasts)."""
+        with self.lock:
+            wanted = self.localiser.boosts(now)
+        by_host = {}
+        for pid, (rate, seconds) in sorted(wanted.items()):
+            host = self.localiser.topo.probe[pid].get("src_host")
+            if host in self.conns:
+                by_host.setdefault(host, []).append([pid, rate, seconds])
+        for host, items in by_host.items():
+            line = (json.dumps({"boost": items}, separators=(",", ":")) + "\n").encode()
+            try:
+                if self.conns[host].send(line) == len(line):
+                    self.boost_sent += len(items)
+            except OSError:
+                continue
 
     def run(self, seconds=None, stop=None):
         start = self.clock()
@@ -305,6 +330,9 @@ def main(argv=None):
     parser.add_argument("--lock-ttl", type=int, default=1800)
     parser.add_argument("--maintenance-linger", type=float, default=10.0,
                         help="seconds a switch stays under maintenance after its marker, drain record or silence ends")
+    parser.add_argument("--boost-rate", type=float, default=100.0,
+                        help="probes per second asked of the agents for the probes that tell a loss's links apart")
+    parser.add_argument("--boost-seconds", type=float, default=5.0, help="length of one boost request; 0: never boost")
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--stop-file")
     args = parser.parse_args(argv)
@@ -316,6 +344,7 @@ def main(argv=None):
         markers[switch] = directory
     service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl,
                       linger=args.maintenance_linger)
+    service.localiser.boost_rate, service.localiser.boost_seconds = args.boost_rate, args.boost_seconds
     for address in args.listen or ["127.0.0.1:9720"]:
         service.listen(address)
     if args.http:
@@ -325,7 +354,7 @@ def main(argv=None):
         service.run(args.seconds, stop)
     except KeyboardInterrupt:
         pass
-    sys.stdout.write(json.dumps(dict(service.localiser.counters, cpu_seconds=round(service.cpu, 3),
+    sys.stdout.write(json.dumps(dict(service.localiser.counters, cpu_seconds=round(service.cpu, 3), boosts=service.boost_sent,
                                      events=service.event_counts), sort_keys=True) + "\n")
     return 0
 

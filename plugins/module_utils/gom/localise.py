@@ -40,13 +40,18 @@ ONE_WAY = 0.05       # s a probe packet may take to reach the receiving agent (q
 DRIFT = 1e-4         # s per s the agents' monotonic clocks may drift from the collector's (100 ppm)
 RING = 512           # outcomes kept per probe (seq % RING); > 30 s at 10 probes/s
 SHORT, LONG = 1.0, 30.0
-STRONG_SHORT, STRONG_LONG = 2, 3
+NOISE = 1e-3         # background loss per packet the detection test holds a probe's losses against
+ALPHA = 1e-6         # false-alarm probability per probe and look of that test (a binomial tail)
 CLEAR_AFTER = 1.0    # s of clean probes before a fault is recovered
 CLEAR_ALPHA = 0.01   # ... and n packets with (1 - loss) ** n below this
 LOG_NOISE = -6.9     # log of the background loss per packet assumed off the named link (1e-3)
-LOG_MARGIN = 3.0     # log-likelihood lead (~20:1) the named link needs over the next explanation
+LOG_MARGIN = 4.6     # log-likelihood lead (~20:1) the named link needs over the next explanation
 UNLOCALISED_TICKS = 300  # ticks (of 100 ms) of unexplained failing probes before an unlocalised event
 GROUP_MIN = 3        # failing links on one switch that make a switch fault
+BOOST_RATE = 100.0   # probes/s asked of the agents for the probes that tell a loss's candidate links apart
+BOOST_SECONDS = 5.0  # how long one request holds (renewed while the loss is not explained)
+BOOST_HOLD = 10.0    # s after a probe's last loss that its candidates' probes stay boosted
+BOOST_MAX = 64       # probes boosted at once, fabric-wide (the agents cap their own share: boost_max_probes)
 STATE = {"up": 0, "fault": 1, "maintenance": 2, "grouped": 3, "unmeasured": 4}
 CLASSES = {"U": "host_up", "D": "host_down", "Lu": "leaf_up", "Sd": "spine_down"}
 
@@ -112,6 +117,7 @@ def link_info(plan, links):
 
 class _Probe(object):
     __slots__ = ("pid", "eval_to", "due", "rx", "ring", "sent_at", "rtts", "last_loss", "first_loss_t", "first_loss_seq", "lost_total",
+                 "since_n", "since_k",
                  "recv_total")
 
     def __init__(self, pid):
@@ -125,7 +131,25 @@ class _Probe(object):
         self.last_loss = -1         # seq of the last loss
         self.first_loss_t = None    # send time of the first loss of the current lossy period
         self.first_loss_seq = 0
+        self.since_n = self.since_k = 0  # packets judged and lost since the first loss of the lossy period
         self.lost_total = self.recv_total = 0
+
+    def since(self, t0, cap):
+        """(judged, lost) among this probe's sequence numbers sent at or after ``t0`` (at most ``cap``, the ring)."""
+        if not self.eval_to:
+            return 0, 0
+        judged = lost = 0
+        seq = self.eval_to
+        low = max(1, self.eval_to - min(cap, RING) + 1)
+        ring, sent_at = self.ring, self.sent_at
+        while seq >= low:
+            slot = seq % RING
+            if sent_at[slot] < t0:
+                break
+            judged += 1
+            lost += ring[slot]
+            seq -= 1
+        return judged, lost
 
     def losses(self, count):
         """Losses among the last ``count`` judged sequence numbers."""
@@ -167,6 +191,8 @@ class Localiser(object):
         self.counters = {"batches": 0, "received": 0, "lost": 0, "unknown_probe": 0}
         self.measured = set()       # probes with at least one judged sequence
         self.detect_t = None        # first tick of the current episode with failing probes
+        self.boosted = {}           # probe id -> collector time its requested boost ends
+        self.boost_rate, self.boost_seconds = BOOST_RATE, BOOST_SECONDS
 
     # ---- ingest -------------------------------------------------------------------------------------------------
     def ingest(self, batch, now=None):
@@ -302,6 +328,10 @@ class Localiser(object):
                 if probe.first_loss_t is None:
                     probe.first_loss_t = sent_t - 1.0 / self.rate
                     probe.first_loss_seq = seq
+                    probe.since_n = probe.since_k = 0
+            if probe.first_loss_t is not None:
+                probe.since_n += 1
+                probe.since_k += ring[slot]
         probe.eval_to = hi
         probe.lost_total += lost
         probe.recv_total += hi - start + 1 - lost
@@ -343,12 +373,14 @@ class Localiser(object):
 
     # ---- localisation -------------------------------------------------------------------------------------------
     def _sets(self):
-        short_n, long_n = int(SHORT * self.rate), int(LONG * self.rate)
+        """``weak``: probes with a loss in the last LONG s of packets; ``strong``: those whose losses since their
+        first one cannot be background loss (a sequential test: the k - 1 losses among the n - 1 packets after the
+        first loss have a binomial tail at NOISE of at most ALPHA)."""
         strong, weak = set(), set()
         for pid in self.lossy:
             probe = self.probes[pid]
             weak.add(pid)
-            if probe.losses(short_n) >= STRONG_SHORT or probe.losses(long_n) >= STRONG_LONG:
+            if significant(probe.since_k - 1, probe.since_n - 1):
                 strong.add(pid)
         return strong, weak
 
@@ -357,18 +389,18 @@ class Localiser(object):
         links = set(link for pid in strong for link in paths[pid])
         return [link for link in links if strong <= sig[link]]
 
-    def _loglik(self, link, window, weak):
+    def _loglik(self, link, t0, weak):
         """Log-likelihood of "``link`` drops packets, at one rate q, and nothing else does" for the losses of the
-        lossy probes over the last ``window`` sequence numbers (q at its maximum-likelihood value; a loss on a
-        probe not crossing ``link`` is background loss, NOISE per packet)."""
-        import math
+        probes' packets sent since ``t0`` (the first loss; per probe, so a probe the agents were asked to send
+        faster weighs by its packets: q at its maximum-likelihood value; a loss on a probe not crossing ``link``
+        is background loss, NOISE per packet)."""
         lost = judged = 0
+        cap = int(LONG * self.boost_rate)
         sig = self.topo.sig[link]
-        outside = sum(self.probes[pid].losses(min(window, self.probes[pid].eval_to or 0)) for pid in weak - sig)
+        outside = sum(self.probes[pid].since(t0, cap)[1] for pid in weak - sig)
         for pid in sig:
-            probe = self.probes[pid]
-            n = min(window, probe.eval_to or 0)
-            lost += probe.losses(n)
+            n, m = self.probes[pid].since(t0, cap)
+            lost += m
             judged += n
         if judged == 0 or lost == 0:
             return float("-inf")
@@ -425,9 +457,8 @@ class Localiser(object):
         cands = self._candidates(strong)
         if cands:
             firsts = [self.probes[pid].first_loss_t for pid in weak if self.probes[pid].first_loss_t is not None]
-            window = int(max(1.0, (now - min(firsts)) * self.rate + 1)) if firsts else int(SHORT * self.rate)
-            window = min(window, int(LONG * self.rate))
-            scored = sorted(((self._loglik(link, window, weak), link) for link in cands), key=lambda x: (-x[0], x[1]))
+            t0 = max(min(firsts), now - LONG) if firsts else now - SHORT
+            scored = sorted(((self._loglik(link, t0, weak), link) for link in cands), key=lambda x: (-x[0], x[1]))
             best_ll, best = scored[0]
             if best_ll == float("-inf"):
                 return {}
@@ -505,6 +536,50 @@ class Localiser(object):
                        localised=event["localised"], cleared=now, switch=event["switch"], link=event["link"],
                        link_class=event["link_class"])
             out.append(rec)
+        return out
+
+    def boosts(self, now=None):
+        """Adaptive confirmation (NetBouncer NSDI'19, 007 NSDI'18: more evidence only where a loss was seen):
+        {probe id: (rate, seconds)} to ask of the sending agents now. For the probes that lost a packet in the last
+        BOOST_HOLD s and no open fault or maintenance explains, every probe crossing one of their links (the
+        candidate links' signatures: the probes that tell the candidates apart, and the lossy ones) is asked to
+        send at ``boost_rate`` for ``boost_seconds``, renewed while the loss stays unexplained; at most BOOST_MAX
+        probes at once, those crossing the fewest candidates (the most telling) first. Empty when boosting is off
+        (``boost_seconds`` 0)."""
+        now = self.clock() if now is None else now
+        for pid in [p for p, until in self.boosted.items() if until <= now]:
+            del self.boosted[pid]
+        if not self.boost_seconds or not self.lossy:
+            return {}
+        explained = set(pid for event in self.open.values() for pid in event["probes"])
+        for event in self.open.values():
+            for link in event["links"]:
+                explained |= self.topo.sig.get(link, frozenset())
+        explained |= self.maint_probes
+        maint = set(self.maintenance)
+        paths, sig = self.topo.paths, self.topo.sig
+        counts = {}
+        for pid in self.lossy:
+            probe = self.probes[pid]
+            if pid in explained or (maint and self.topo.switches_of[pid] & maint):
+                continue
+            if probe.sent_at[probe.last_loss % RING] < now - BOOST_HOLD:
+                continue
+            for link in paths[pid]:
+                for other in sig[link]:
+                    counts[other] = counts.get(other, 0) + 1
+        out = {}
+        room = BOOST_MAX - len(self.boosted)
+        for pid in sorted(counts, key=lambda p: (counts[p], p)):
+            until = self.boosted.get(pid)
+            if until is not None and until > now + 1.0:
+                continue            # held long enough; renewed in its last second
+            if until is None:
+                if room <= 0:
+                    continue
+                room -= 1
+            self.boosted[pid] = now + self.boost_seconds
+            out[pid] = (self.boost_rate, self.boost_seconds)
         return out
 
     def _forget(self, pid):
@@ -593,6 +668,20 @@ class Localiser(object):
         if not any(pid in self.measured for pid in self.topo.sig.get(link, ())):
             return "unmeasured"
         return "up"
+
+
+def significant(k, n, p=NOISE, alpha=ALPHA):
+    """P(Binomial(n, p) >= k) <= alpha: k losses in n packets are not background loss at rate p."""
+    if k <= 0 or n <= 0 or k > n:
+        return False
+    log_p, log_q = math.log(p), math.log1p(-p)
+    tail = 0.0
+    for j in range(k, min(n, k + 40) + 1):
+        term = math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * log_p + (n - j) * log_q
+        tail += math.exp(term)
+        if term < math.log(alpha) - 20:
+            break
+    return tail <= alpha
 
 
 def write_events(path, events):

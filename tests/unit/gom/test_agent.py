@@ -53,6 +53,23 @@ def test_config_errors_name_the_key():
     assert gom_agent.check_config({"host": "h", "collector": "x:1"})["dport"] == 4792
 
 
+def test_boost_requests_are_bounded_by_the_agents_own_limits():
+    agent = gom_agent.Agent({"host": "a", "collector": "unix:/nonexistent", "rate": 10, "boost_max_probes": 2,
+                             "boost_seconds": 3, "boost_rate": 50})
+    for pid in range(4):
+        agent.probes.append({"id": pid, "next": 10.0, "seq": 0, "boost_until": 0.0, "boost_interval": 0.1})
+        agent.by_id[pid] = agent.probes[-1]
+    applied = agent.boost({"boost": [[0, 1000, 60], [1, 20, 1], [2, 100, 5], [9, 100, 5], ["x"]]}, now=1.0)
+    assert applied == 2 and agent.errors["boost_refused"] == 1 and agent.errors["bad_command"] == 1
+    # capped at boost_rate and boost_seconds; the first boosted send is due at once
+    assert agent.probes[0]["boost_interval"] == 1 / 50.0 and agent.probes[0]["boost_until"] == 4.0
+    assert agent.probes[1]["boost_interval"] == 1 / 20.0 and agent.probes[1]["next"] == 1.05
+    assert agent.probes[2]["boost_until"] == 0.0          # a third probe at once: refused (boost_max_probes)
+    with pytest.raises(ValueError, match="boost_rate"):
+        gom_agent.check_config({"host": "h", "collector": "x:1", "rate": 20, "boost_rate": 10})
+    assert gom_agent.check_config({"host": "h", "collector": "x:1", "rate": 200})["boost_rate"] == 200
+
+
 def test_packet_and_ranges():
     data = gom_agent.pack(gom_agent.REQUEST, 7, 9, 123)
     assert len(data) == gom_agent.PAYLOAD and gom_agent.unpack(data) == (1, 7, 9, 123)
@@ -117,6 +134,8 @@ def test_agents_probe_answer_and_report_to_the_collector(tmp_path):
         agents[1].selector.unregister(agents[1].sockets[0])
         service.run(seconds=1.5)
         assert loc.counters["lost"] >= 5
+        # adaptive confirmation: the collector asked a, on its own connection, to send probe 0 faster
+        assert service.boost_sent >= 1 and agents[0].boosts >= 1 and agents[0].probes[0]["boost_interval"] == 0.01
         events = [json.loads(line) for line in open(str(tmp_path / "events.jsonl"))]
         # this two-host plan cannot tell a's host link from b's (one probe crosses both): the event says so
         assert [e["kind"] for e in events] == ["unlocalised"] and events[0]["candidates"] == [["a:n0>l0:p1"], ["l0:p2>b:n0"]]
