@@ -73,6 +73,12 @@ def read_silences(path, now=None):
     return out
 
 
+def gpu_label(info):
+    """The ``gpus`` label of a link: ``host:netdev`` comma-joined, at most GPU_LABEL_MAX, then ``+N``."""
+    gpus = ["%s:%s" % (g["host"], g["netdev"]) for g in info["gpus"]]
+    return ",".join(gpus[:GPU_LABEL_MAX]) + (",+%d" % (len(gpus) - GPU_LABEL_MAX) if len(gpus) > GPU_LABEL_MAX else "")
+
+
 class Metrics(object):
     """prometheus-client collector: built at scrape time from the localiser's state (no per-tick gauge writes)."""
 
@@ -90,9 +96,8 @@ class Metrics(object):
             rtt = GaugeMetricFamily("gom_link_rtt_seconds", "Round trip of the link's probes over the last 10 s",
                                     labels=["link", "quantile"])
             for link, info in sorted(loc.topo.info.items()):
-                gpus = ["%s:%s" % (g["host"], g["netdev"]) for g in info["gpus"]]
-                label = ",".join(gpus[:GPU_LABEL_MAX]) + (",+%d" % (len(gpus) - GPU_LABEL_MAX) if len(gpus) > GPU_LABEL_MAX else "")
-                state.add_metric([link, info["link_class"], info["from"], info["to"], label], STATE[loc.state(link)])
+                state.add_metric([link, info["link_class"], info["from"], info["to"], gpu_label(info)],
+                                 STATE[loc.state(link)])
                 value = loc.link_loss(link)
                 if value is not None:
                     loss.add_metric([link], value)
@@ -102,9 +107,14 @@ class Metrics(object):
                     if quantiles:
                         rtt.add_metric([link, q], quantiles[key] / 1000.0)
             switch = GaugeMetricFamily("gom_switch_fault", "1 while a switch fault is open", labels=["switch"])
+            grouped = GaugeMetricFamily("gom_switch_fault_link", "1 for each failing link of an open switch fault",
+                                        labels=["switch", "link", "link_class", "from", "to", "gpus"])
             for key in sorted(loc.open):
                 if key.startswith("switch:"):
                     switch.add_metric([key[7:]], 1)
+                    for link in loc.open[key]["links"]:
+                        info = loc.topo.info[link]
+                        grouped.add_metric([key[7:], link, info["link_class"], info["from"], info["to"], gpu_label(info)], 1)
             packets = CounterMetricFamily("gom_probe_packets", "Probe packets judged", labels=["result"])
             packets.add_metric(["received"], loc.counters["received"])
             packets.add_metric(["lost"], loc.counters["lost"])
@@ -119,7 +129,7 @@ class Metrics(object):
                 events.add_metric([kind], count)
             probes = GaugeMetricFamily("gom_probes", "Probes in the plan")
             probes.add_metric([], len(loc.probes))
-        return [state, loss, rtt, switch, packets, batches, dropped, events, probes]
+        return [state, loss, rtt, switch, grouped, packets, batches, dropped, events, probes]
 
 
 class Service(object):

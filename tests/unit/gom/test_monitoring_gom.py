@@ -72,6 +72,11 @@ def test_exposition_has_every_state_and_the_gpus_behind_each_link():
     assert host == {"link": "gpu01:rail0>leaf0:Ethernet0", "link_class": "host_up", "from": "gpu01", "to": "leaf0",
                     "gpus": "gpu01:rail0"}
     assert have["gom_switch_fault"] == [({"switch": "leaf3"}, 1.0)]
+    # the switch fault names each failing link with the labels GOR steers on (link, link_class)
+    grouped = dict((labels["link"], labels) for labels, value in have["gom_switch_fault_link"] if value == 1)
+    assert len(grouped) >= 8 and all(labels["switch"] == "leaf3" for labels in grouped.values())
+    assert set(grouped) == set(link for link, value in states.items() if value == 3)
+    assert {"leaf_up", "spine_down", "host_up", "host_down"} == set(labels["link_class"] for labels in grouped.values())
     assert ({"host": "gpu03"}, 4.0) in have["gom_agent_dropped_batches_total"]
     assert any(labels.get("quantile") == "0.99" for labels, _v in have["gom_link_rtt_seconds"])
 

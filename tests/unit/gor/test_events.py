@@ -56,5 +56,12 @@ def test_alertmanager_payload_and_rulebook_event():
     assert events.read({"alert": payload["alerts"][0], "meta": {}})["links"] == out["links"]
     assert events.read(gom("link_fault", HOST, "host_up"))["drains"][0]["node"] == "gpu01"
     assert events.read([]) == {"links": [], "drains": [], "ignored": []}
+    # GomSwitchFault: one alert per failing link of the switch (monitoring/gom-alerts.yml), each steerable
+    switch = {"version": "4", "alerts": [
+        {"status": "firing", "labels": {"alertname": "GomSwitchFault", "switch": "spine1", "link": link, "link_class": cls},
+         "startsAt": "2026-11-28T20:04:23.5Z", "fingerprint": "s%d" % n}
+        for n, (link, cls) in enumerate(((FABRIC, "leaf_up"), ("spine1:Ethernet1>leaf0:Ethernet8", "spine_down")))]}
+    assert [(x["link"], x["state"]) for x in events.read(switch)["links"]] == [
+        (FABRIC, "bad"), ("spine1:Ethernet1>leaf0:Ethernet8", "bad")]
     with pytest.raises(events.EventError, match="RFC 3339"):
         events.epoch("yesterday")
