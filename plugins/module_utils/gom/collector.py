@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shlex
+import subprocess
 import socket
 import sys
 import threading
 import time
 
 # run as a script, the collection's package must be on PYTHONPATH (role gom_collector installs it in its layout)
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.linkstate import LinkStateError, ports_down
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import STATE, Localiser, Topology, write_events
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
 
@@ -132,6 +135,53 @@ class Metrics(object):
         return [state, loss, rtt, switch, grouped, packets, batches, dropped, events, probes]
 
 
+class LinkStatePoller(object):
+    """A thread that runs each switch's link-state command (``ip -j link show`` there: ``ip -n NS ...`` on the
+    twin, ``ssh ... ip -j link show`` on a Linux-based NOS) every ``interval`` seconds and keeps the ports it
+    shows down (linkstate.py); a command that fails or times out leaves that switch unread (None)."""
+
+    def __init__(self, commands, ports, interval=1.0, timeout=5.0, run=None):
+        self.commands = commands        # switch -> argv
+        self.ports = ports              # switch -> its planned fabric ports
+        self.interval, self.timeout = interval, timeout
+        self.run_cmd = run or self._run
+        self.latest = {}                # switch -> set of ports down, or None
+        self.errors = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+
+    def _run(self, argv):
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, check=False)
+        if out.returncode:
+            raise OSError("%s: exit %d %s" % (" ".join(argv), out.returncode, out.stderr.strip()[:200]))
+        return out.stdout
+
+    def poll_once(self):
+        for switch, argv in sorted(self.commands.items()):
+            try:
+                found = ports_down(self.run_cmd(argv), self.ports.get(switch, ()))
+            except (OSError, subprocess.SubprocessError, LinkStateError) as exc:
+                found = None
+                self.errors[switch] = str(exc)
+            with self.lock:
+                self.latest[switch] = found
+
+    def loop(self):
+        while not self.stopped.is_set():
+            started = time.monotonic()
+            self.poll_once()
+            self.stopped.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def start(self):
+        thread = threading.Thread(target=self.loop, daemon=True)
+        thread.start()
+        return thread
+
+    def take(self):
+        with self.lock:
+            return dict(self.latest)
+
+
 class Service(object):
     """Ingest listeners + tick loop (main thread) and the HTTP endpoint (a thread)."""
 
@@ -153,6 +203,7 @@ class Service(object):
         self.next_maint = 0.0
         self.cpu = 0.0
         self.conns = {}         # host -> its agent's connection (boost requests go back on it)
+        self.poller = None      # LinkStatePoller, when switches' link-state commands are given
         self.boost_sent = 0
 
     def listen(self, address):
@@ -236,6 +287,9 @@ class Service(object):
             self.refresh_maintenance(now)
             self.next_maint = now + 1.0
         with self.lock:
+            if self.poller is not None:
+                for switch, down in self.poller.take().items():
+                    self.localiser.set_ports_down(switch, down)
             events = self.localiser.tick(now)
             self.localiser.events = []
             for event in events:
@@ -343,6 +397,10 @@ def main(argv=None):
     parser.add_argument("--boost-rate", type=float, default=100.0,
                         help="probes per second asked of the agents for the probes that tell a loss's links apart")
     parser.add_argument("--boost-seconds", type=float, default=5.0, help="length of one boost request; 0: never boost")
+    parser.add_argument("--link-state", action="append", default=[],
+                        help="SWITCH=COMMAND printing `ip -j link show` of that switch (repeatable): leaf-spine "
+                        "cables down are reported as link_down")
+    parser.add_argument("--link-state-interval", type=float, default=1.0, help="seconds between link-state reads")
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--stop-file")
     args = parser.parse_args(argv)
@@ -355,6 +413,18 @@ def main(argv=None):
     service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl,
                       linger=args.maintenance_linger)
     service.localiser.boost_rate, service.localiser.boost_seconds = args.boost_rate, args.boost_seconds
+    commands = {}
+    for item in args.link_state:
+        switch, sep, command = item.partition("=")
+        if not sep or not switch or not command.strip():
+            parser.error("--link-state %r: give SWITCH=COMMAND (e.g. leaf0='ssh admin@leaf0 ip -j link show')" % item)
+        commands[switch] = shlex.split(command)
+    if commands:
+        ports = {}
+        for switch, port in service.localiser.topo.fabric_ports:
+            ports.setdefault(switch, set()).add(port)
+        service.poller = LinkStatePoller(commands, ports, interval=args.link_state_interval)
+        service.poller.start()
     for address in args.listen or ["127.0.0.1:9720"]:
         service.listen(address)
     if args.http:

@@ -52,7 +52,7 @@ BOOST_RATE = 100.0   # probes/s asked of the agents for the probes that tell a l
 BOOST_SECONDS = 5.0  # how long one request holds (renewed while the loss is not explained)
 BOOST_HOLD = 10.0    # s after a probe's last loss that its candidates' probes stay boosted
 BOOST_MAX = 64       # probes boosted at once, fabric-wide (the agents cap their own share: boost_max_probes)
-STATE = {"up": 0, "fault": 1, "maintenance": 2, "grouped": 3, "unmeasured": 4}
+STATE = {"up": 0, "fault": 1, "maintenance": 2, "grouped": 3, "unmeasured": 4, "down": 5}
 CLASSES = {"U": "host_up", "D": "host_down", "Lu": "leaf_up", "Sd": "spine_down"}
 
 
@@ -71,6 +71,12 @@ class Topology(object):
         # switches each probe crosses (for the maintenance filter), links per switch
         self.switches_of = dict((pid, frozenset(s for link in path for s in self.info[link]["switches"]))
                                 for pid, path in self.paths.items())
+        # leaf<->spine links by their ends' ports (a switch's link-state feed: linkstate.py)
+        self.fabric_ports = {}
+        for link, info in self.info.items():
+            if info["link_class"] in ("leaf_up", "spine_down"):
+                self.fabric_ports.setdefault((info["from"], info["from_port"]), set()).add(link)
+                self.fabric_ports.setdefault((info["to"], info["to_port"]), set()).add(link)
         self.links_of_switch = {}
         for link, info in self.info.items():
             for switch in info["switches"]:
@@ -192,6 +198,8 @@ class Localiser(object):
         self.measured = set()       # probes with at least one judged sequence
         self.detect_t = None        # first tick of the current episode with failing probes
         self.boosted = {}           # probe id -> collector time its requested boost ends
+        self.ports_down = {}        # switch -> its ports the switch reports down (link-state feed), or absent
+        self.down_open = {}         # link -> its open link_down event
         self.boost_rate, self.boost_seconds = BOOST_RATE, BOOST_SECONDS
 
     # ---- ingest -------------------------------------------------------------------------------------------------
@@ -441,6 +449,7 @@ class Localiser(object):
         elif not self.open:
             self.detect_t = None
         emitted.extend(self._update(named, strong, weak, now))
+        emitted.extend(self._link_down(now))
         for key in [k for k in self.pending if k not in named]:
             del self.pending[key]
         self.maint_reported &= maint
@@ -582,6 +591,40 @@ class Localiser(object):
             out[pid] = (self.boost_rate, self.boost_seconds)
         return out
 
+    def set_ports_down(self, switch, ports):
+        """What ``switch`` reports of its ports now (the link-state feed, linkstate.py): the set of ports down;
+        None when the switch could not be read (its links keep their last state)."""
+        if ports is not None:
+            self.ports_down[switch] = set(ports)
+
+    def _link_down(self, now):
+        """``link_down`` for each leaf<->spine link (both directions of a cable) whose port a switch reports down,
+        ``recovered`` when it is up again. Loss cannot show these: routing moves the probes to a sibling path at
+        once, so the switches' own link state is the signal (docs/gom.md). On a switch under maintenance it is
+        state ``maintenance``, no event."""
+        down = set()
+        for switch, ports in self.ports_down.items():
+            for port in ports:
+                down |= self.topo.fabric_ports.get((switch, port), set())
+        out = []
+        maint = set(self.maintenance)
+        for link in sorted(down - set(self.down_open)):
+            if maint & set(self.topo.info[link]["switches"]):
+                self.link_state[link] = "maintenance"
+                continue
+            event = self._event("link_down", link, [link], [[link]], [], now)
+            self.down_open[link] = event
+            self.link_state[link] = "down"
+            out.append(event)
+        for link in sorted(set(self.down_open) - down):
+            event = self.down_open.pop(link)
+            if self.link_state.get(link) == "down":
+                del self.link_state[link]
+            rec = self._event("recovered", link, [link], [], [], now)
+            rec.update(fault_id=event["id"], detected=event["detected"], localised=event["localised"], cleared=now)
+            out.append(rec)
+        return out
+
     def _forget(self, pid):
         probe = self.probes[pid]
         probe.ring = bytearray(RING)
@@ -644,7 +687,7 @@ class Localiser(object):
         for link in links:
             for gpu in info[link]["gpus"]:
                 gpus[(gpu["host"], gpu["netdev"])] = gpu
-        loss = round(self._loss_rate(links), 4) if links and kind != "recovered" else None
+        loss = round(self._loss_rate(links), 4) if links and kind not in ("recovered", "link_down") else None
         event = {
             "schema": SCHEMA, "id": "%s-%d" % (self.run_id, next(self.seq)), "kind": kind,
             "link": one, "link_class": info[one]["link_class"] if one else None,
@@ -654,8 +697,8 @@ class Localiser(object):
             "links": list(links), "candidates": candidates, "loss": loss,
             "rtt_ms": self.link_rtt(one, now) if one else None,
             "first_loss": round(min(firsts), 3) if firsts else None,
-            "detected": round(self.detect_t if self.detect_t is not None else now, 3),
-            "localised": round(now, 3) if kind in ("link_fault", "switch_fault", "maintenance") else None,
+            "detected": round(self.detect_t if self.detect_t is not None and kind != "link_down" else now, 3),
+            "localised": round(now, 3) if kind in ("link_fault", "switch_fault", "maintenance", "link_down") else None,
             "cleared": None, "probes": list(probes), "gpus": [gpus[k] for k in sorted(gpus)], "maintenance": None,
         }
         event["fault_id"] = event["id"]

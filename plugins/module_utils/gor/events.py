@@ -9,6 +9,7 @@ Pure functions; docs/gor.md documents the mapping.
   probe packet: the steer time is measured from it). A ``switch_fault`` makes each of its links bad.
 * A ``link_fault`` of class ``host_up`` or ``host_down`` drains the host's scheduler node (the host end of the
   link); its ``recovered`` event resumes it.
+* A ``link_down`` (a leaf-spine port its switch reports down) makes the link bad since ``detected``.
 * ``recovered`` makes the link healthy since ``cleared``. ``maintenance`` and ``unlocalised`` never act: GOM
   reports this collection's own changes as maintenance, and an unlocalised fault names no link to act on.
 * Alertmanager (webhook JSON, version 4): each alert's labels carry ``link`` and ``link_class`` (GOM's
@@ -58,14 +59,14 @@ def from_gom(events):
             for name in event.get("links") or []:
                 links[name] = {"link": name, "state": "bad", "since": _since(event), "event": ident}
             continue
-        if kind not in ("link_fault", "recovered"):
-            raise EventError("events[%d].kind %r: one of link_fault, switch_fault, maintenance, unlocalised, recovered"
-                             % (index, kind))
+        if kind not in ("link_fault", "link_down", "recovered"):
+            raise EventError("events[%d].kind %r: one of link_fault, link_down, switch_fault, maintenance, unlocalised, "
+                             "recovered" % (index, kind))
         if cls in FABRIC_CLASSES:
             if kind == "recovered":
                 links[link] = {"link": link, "state": "healthy", "since": float(event["cleared"]), "event": ident}
             else:
-                state = "bad" if float(event.get("loss") or 0) >= 1.0 else "congested"
+                state = "bad" if kind == "link_down" or float(event.get("loss") or 0) >= 1.0 else "congested"
                 links[link] = {"link": link, "state": state, "since": _since(event), "event": ident}
         elif cls in HOST_CLASSES:
             drains[link] = {"id": ident, "link": link, "node": _host_end(link, cls),

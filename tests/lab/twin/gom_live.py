@@ -7,7 +7,8 @@ injected with the kernel's own tools, events read back.
 1. Plans the 1-identifiable probes asking the spines' kernels for each source port (gom.py KernelOracle), to UDP 4792.
 2. Starts the collector (plugins/module_utils/gom/collector.py, a Unix socket under DIR, the events file, lock marker
    directories DIR/markers/<switch>) and one agent per GPU host (``ip netns exec <host ns> python3 agent.py``).
-3. Per fault, one at a time: ``ip link set <dev> down`` on the link's sending end; loss with an nftables netdev egress
+3. Per fault, one at a time: ``ip link set <dev> down`` on the link's switch end (a leaf-spine cable is named
+   from the routers' port state, ``--link-state SWITCH="ip -n NS -j link show"``, as ``link_down``); loss with an nftables netdev egress
    chain on that device (``numgen random mod 100 < P drop`` on UDP only, so BGP keeps its sessions); congestion with
    ``tc qdisc ... tbf`` on the device while a UDP load crosses it. Measures the time from injection to the first
    event naming the link (detection: the collector's ``detected``; localisation: ``localised``), the link(s) named,
@@ -94,6 +95,9 @@ class Live(object):
         for switch in sorted(set(self.plan["leafs"]) | set(self.plan["spines"])):
             os.makedirs(os.path.join(self.markers, switch), exist_ok=True)
             cmd += ["--markers", "%s=%s" % (switch, os.path.join(self.markers, switch))]
+            # the routers' own port state, as iproute2 prints it (a Linux-based NOS: the same command over ssh)
+            cmd += ["--link-state", "%s=ip -n %s -j link show" % (switch, self.ns(switch))]
+        cmd += ["--link-state-interval", "0.5"]
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, ".collections"))
         # the instrument must not be what loses (as tools/bench_rollout.py's probes): above the machine's other work
         urgent = ["nice", "-n", "-10"] if os.geteuid() == 0 else []
@@ -239,7 +243,7 @@ def one_fault(live, kind, link, value=None, timeout=40.0, drain=None):
         while time.monotonic() < deadline:
             for event in live.new_events():
                 events.append(event)
-                if event["kind"] in ("link_fault", "maintenance", "switch_fault", "unlocalised"):
+                if event["kind"] in ("link_fault", "link_down", "maintenance", "switch_fault", "unlocalised"):
                     named |= set(event["links"] or [])
             if named >= expected or (drain and any(e["kind"] == "maintenance" for e in events)):
                 time.sleep(0.5)
@@ -265,7 +269,7 @@ def one_fault(live, kind, link, value=None, timeout=40.0, drain=None):
         row["detect_s"] = round(min(e["detected"] for e in mine) - injected, 2)
         row["localise_s"] = round(max(e["localised"] for e in mine if e["localised"]) - injected, 2) if any(
             e["localised"] for e in mine) else None
-        row["exact"] = all(e["kind"] == ("maintenance" if drain else "link_fault") for e in mine) and \
+        row["exact"] = all(e["kind"] in (("maintenance",) if drain else ("link_fault", "link_down")) for e in mine) and \
             set(x for e in mine for x in e["links"] or []) <= expected | set(
                 live.twin.plan and []) and set(row["named"]) >= expected
     else:
@@ -300,12 +304,15 @@ def campaign(live, which, seed=5):
         plan = []
         drains = [("loss", rng.choice(classes[c]), 100) for c in sorted(classes)]
     elif which == "small":
-        # CI: one link per class, 100 % loss and link down on a host link, 20 % on a fabric link, one drain
+        # CI: one link per class, 100 % loss and link down on a host link, 20 % on a fabric link, one drain, one
+        # leaf-spine cable down
         picks = [(rng.choice(classes[c]), c) for c in sorted(classes)]
         plan = [("loss", link, 100) for link, _c in picks]
         plan += [("down", [link for link, c in picks if c == "host_up"][0], None),
                  ("loss", [link for link, c in picks if c == "leaf_up"][0], 20)]
         drains = [("loss", [link for link, c in picks if c == "spine_down"][0], 100)]
+        # a leaf-spine cable, last (see below): named from the routers' port state as link_down
+        downs = [("down", [link for link, c in picks if c == "leaf_up"][0], None)]
     else:
         # "full", "class:A[,B]" (every kind on those classes), "loss:A[,B]" (100 % and 20 % loss only, then the drains)
         kind_of_run, _sep, names = which.partition(":")

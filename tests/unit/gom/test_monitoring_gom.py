@@ -89,7 +89,8 @@ def test_alert_rules_and_panel_use_exported_series_with_their_labels():
     have = samples()
     with open(os.path.join(ROOT, "monitoring", "gom-alerts.yml")) as handle:
         rules = yaml.safe_load(handle)["groups"][0]["rules"]
-    assert [r["alert"] for r in rules] == ["GomLinkFault", "GomSwitchFault", "GomLinkLossy", "GomAgentDroppingBatches"]
+    assert [r["alert"] for r in rules] == [
+        "GomLinkFault", "GomSwitchFault", "GomLinkDown", "GomLinkLossy", "GomAgentDroppingBatches"]
     for rule in rules:
         assert used(rule["expr"]) and used(rule["expr"]) <= set(have), rule["expr"]
     with open(os.path.join(ROOT, "monitoring", "gom-dashboard.json")) as handle:
@@ -98,7 +99,7 @@ def test_alert_rules_and_panel_use_exported_series_with_their_labels():
     assert exprs and all(used(e) and used(e) <= set(have) for e in exprs)
     state = dashboard["panels"][0]
     assert state["type"] == "state-timeline" and "gom_link_state" in state["targets"][0]["expr"]
-    assert set(state["fieldConfig"]["defaults"]["mappings"][0]["options"]) == {"0", "1", "2", "3", "4"}
+    assert set(state["fieldConfig"]["defaults"]["mappings"][0]["options"]) == {"0", "1", "2", "3", "4", "5"}
     # the promtool test's series are the collector's label sets
     with open(os.path.join(ROOT, "monitoring", "tests", "gom-alerts-test.yml")) as handle:
         doc = yaml.safe_load(handle)

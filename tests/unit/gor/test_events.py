@@ -18,6 +18,8 @@ def test_gom_fabric_fault_congestion_and_recovery():
     out = events.from_gom([gom("link_fault", FABRIC, "leaf_up")])
     assert out["links"] == [{"link": FABRIC, "state": "bad", "since": 100.0, "event": "r1-1"}] and out["drains"] == []
     assert events.from_gom([gom("link_fault", FABRIC, "spine_down", loss=0.02)])["links"][0]["state"] == "congested"
+    down = events.from_gom([gom("link_down", FABRIC, "leaf_up", loss=None, first_loss=None, detected=120.0)])
+    assert down["links"] == [{"link": FABRIC, "state": "bad", "since": 120.0, "event": "r1-1"}]
     later = events.from_gom([gom("link_fault", FABRIC, "leaf_up"), gom("recovered", FABRIC, "leaf_up", cleared=160.0)])
     assert later["links"] == [{"link": FABRIC, "state": "healthy", "since": 160.0, "event": "r1-1"}]
 
