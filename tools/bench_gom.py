@@ -175,8 +175,9 @@ def main(argv=None):
     parser.add_argument("what", choices=["scale", "twin", "rollout"])
     parser.add_argument("--sizes", default="4096,32768")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--campaign", default="full", help="twin: full, or class:<link class> (host_up, host_down, "
-                        "leaf_up, spine_down)")
+    parser.add_argument("--campaign", default="full", help="twin: full, class:<link class> (host_up, host_down, "
+                        "leaf_up, spine_down), loss:<classes>, drains, or quiet[:seconds[:burners]] (no fault for that "
+                        "long under busy processes: every event a false alarm)")
     args = parser.parse_args(argv)
     return {"scale": main_scale, "twin": main_twin, "rollout": main_rollout}[args.what](args)
 

@@ -31,6 +31,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
 
 TICK = 0.1
+MARKERS_EVERY = 0.25    # s between reads of the lock marker directories and the silences (a change's first
+                        # lost packet must find its switch already under maintenance)
 MAX_LINE = 4 * 1024 * 1024
 GPU_LABEL_MAX = 16
 
@@ -263,8 +265,10 @@ class Service(object):
                         self.conns[batch["host"]] = conn
 
     def refresh_maintenance(self, now):
-        """Switches under change, drain or silence now, and for ``linger`` seconds after (routes settle after a
-        change: BGP reconverges, a drained switch takes traffic back)."""
+        """Switches under change, drain or silence now: for as long as the lock marker or drain record lives
+        (switch_config's own waits after a drain and after the change are inside it), then until the probes
+        crossing the switch have been clean for a second since it ended (routes settled: BGP reconverged, a
+        drained switch took its traffic back), at most ``linger`` seconds."""
         found = {}
         for switch, directory in self.markers.items():
             marker = read_markers(directory, now, self.lock_ttl)
@@ -276,7 +280,7 @@ class Service(object):
         for switch, (seen, marker) in list(self.held.items()):
             if switch in found:
                 continue
-            if now - seen <= self.linger:
+            if now - seen <= self.linger and not self.localiser.settled(switch, seen, now):
                 found[switch] = dict(marker, ended=seen)
             else:
                 del self.held[switch]
@@ -285,7 +289,7 @@ class Service(object):
     def tick(self, now):
         if now >= self.next_maint:
             self.refresh_maintenance(now)
-            self.next_maint = now + 1.0
+            self.next_maint = now + MARKERS_EVERY
         with self.lock:
             if self.poller is not None:
                 for switch, down in self.poller.take().items():
@@ -393,7 +397,8 @@ def main(argv=None):
     parser.add_argument("--silences", help="JSON file of operator silences")
     parser.add_argument("--lock-ttl", type=int, default=1800)
     parser.add_argument("--maintenance-linger", type=float, default=10.0,
-                        help="seconds a switch stays under maintenance after its marker, drain record or silence ends")
+                        help="at most this many seconds a switch stays under maintenance after its marker, drain "
+                        "record or silence ends (it ends sooner once the switch's probes are clean for 1 s)")
     parser.add_argument("--boost-rate", type=float, default=100.0,
                         help="probes per second asked of the agents for the probes that tell a loss's links apart")
     parser.add_argument("--boost-seconds", type=float, default=5.0, help="length of one boost request; 0: never boost")

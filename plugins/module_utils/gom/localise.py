@@ -666,6 +666,25 @@ class Localiser(object):
             out.append(event)
         return out
 
+    def settled(self, switch, ended, now):
+        """Every probe crossing ``switch`` has been judged clean for CLEAR_AFTER seconds of packets, counted from
+        when its maintenance record went away (``ended``) or from its last loss if later: the routes around it
+        settled."""
+        if now - ended < CLEAR_AFTER:
+            return False
+        for pid, crossed in self.topo.switches_of.items():
+            if switch not in crossed:
+                continue
+            probe = self.probes[pid]
+            if not probe.eval_to:
+                continue
+            since = ended
+            if probe.last_loss > 0 and probe.eval_to - probe.last_loss < RING:
+                since = max(since, probe.sent_at[probe.last_loss % RING])
+            if probe.sent_at[probe.eval_to % RING] < since + CLEAR_AFTER:
+                return False
+        return True
+
     def set_maintenance(self, switches):
         """{switch: {"by", "holder", "since"}} under change, drain or silence now; links of switches leaving it
         return to ``up`` (their probes are judged afresh)."""

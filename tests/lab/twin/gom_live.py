@@ -295,8 +295,33 @@ def link_classes(report):
     return out
 
 
+def quiet(live, seconds, burners):
+    """No fault for ``seconds`` while ``burners`` busy processes (one per core and more: a loaded machine) compete
+    with the agents and the collector: every event is a false alarm."""
+    spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _n in range(burners)]
+    started = time.time()
+    try:
+        time.sleep(seconds)
+    finally:
+        for proc in spin:
+            proc.terminate()
+        for proc in spin:
+            proc.wait()
+    events = [e for e in live.new_events() if e["kind"] != "recovered"]
+    return {"kind": "quiet", "value": burners, "link": None, "seconds": round(time.time() - started, 1), "drain": None,
+            "expected": [], "named": [], "events": [e["kind"] for e in events], "false_alarms": len(events),
+            "false": [(e["kind"], e["links"]) for e in events], "exact": not events, "detect_s": None, "localise_s": None,
+            "load": os.getloadavg()[0]}
+
+
 def campaign(live, which, seed=5):
     rng = random.Random(seed)
+    if which.startswith("quiet"):
+        # quiet[:SECONDS[:BURNERS]]: no fault, the machine loaded
+        parts = (which.split(":") + ["", ""])[1:3]
+        row = quiet(live, float(parts[0] or 120), int(parts[1] or 2 * (os.cpu_count() or 2)))
+        live.record(row)
+        return [row]
     classes = link_classes(live.report)
     rows = []
     downs = []
@@ -373,6 +398,10 @@ def summary(rows):
         if chosen:
             out[name] = dict(figures(chosen, "localise_s"), detect_median_s=figures(chosen, "detect_s")["median_s"])
     out["false_alarms"] = sum(r["false_alarms"] for r in rows)
+    for row in rows:
+        if row["kind"] == "quiet":
+            out["quiet"] = {"seconds": row["seconds"], "burners": row["value"], "load": round(row["load"], 1),
+                            "false_alarms": row["false_alarms"]}
     return out
 
 
@@ -420,7 +449,8 @@ def main(argv=None):
     parser.add_argument("--plan", required=True)
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--state", required=True)
-    parser.add_argument("--campaign", default="small", help="small, full, or class:<link class> (full, one class)")
+    parser.add_argument("--campaign", default="small", help="small, full, class:<link class> (full, one class), "
+                        "loss:<classes>, drains, or quiet[:seconds[:burners]] (no fault, the machine loaded)")
     parser.add_argument("--rate", type=float, default=10.0)
     args = parser.parse_args(argv)
     with open(args.plan) as handle:

@@ -184,16 +184,35 @@ def test_maintenance_from_lock_markers_drain_records_and_silences(tmp_path):
                                     {"switch": "leaf1", "until": now - 1}]))
     assert read_silences(str(silences), now) == {"leaf0": {"by": "silence", "holder": "cable swap", "since": None}}
     assert read_silences(str(tmp_path / "none.json"), now) == {}
-    # the service holds a switch under maintenance for ``linger`` seconds after its records end (routes settle)
-    markers = tmp_path / "leaf2"
+    # the service holds a switch under maintenance while its records live, then until its probes are clean for a
+    # second since they ended (routes settled), at most ``linger`` seconds
+    markers = tmp_path / "l0"
     markers.mkdir()
     (markers / ("aifabric-lock." + tag)).write_text("")
-    loc = Localiser(tiny_topology())
-    service = Service(loc, markers={"leaf2": str(markers)}, linger=10.0)
+    loc = Localiser(tiny_topology(), rate=10)
+    service = Service(loc, markers={"l0": str(markers)}, linger=10.0)
     service.refresh_maintenance(now)
-    assert loc.maintenance["leaf2"]["by"] == "lock"
+    assert loc.maintenance["l0"]["by"] == "lock"
     (markers / ("aifabric-lock." + tag)).unlink()
-    service.refresh_maintenance(now + 5)
-    assert loc.maintenance["leaf2"]["ended"] == now
-    service.refresh_maintenance(now + 11)
-    assert "leaf2" not in loc.maintenance
+    sent = 0
+    for step in range(1, 80):       # probe 0 (a -> b, through l0) loses everything until now + 3, then is clean
+        t = now + step * 0.1
+        sent += 1
+        loc.ingest({"host": "a", "tx": [[0, sent]]}, t)
+        loc.ingest({"host": "b", "rx": [[0, [[sent, sent]]]] if t > now + 3 else []}, t)
+        loc.tick(t)
+        service.refresh_maintenance(t)
+        if t < now + 3.5:
+            assert loc.maintenance["l0"]["ended"] == now, t      # lossy since the record went: not settled
+        if t > now + 5:
+            assert "l0" not in loc.maintenance, t                 # clean for a second: settled (< linger)
+    (markers / ("aifabric-lock." + tag)).write_text("")
+    service.refresh_maintenance(now + 20)
+    (markers / ("aifabric-lock." + tag)).unlink()
+    loc.ingest({"host": "a", "tx": [[0, sent + 200]]}, now + 21)   # every packet from now on lost
+    for step in range(1, 130):
+        t = now + 20 + step * 0.1
+        loc.ingest({"host": "b"}, t)
+        service.refresh_maintenance(t)
+        loc.tick(t)
+    assert "l0" not in loc.maintenance                            # never settled: released at linger
