@@ -19,9 +19,15 @@ Done-when figure is missed.
 rollout: a lab twin whose routers keep their lock markers in directories of their own (twin.py --lock-dirs), converged
 by site.yml; GOM live on it (the collector reads those directories: the product's maintenance filter); then a change
 of every switch (the underlay's BGP timers, as tools/bench_rollout.py) rolled out by site.yml with the maintenance
-drain on spines (auto) and on every switch (always). Every event is listed; exit 1 on any fault event (a loss the
-rollout caused must be reported as maintenance, never as a fault).
+drain on spines (auto) and on every switch (always). During each rollout an injector (``Injector``) makes the
+maintenance filter work: when a switch's lock marker appears it drops every UDP packet (nftables, as the campaign)
+on one of that switch's fabric links for 3 s (or until the marker goes), and once, while some switch is under
+change, it drops 100 % on a host link of a leaf that is not (a real fault elsewhere). Every event is listed; exit 1
+unless every injected maintenance loss is reported as maintenance, the real fault as a link_fault naming its link,
+and nothing else as a fault.
 """
+import random
+import threading
 import argparse
 import json
 import os
@@ -111,6 +117,80 @@ def main_twin(args):
     return 1 if result["missed"] else 0
 
 
+class Injector(object):
+    """Loss on the links of switches while this collection changes them (their lock marker is in their directory),
+    and one real fault on a host link of a leaf that is not under change at the time."""
+
+    def __init__(self, live, locks, seed=9):
+        self.live, self.locks = live, locks
+        self.rng = random.Random(seed)
+        self.classes = gom_live_classes(live.report)
+        self.stop = threading.Event()
+        self.maint, self.real = [], None
+        self.thread = None
+
+    def marked(self):
+        out = set()
+        for switch in os.listdir(self.locks):
+            try:
+                if any(n.startswith("aifabric-lock.aif-") for n in os.listdir(os.path.join(self.locks, switch))):
+                    out.add(switch)
+            except OSError:
+                continue
+        return out
+
+    def fabric_link_of(self, switch):
+        links = [x for c in ("leaf_up", "spine_down") for x in self.classes[c] if x.split(":")[0] == switch]
+        return self.rng.choice(links) if links else None
+
+    def run(self):
+        done = set()
+        seen_at = {}
+        while not self.stop.is_set():
+            now = time.time()
+            marked = self.marked()
+            for switch in marked:
+                seen_at[switch] = now
+            for switch in sorted(marked - done):
+                link = self.fabric_link_of(switch)
+                if link is None:
+                    continue
+                done.add(switch)
+                self.live.inject("loss", link, 100)
+                start = time.time()
+                while time.time() - start < 3.0 and switch in self.marked() and not self.stop.is_set():
+                    time.sleep(0.1)
+                self.live.clear("loss", link)
+                self.maint.append({"switch": switch, "link": link, "on": start, "off": time.time()})
+                break
+            if self.real is None and marked:
+                # a leaf changed already (its marker gone for 12 s, past any settling) or never, not under change
+                free = [leaf for leaf in sorted(self.live.plan["leafs"]) if leaf not in marked and
+                        now - seen_at.get(leaf, 0) > 12.0]
+                if free:
+                    leaf = free[0]
+                    link = self.rng.choice([x for x in self.classes["host_up"] if x.split(">")[1].startswith(leaf + ":")])
+                    self.live.inject("loss", link, 100)
+                    start = time.time()
+                    self.stop.wait(4.0)
+                    self.live.clear("loss", link)
+                    self.real = {"leaf": leaf, "link": link, "on": start, "off": time.time(), "under_change": sorted(marked)}
+            self.stop.wait(0.1)
+
+    def start(self):
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join(30)
+
+
+def gom_live_classes(report):
+    import gom_live
+    return gom_live.link_classes(report)
+
+
 def main_rollout(_args):
     import yaml
     import labid
@@ -147,13 +227,22 @@ def main_rollout(_args):
                 with open(extra, "w") as handle:
                     json.dump({"fabric": change, "switch_drain": drain, "switch_drain_wait": 3}, handle)
                 started = time.monotonic()
-                result = bench_rollout.site_yml(state, "--tags", "plan,switches", "-e", "@" + extra)
+                injector = Injector(live, live.markers)
+                injector.start()
+                try:
+                    result = bench_rollout.site_yml(state, "--tags", "plan,switches", "-e", "@" + extra)
+                finally:
+                    injector.finish()
                 took = time.monotonic() - started
                 time.sleep(15)      # the last switch's linger and any late loss
                 events = live.new_events()
                 drained = sorted(name for name, (_s, _e, res) in bench_rollout.windows(result).items() if res.get("drained"))
+                faults = [e for e in events if e["kind"] not in ("maintenance", "recovered")]
+                real = injector.real["link"] if injector.real else None
                 rows.append({"drain": drain, "rollout_s": round(took, 1), "drained": drained,
-                             "faults": [e for e in events if e["kind"] not in ("maintenance", "recovered")],
+                             "faults": faults, "injected_maintenance": injector.maint, "injected_real": injector.real,
+                             "real_named": bool(real) and any(e["kind"] == "link_fault" and e["link"] == real for e in faults),
+                             "false_faults": [e for e in faults if e["link"] != real or e["kind"] != "link_fault"],
                              "maintenance": sorted(set(e["switch"] for e in events if e["kind"] == "maintenance")),
                              "events": [(e["kind"], e["switch"] or e["link"]) for e in events]})
         finally:
@@ -162,10 +251,15 @@ def main_rollout(_args):
         subprocess.run(twin + ["down"] + common, check=False, stdout=subprocess.DEVNULL)
     out = {"converge_s": round(converge_s, 1), "probes": live.report["count"], "baseline": baseline, "rollouts": rows}
     print(json.dumps(out, indent=1, sort_keys=True))
+    bad = bool(baseline)
     for row in rows:
-        print("drain %s: rollout %.0f s, drained %s, fault events %d, maintenance on %s" % (
-            row["drain"], row["rollout_s"], row["drained"], len(row["faults"]), row["maintenance"]))
-    return 1 if baseline or any(row["faults"] for row in rows) else 0
+        lossy = sorted(m["switch"] for m in row["injected_maintenance"])
+        print("drain %s: rollout %.0f s, drained %s; loss injected under change on %s, maintenance reported on %s; "
+              "real fault %s named %s; other fault events %d" % (
+                  row["drain"], row["rollout_s"], row["drained"], lossy, row["maintenance"],
+                  row["injected_real"] and row["injected_real"]["link"], row["real_named"], len(row["false_faults"])))
+        bad = bad or row["false_faults"] or not row["real_named"] or not lossy or not set(lossy) <= set(row["maintenance"])
+    return 1 if bad else 0
 
 
 def main(argv=None):

@@ -31,8 +31,9 @@ from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
 
 TICK = 0.1
-MARKERS_EVERY = 0.25    # s between reads of the lock marker directories and the silences (a change's first
-                        # lost packet must find its switch already under maintenance)
+# s between reads of the lock marker directories and the silences (a change's first lost packet must find its switch
+# already under maintenance)
+MARKERS_EVERY = 0.25
 MAX_LINE = 4 * 1024 * 1024
 GPU_LABEL_MAX = 16
 
@@ -153,15 +154,34 @@ class LinkStatePoller(object):
         self.stopped = threading.Event()
 
     def _run(self, argv):
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, check=False)
-        if out.returncode:
-            raise OSError("%s: exit %d %s" % (" ".join(argv), out.returncode, out.stderr.strip()[:200]))
-        return out.stdout
+        """Start ``argv``; returns a function that waits for it and returns its output."""
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def wait():
+            try:
+                out, err = proc.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+            if proc.returncode:
+                raise OSError("%s: exit %d %s" % (" ".join(argv), proc.returncode, err.strip()[:200]))
+            return out
+        return wait
 
     def poll_once(self):
+        """Every switch's command at once (one read cycle takes as long as the slowest switch, not their sum)."""
+        started = {}
         for switch, argv in sorted(self.commands.items()):
             try:
-                found = ports_down(self.run_cmd(argv), self.ports.get(switch, ()))
+                started[switch] = self.run_cmd(argv)
+            except OSError as exc:
+                started[switch] = exc
+        for switch, wait in sorted(started.items()):
+            try:
+                if isinstance(wait, Exception):
+                    raise wait
+                found = ports_down(wait(), self.ports.get(switch, ()))
             except (OSError, subprocess.SubprocessError, LinkStateError) as exc:
                 found = None
                 self.errors[switch] = str(exc)

@@ -14,8 +14,10 @@ probe's loss belongs to its planned path only. RTT comes from the echo the recei
 
 Localisation (boolean tomography over the 1-identifiable plan, deTector ATC'17; NetBouncer/007's idea that a link
 is suspected only if every path across it is bad):
-- ``strong``: probes with >= 2 losses in the last second or >= 3 in the last 30 s; ``weak``: probes with any loss
-  in the last 30 s.
+- ``weak``: probes with any loss in the last 30 s of packets; ``strong``: those whose losses since their first
+  one fail a sequential binomial test against background loss NOISE (false-alarm probability ALPHA per look).
+- adaptive confirmation (:meth:`Localiser.boosts`): the probes crossing an unexplained loss's links are asked of
+  their agents at BOOST_RATE for a while, so the evidence below accrues in a fraction of a second.
 - a link is a candidate when ``strong`` is inside its signature (the probes crossing it); candidates are scored by
   a generalised likelihood ratio (one loss rate over the link's probes, background loss NOISE off it) and the best,
   leading the next by LOG_MARGIN, named twice in a row is a ``link_fault``; candidates the plan cannot tell apart
@@ -45,7 +47,7 @@ ALPHA = 1e-6         # false-alarm probability per probe and look of that test (
 CLEAR_AFTER = 1.0    # s of clean probes before a fault is recovered
 CLEAR_ALPHA = 0.01   # ... and n packets with (1 - loss) ** n below this
 LOG_NOISE = -6.9     # log of the background loss per packet assumed off the named link (1e-3)
-LOG_MARGIN = 4.6     # log-likelihood lead (~20:1) the named link needs over the next explanation
+LOG_MARGIN = 4.6     # log-likelihood lead (100:1) the named link needs over the next explanation
 UNLOCALISED_TICKS = 300  # ticks (of 100 ms) of unexplained failing probes before an unlocalised event
 GROUP_MIN = 3        # failing links on one switch that make a switch fault
 BOOST_RATE = 100.0   # probes/s asked of the agents for the probes that tell a loss's candidate links apart

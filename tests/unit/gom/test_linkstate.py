@@ -3,6 +3,7 @@ at once), so the switches' own port state (iproute2's `ip -j link show`, a real 
 directions, with the GPUs whose bound path moved; it recovers when the port is up, and a switch under maintenance
 reports no fault."""
 import os
+import time
 
 import pytest
 
@@ -78,7 +79,7 @@ def test_the_poller_reads_each_switch_and_a_failing_read_is_unknown(lab_topo):
         calls.append(argv)
         if argv[0] == "broken":
             raise OSError("ssh: connect to host leaf1 port 22: Connection refused")
-        return capture().replace('"ifname":"swp11"', '"ifname":"Ethernet8"')
+        return lambda: capture().replace('"ifname":"swp11"', '"ifname":"Ethernet8"')
     poller = LinkStatePoller({"leaf0": ["ip", "-j", "link", "show"], "leaf1": ["broken"]},
                              {"leaf0": {"Ethernet8", "Ethernet9"}, "leaf1": {"Ethernet9"}}, run=run)
     poller.poll_once()
@@ -88,3 +89,10 @@ def test_the_poller_reads_each_switch_and_a_failing_read_is_unknown(lab_topo):
     events = service.tick(5.0)
     assert [(e["kind"], e["link"]) for e in events] == [("link_down", "leaf0:Ethernet8>spine1:Ethernet1"),
                                                         ("link_down", "spine1:Ethernet1>leaf0:Ethernet8")]
+    # the real command path: a process per switch, all started before any is waited for
+    real = LinkStatePoller({"a": ["sh", "-c", "sleep 0.3; cat %s" % CAPTURE], "b": ["sh", "-c", "sleep 0.3; exit 3"]},
+                           {"a": {"swp11", "Ethernet8"}, "b": {"x"}})
+    started = time.monotonic()
+    real.poll_once()
+    assert time.monotonic() - started < 0.55
+    assert real.take() == {"a": {"swp11"}, "b": None} and "exit 3" in real.errors["b"]
