@@ -49,6 +49,9 @@ CLEAR_ALPHA = 0.01   # ... and n packets with (1 - loss) ** n below this
 LOG_NOISE = -6.9     # log of the background loss per packet assumed off the named link (1e-3)
 LOG_MARGIN = 4.6     # log-likelihood lead (100:1) the named link needs over the next explanation
 UNLOCALISED_TICKS = 300  # ticks (of 100 ms) of unexplained failing probes before an unlocalised event
+# ticks the same several-link explanation (a cover) must hold: the second link's probes may not have lost yet (a
+# cable down: both directions fail, and their probes' first losses differ)
+COVER_TICKS = 4
 GROUP_MIN = 3        # failing links on one switch that make a switch fault
 BOOST_RATE = 100.0   # probes/s asked of the agents for the probes that tell a loss's candidate links apart
 BOOST_SECONDS = 5.0  # how long one request holds (renewed while the loss is not explained)
@@ -514,7 +517,7 @@ class Localiser(object):
             self.pending[key] = self.pending.get(key, 0) + 1
             # named twice in a row; failing probes nothing explains: only after LONG seconds of it (partial loss
             # leaves some of a link's probes clean for a while)
-            if self.pending[key] < (UNLOCALISED_TICKS if key == "unlocalised" else 2):
+            if self.pending[key] < need_ticks(key, kind, candidates):
                 continue
             event = self._event(kind, key, links, candidates, probes, now)
             self.open[key] = event
@@ -732,6 +735,16 @@ class Localiser(object):
         if not any(pid in self.measured for pid in self.topo.sig.get(link, ())):
             return "unmeasured"
         return "up"
+
+
+def need_ticks(key, kind, candidates):
+    """Ticks in a row an explanation must hold before it is reported: one link named by the likelihood ratio 2,
+    a cover of several links (or a switch fault) COVER_TICKS, nothing explained UNLOCALISED_TICKS."""
+    if key == "unlocalised":
+        return UNLOCALISED_TICKS
+    if kind == "switch_fault" or (kind == "link_fault" and candidates and len(candidates[0]) > 1):
+        return COVER_TICKS
+    return 2
 
 
 def significant(k, n, p=NOISE, alpha=ALPHA):
