@@ -314,12 +314,14 @@ class Agent(object):
         for probe in self.probes:
             if probe["next"] > now:
                 continue
-            probe["seq"] += 1
             try:
-                probe["sock"].sendto(pack(REQUEST, probe["id"], probe["seq"], mono_ns), probe["dst"])
+                probe["sock"].sendto(pack(REQUEST, probe["id"], probe["seq"] + 1, mono_ns), probe["dst"])
+                probe["seq"] += 1
+                self.tx[probe["id"]] = probe["seq"]
             except OSError as exc:
+                # not sent (a full send buffer on a starved host: EAGAIN/ENOBUFS): the number is used again, so the
+                # collector never counts a packet this host did not send as lost on the network
                 self.errors["send_" + errno.errorcode.get(exc.errno, str(exc.errno))] += 1
-            self.tx[probe["id"]] = probe["seq"]
             interval = probe["boost_interval"] if probe["boost_until"] > now else self.interval
             probe["next"] += interval
             if probe["next"] < now:          # fell behind (suspended): do not burst to catch up

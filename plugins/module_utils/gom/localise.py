@@ -42,6 +42,7 @@ ONE_WAY = 0.05       # s a probe packet may take to reach the receiving agent (q
 DRIFT = 1e-4         # s per s the agents' monotonic clocks may drift from the collector's (100 ppm)
 RING = 512           # outcomes kept per probe (seq % RING); > 30 s at 10 probes/s
 SHORT, LONG = 1.0, 30.0
+REROUTE_HOLD = 3.0   # s after a fabric cable came up during which losses between its two switches are rerouting
 NOISE = 1e-3         # background loss per packet the detection test holds a probe's losses against
 ALPHA = 1e-6         # false-alarm probability per probe and look of that test (a binomial tail)
 CLEAR_AFTER = 1.0    # s of clean probes before a fault is recovered
@@ -76,16 +77,25 @@ class Topology(object):
         # switches each probe crosses (for the maintenance filter), links per switch
         self.switches_of = dict((pid, frozenset(s for link in path for s in self.info[link]["switches"]))
                                 for pid, path in self.paths.items())
-        # leaf<->spine links by their ends' ports (a switch's link-state feed: linkstate.py)
-        self.fabric_ports = {}
-        for link, info in self.info.items():
-            if info["link_class"] in ("leaf_up", "spine_down"):
-                self.fabric_ports.setdefault((info["from"], info["from_port"]), set()).add(link)
-                self.fabric_ports.setdefault((info["to"], info["to_port"]), set()).add(link)
+        self.probes_of_pair = {}    # frozenset of a fabric link's two switches -> probes crossing a link between them
+        for pid, path in self.paths.items():
+            for link in path:
+                if self.info[link]["link_class"] in ("leaf_up", "spine_down"):
+                    self.probes_of_pair.setdefault(frozenset(self.info[link]["switches"]), set()).add(pid)
         self.links_of_switch = {}
         for link, info in self.info.items():
             for switch in info["switches"]:
                 self.links_of_switch.setdefault(switch, set()).add(link)
+        # leaf<->spine links by their ends' ports (a switch's link-state feed: linkstate.py), both directions of each
+        # cable, also a direction no probe crosses (its state reads "not measured"; a cable down still names it)
+        fabric = [link for link, info in self.info.items() if info["link_class"] in ("leaf_up", "spine_down")]
+        reverse = sorted(set(">".join(link.split(">")[::-1]) for link in fabric) - set(self.info))
+        self.info.update(link_info(plan, reverse))
+        self.fabric_ports = {}
+        for link in fabric + reverse:
+            info = self.info[link]
+            self.fabric_ports.setdefault((info["from"], info["from_port"]), set()).add(link)
+            self.fabric_ports.setdefault((info["to"], info["to_port"]), set()).add(link)
 
 
 def link_info(plan, links):
@@ -205,6 +215,7 @@ class Localiser(object):
         self.boosted = {}           # probe id -> collector time its requested boost ends
         self.ports_down = {}        # switch -> its ports the switch reports down (link-state feed), or absent
         self.down_open = {}         # link -> its open link_down event
+        self.rerouting = {}         # frozenset((switch, switch)) -> until when losses between them are rerouting
         self.boost_rate, self.boost_seconds = BOOST_RATE, BOOST_SECONDS
 
     # ---- ingest -------------------------------------------------------------------------------------------------
@@ -439,6 +450,9 @@ class Localiser(object):
         now = self.clock() if now is None else now
         self._judge(now)
         strong, weak = self._sets()
+        rerouted = self._rerouted(now)
+        if rerouted:
+            strong, weak = strong - rerouted, weak - rerouted
         maint = set(self.maintenance)
         emitted = []
         if maint:
@@ -596,6 +610,27 @@ class Localiser(object):
             out[pid] = (self.boost_rate, self.boost_seconds)
         return out
 
+    def _rerouted(self, now):
+        """Probes crossing a link between two switches joined by a cable that is down, or came up less than
+        REROUTE_HOLD s ago: routing is moving flows between the parallel links (ECMP groups shrink and grow, the
+        plan's source ports may land elsewhere for a while), so their losses belong to the link_down event."""
+        pairs = set(frozenset(self.topo.info[link]["switches"]) for link in self.down_open)
+        ended = set()
+        for pair, until in list(self.rerouting.items()):
+            if until < now:
+                del self.rerouting[pair]
+                ended.add(pair)
+            else:
+                pairs.add(pair)
+        for pair in ended - pairs:
+            # what they lost while routing moved them belongs to the link_down: never judged again as a fault
+            for pid in self.topo.probes_of_pair.get(pair, ()):
+                self._forget(pid)
+        out = set()
+        for pair in pairs:
+            out |= self.topo.probes_of_pair.get(pair, set())
+        return out
+
     def set_ports_down(self, switch, ports):
         """What ``switch`` reports of its ports now (the link-state feed, linkstate.py): the set of ports down;
         None when the switch could not be read (its links keep their last state)."""
@@ -623,6 +658,7 @@ class Localiser(object):
             out.append(event)
         for link in sorted(set(self.down_open) - down):
             event = self.down_open.pop(link)
+            self.rerouting[frozenset(self.topo.info[link]["switches"])] = now + REROUTE_HOLD
             if self.link_state.get(link) == "down":
                 del self.link_state[link]
             rec = self._event("recovered", link, [link], [], [], now)

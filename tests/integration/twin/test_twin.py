@@ -153,9 +153,11 @@ def test_gom_probes_reach_every_link_under_the_kernel_hash(twin):
 def test_gom_live_names_each_fault_and_reports_a_drain_as_maintenance(twin, tmp_path):
     """GOM live (issue 38): the 1-identifiable probes (ports asked of the spines' kernels), the real agent in every GPU
     host namespace and the real collector; one fault at a time on one link of each class: 100 % loss (nftables egress
-    drop), a cable down (ip link set down at the switch end: both directions), 20 % loss on a leaf uplink, and 100 %
-    loss on a spine link while a drain record of this collection says the spine is being drained. Each fault named
-    exactly (the drained one as maintenance), no other event, 100 % loss and link down within 1 s median and 2 s worst."""
+    drop), a host cable down (ip link set down at the switch end: both directions, named by loss), 20 % loss on a leaf
+    uplink, 100 % loss on a spine link while a drain record of this collection says the spine is being drained, and a
+    leaf-spine cable down (no probe lost: BGP moves them; named as link_down from the routers' `ip -j link show`).
+    Each fault named exactly (the drained one as maintenance), no other event, 100 % loss and link down within 1 s
+    median and 2 s worst."""
     plan = twin["plan"]
     wait_sessions(plan)
     started = time.monotonic()
@@ -171,9 +173,10 @@ def test_gom_live_names_each_fault_and_reports_a_drain_as_maintenance(twin, tmp_
     for name in ("loss100", "down"):
         assert s[name]["median_s"] <= 1.0 and s[name]["worst_s"] <= 2.0, s
     assert s["drain"]["exact"] == 1
-    # 20 % loss: named exactly; how fast is the benchmark's figure (docs/gom.md: a link whose probes are a subset of
-    # another's needs clean packets on the other's probes, ~1.5 s at 10 probes/s)
-    assert s["loss20"]["worst_s"] <= 6.0
+    assert [r["events"] for r in result["rows"] if r["kind"] == "down"][-1] == ["link_down", "link_down"]
+    # 20 % loss: named exactly; the benchmark's 64 links say how fast (median 0.54 s, worst 1.05 s); one sample on a
+    # loaded CI machine gets slack
+    assert s["loss20"]["worst_s"] <= 3.0
 
 
 def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin):

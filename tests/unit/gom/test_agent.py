@@ -70,6 +70,23 @@ def test_boost_requests_are_bounded_by_the_agents_own_limits():
     assert gom_agent.check_config({"host": "h", "collector": "x:1", "rate": 200})["boost_rate"] == 200
 
 
+def test_a_packet_the_host_could_not_send_is_not_reported_sent():
+    class Full(object):
+        calls = 0
+
+        def sendto(self, data, dst):
+            Full.calls += 1
+            if Full.calls == 2:
+                raise BlockingIOError(11, "Resource temporarily unavailable")
+    agent = gom_agent.Agent({"host": "a", "collector": "unix:/nonexistent", "rate": 10})
+    agent.probes.append({"id": 3, "sock": Full(), "dst": ("127.0.0.1", 9), "seq": 0, "next": 0.0, "boost_until": 0.0,
+                         "boost_interval": 0.1})
+    for step in range(3):
+        agent.send_due(step * 0.1)
+    # three tries, the second refused by the kernel: two packets sent, numbered 1 and 2, and the error counted
+    assert agent.tx == {3: 2} and agent.probes[0]["seq"] == 2 and agent.errors["send_EAGAIN"] == 1
+
+
 def test_packet_and_ranges():
     data = gom_agent.pack(gom_agent.REQUEST, 7, 9, 123)
     assert len(data) == gom_agent.PAYLOAD and gom_agent.unpack(data) == (1, 7, 9, 123)

@@ -63,6 +63,39 @@ def test_a_fabric_cable_down_is_two_link_down_events_naming_the_gpus_and_recover
     assert loc.tick(4.0) == []
 
 
+def test_losses_while_routing_moves_flows_off_a_down_cable_are_not_a_fault(lab_topo):
+    """Probes planned across the siblings of a cable that went down (or came back) lose packets while the ECMP
+    groups change: they belong to the link_down, not to a fault of the sibling; a loss elsewhere still is one."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
+    from gom_sim import Replay
+    plan = build_plan(lab())
+    report = plan_identifiable(plan, dport=4792)
+    sim = Replay(report["probes"])
+    loc = Localiser(lab_topo, clock=lambda: 0.0)
+    sibling = "spine1:Ethernet2>leaf0:Ethernet10" if "spine1:Ethernet2>leaf0:Ethernet10" in lab_topo.sig else sorted(
+        x for x in lab_topo.sig if x.startswith("spine1:") and ">leaf0:" in x and x != "spine1:Ethernet1>leaf0:Ethernet8")[0]
+    events, t = [], 0.0
+    for step in range(80):
+        t = round(t + 0.1, 1)
+        if step == 20:
+            loc.set_ports_down("leaf0", {"Ethernet8"})
+            sim.faults = {sibling: 1.0}             # its flows are being moved: lost in the meantime
+        if step == 30:
+            loc.set_ports_down("leaf0", set())
+        if step == 40:
+            sim.faults = {}
+        if step == 60:
+            sim.faults = {"gpu02:rail1>leaf1:Ethernet1": 1.0} if "gpu02:rail1>leaf1:Ethernet1" in lab_topo.sig else {
+                sorted(x for x in lab_topo.sig if x.startswith("gpu02:rail1>"))[0]: 1.0}
+        for batch in sim.step(t):
+            loc.ingest(batch, t)
+        events.extend(loc.tick(t))
+    kinds = [(e["kind"], e["link_class"]) for e in events]
+    assert kinds[:2] == [("link_down", "leaf_up"), ("link_down", "spine_down")]
+    assert ("link_fault", "spine_down") not in kinds and ("link_fault", "host_up") in kinds
+
+
 def test_a_cable_down_on_a_switch_under_maintenance_is_no_event(lab_topo):
     loc = Localiser(lab_topo, clock=lambda: 0.0)
     loc.set_maintenance({"spine1": {"by": "lock", "holder": "aif-x", "since": 0.0}})
