@@ -12,4 +12,5 @@ test-e2e: setup
 	$(MAKE) --no-print-directory lab-up
 	$(PY) tools/demo.py --with-runner; rc=$$?; $(MAKE) --no-print-directory lab-down; exit $$rc
 TEST_TARGETS += test-e2e
-TEST_LAB_TARGETS += test-e2e
+# the checkout's podman lab and switch simulators: side by side with test-host-network's lab, before the twin
+TEST_LAB_FIRST += test-e2e

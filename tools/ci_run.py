@@ -1,11 +1,11 @@
 """Run the test targets of `make test` in lanes, in parallel, with per-target figures (issue 28 item 3).
 
-    ci_run.py --lane "test-e2e test-host-network" --lane test-switches --lane test-twin -- test-unit ...
+    ci_run.py --lane "test-e2e|test-host-network test-twin" --lane test-switches -- test-unit ...
 
-Each --lane is a list of targets that run one after another in the given order (the podman lab's
-stages share one lab: they must not overlap); lanes run side by side. Every target named after `--`
-and in no lane goes to one shared lane (the CPU-bound checks: unit, sanity, lint...), in the given order.
-`--jobs 1` runs everything one after another (the old `make test`, for before/after figures).
+Each --lane is a list of steps that run one after another in the given order; a step is one target, or several
+joined with `|` that run side by side (the step ends when all of them have). Lanes run side by side. Every target
+named after `--` and in no lane goes to one shared lane (the CPU-bound checks: unit, sanity, lint...), in the given
+order. `--jobs 1` runs everything one after another (the old `make test`, for before/after figures).
 
 Each target runs as `make --no-print-directory <target>` with its output in <logs>/<target>.log;
 the console gets one line when a target starts and one when it ends. At the end: a table per
@@ -19,7 +19,12 @@ the private simulators and twins of two checkouts' `make test` never share a por
 
 Targets whose tests measure real time (--timed: the twin's traffic probes, the switch simulators' timers) run at
 normal priority; every other target runs under `nice -n <--nice>` (10 by default), so that the CPU-bound lanes beside
-them (unit, sanity, lint, the podman lab) cannot starve a probe into a false loss on a 2-core machine.
+them (unit, sanity, lint, the podman lab) cannot starve a probe into a false loss on a 2-core machine. Targets on the
+critical path (--critical: the podman lab's stages, which the twin waits for) run at `nice -n <--critical-nice>`
+(4 by default): ahead of the CPU-bound lanes, which have time to spare, behind the timed targets.
+
+`--budget S` (0: none) fails the run when its wall time exceeds S seconds, naming the longest lane, so CI cannot
+silently grow past its time limit; every target still runs and is reported.
 """
 import argparse
 import os
@@ -48,11 +53,13 @@ def loadavg():
 
 
 class Runner:
-    def __init__(self, logs, make, timed=(), nice=10):
+    def __init__(self, logs, make, timed=(), nice=10, critical=(), critical_nice=4):
         self.logs = logs
         self.make = make
         self.timed = set(timed)
         self.nice = nice
+        self.critical = set(critical) - self.timed
+        self.critical_nice = critical_nice
         self.results = {}
         self.lock = threading.Lock()
         self.start = time.monotonic()
@@ -66,8 +73,9 @@ class Runner:
         self.say("start %s (log %s)" % (target, log))
         began = time.monotonic()
         command = self.make + [target]
-        if self.nice and target not in self.timed:
-            command = ["nice", "-n", str(self.nice)] + command
+        nice = self.niceness(target)
+        if nice:
+            command = ["nice", "-n", str(nice)] + command
         with open(log, "w", encoding="utf-8") as out:
             proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
@@ -82,9 +90,32 @@ class Runner:
                                     "cpu": cpu, "log": log}
         self.say("%s %s in %.0fs (CPU %.0fs)" % ("ok  " if code == 0 else "FAIL", target, wall, cpu))
 
-    def run_lane(self, targets):
-        for target in targets:
-            self.run_target(target)
+    def niceness(self, target):
+        if target in self.timed:
+            return 0
+        return self.critical_nice if target in self.critical else self.nice
+
+    def run_lane(self, steps):
+        """Each step in order; the targets of one step side by side."""
+        for step in steps:
+            if len(step) == 1:
+                self.run_target(step[0])
+                continue
+            threads = [threading.Thread(target=self.run_target, args=(target,), daemon=True) for target in step]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+
+def lane_text(lanes):
+    """[a|b c] [d e]: each lane in brackets, its steps in order, a step's side-by-side targets joined with |."""
+    return " ".join("[%s]" % " ".join("|".join(step) for step in lane) for lane in lanes)
+
+
+def lane_wall(runner, lane):
+    """Wall seconds of one lane: the sum over its steps of the step's longest target."""
+    return sum(max(runner.results[t]["wall"] for t in step) for step in lane)
 
 
 def tail(path, lines):
@@ -95,25 +126,32 @@ def tail(path, lines):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--lane", action="append", default=[], help="targets run one after another (space-separated)")
+    parser.add_argument("--lane", action="append", default=[],
+                        help="steps run one after another (space-separated); a step's targets joined with | run side by side")
     parser.add_argument("--jobs", type=int, default=0, help="1: everything one after another (default: lanes in parallel)")
     parser.add_argument("--logs", default=os.path.join(ROOT, "build", "ci"))
     parser.add_argument("--timed", action="append", default=[],
                         help="targets that measure real time (space-separated): run at normal priority")
     parser.add_argument("--nice", type=int, default=10, help="niceness of every other target (0: none)")
+    parser.add_argument("--critical", action="append", default=[],
+                        help="targets on the critical path (space-separated): run at --critical-nice")
+    parser.add_argument("--critical-nice", type=int, default=4, help="niceness of the --critical targets")
+    parser.add_argument("--budget", type=float, default=0, help="fail when the run's wall time exceeds this many seconds (0: no budget)")
     parser.add_argument("targets", nargs="*", help="every target of the run, in order")
     args = parser.parse_args(argv)
 
     order = list(args.targets)
-    lanes = [[t for t in lane.split() if t in order] for lane in args.lane]
-    laned = {t for lane in lanes for t in lane}
-    unknown = sorted({t for lane in args.lane for t in lane.split()} - set(order))
+    named = [t for lane in args.lane for step in lane.split() for t in step.split("|") if t]
+    # a lane: [step, ...], a step: [target, ...] (side by side); targets not in this run drop out
+    lanes = [[s for s in ([t for t in step.split("|") if t in order] for step in lane.split()) if s] for lane in args.lane]
+    laned = {t for lane in lanes for step in lane for t in step}
+    unknown = sorted(set(named) - set(order))
     lanes = [lane for lane in lanes if lane]
-    rest = [t for t in order if t not in laned]
+    rest = [[t] for t in order if t not in laned]
     if rest:
         lanes.append(rest)
     if args.jobs == 1:
-        lanes = [order]
+        lanes = [[[t] for t in order]]
 
     os.makedirs(args.logs, exist_ok=True)
     if os.environ.get("AIFABRIC_TEST_PORT_OFFSET"):
@@ -124,11 +162,13 @@ def main(argv=None):
         os.environ["AIFABRIC_TEST_PORT_OFFSET"] = str(offset)
         offset_note = "test port offset %d (this checkout's, claimed on the machine)" % offset
     timed = [t for group in args.timed for t in group.split()]
-    runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"], timed, args.nice)
+    critical = [t for group in args.critical for t in group.split() if t not in timed]
+    runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"], timed, args.nice, critical,
+                    args.critical_nice)
     skipped = ("; not in this run: " + " ".join(unknown)) if unknown else ""
-    lanes_text = " | ".join(" ".join(lane) for lane in lanes)
-    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s, the rest at nice %d; %s"
-               % (loadavg(), os.cpu_count() or 0, lanes_text, skipped, " ".join(timed) or "none", args.nice, offset_note))
+    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s; at nice %d: %s; the rest at nice %d%s; %s"
+               % (loadavg(), os.cpu_count() or 0, lane_text(lanes), skipped, " ".join(timed) or "none", args.critical_nice,
+                  " ".join(critical) or "none", args.nice, ("; budget %g s" % args.budget) if args.budget else "", offset_note))
     busy0, total0 = machine_cpu()
     threads = [threading.Thread(target=runner.run_lane, args=(lane,), daemon=True) for lane in lanes]
     for thread in threads:
@@ -153,11 +193,24 @@ def main(argv=None):
     busy = 100.0 * (busy1 - busy0) / max(total1 - total0, 1)
     print("total wall %.1fs; CPU of the targets %.1fs; machine busy %.1f CPU-s of %.1f (%.0f%%), of which not ours "
           "%.1f CPU-s; load now %s" % (wall, ours, machine, available, busy, max(machine - ours, 0.0), loadavg()))
+    walls = [(lane_wall(runner, lane), lane) for lane in lanes]
+    print("lanes (wall s): %s" % "; ".join("%s %.0f" % (lane_text([lane]), w) for w, lane in walls))
+    over = None
+    if args.budget and wall > args.budget:
+        longest_wall, longest = max(walls, key=lambda item: item[0])
+        over = ("CI took %.0f s, over its budget of %g s (CI_BUDGET): the longest lane is %s (%.0f s: %s). Make that "
+                "lane shorter or move a long figure to a benchmark; a machine busy with other work (not ours %.0f CPU-s "
+                "above) slows every target" % (wall, args.budget, lane_text([longest]), longest_wall, ", ".join(
+                    "%s %.0f s" % (t, runner.results[t]["wall"]) for step in longest for t in step), max(machine - ours, 0.0)))
     for target in failed:
         print("\n===== %s failed (rc %d); last %d lines of %s =====" % (target, res[target]["rc"], TAIL_LINES, res[target]["log"]))
         sys.stdout.write(tail(res[target]["log"], TAIL_LINES))
+    if over:
+        print("\nOVER BUDGET: %s" % over)
     if failed:
         print("\nFAILED: %s" % " ".join(failed))
+        return 1
+    if over:
         return 1
     print("all %d targets passed" % len(order))
     return 0

@@ -11,7 +11,7 @@ The integration tests' private simulators and twins take their ports and namespa
 (AIFABRIC_TEST_PORT_OFFSET; port_offset below): unset, it is derived from the lab id too, and `make test`
 (tools/ci_run.py) claims it on this machine (claim_port_offset), so two checkouts' test runs never meet.
 
-    labid.py lab-id | port-offset [--part N]
+    labid.py lab-id [--lab NAME] | port-offset [--part N]
 """
 import argparse
 import errno
@@ -29,13 +29,19 @@ PORT_BASE_SLOTS = 560
 PORT_BASE_STEP = 25
 
 
-def lab_id(root=ROOT):
+def lab_id(root=ROOT, lab=None):
+    """This checkout's lab id; ``lab`` names another lab of the same checkout (`make test-host-network` has its own,
+    so that it runs beside test-e2e's lab): an id derived from the checkout's (or the forced) one and that name."""
     forced = os.environ.get("AIFABRIC_LAB_ID", "")
     if forced:
         if not re.fullmatch(r"[0-9a-f]{6}", forced):
             raise SystemExit("AIFABRIC_LAB_ID=%r: give 6 lowercase hex digits (e.g. 0a1b2c), or unset it" % forced)
-        return forced
-    return hashlib.sha1(os.path.realpath(root).encode("utf-8")).hexdigest()[:6]
+        ident = forced
+    else:
+        ident = hashlib.sha1(os.path.realpath(root).encode("utf-8")).hexdigest()[:6]
+    if lab:
+        return hashlib.sha1(("%s:%s" % (ident, lab)).encode("utf-8")).hexdigest()[:6]
+    return ident
 
 
 def switch_port_base(ident=None):
@@ -158,8 +164,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="this checkout's lab id or the integration tests' port offset")
     parser.add_argument("what", choices=("lab-id", "port-offset"))
     parser.add_argument("--part", type=int, default=1, help="part N of the switch tests (mk/switches.mk)")
+    parser.add_argument("--lab", help="lab-id: the id of this checkout's lab of that name (e.g. host-network)")
     args = parser.parse_args(argv)
-    print(lab_id() if args.what == "lab-id" else port_offset(part=args.part))
+    print(lab_id(lab=args.lab) if args.what == "lab-id" else port_offset(part=args.part))
 
 
 if __name__ == "__main__":

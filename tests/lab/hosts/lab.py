@@ -29,6 +29,7 @@ checkouts on one machine never meet (`make demo` here leaves a `make test` there
 from __future__ import annotations
 
 import argparse
+import fcntl
 import ipaddress
 import json
 import os
@@ -52,6 +53,7 @@ MGMT_BRIDGE = "mgmt"
 LLDP_DIR = "/tmp/aif-lab-lldp-%s" % LAB_ID
 MGMT_NET = ipaddress.ip_network(os.environ.get("LAB_MGMT_NET", "192.168.250.0/24"))
 RAIL_MTU = 9000
+IMAGE_LOCK = "/tmp/aifabric-lab-image.lock"
 NIC_INITIAL_MTU = 1500
 # Containers have no RDMA NICs or mlx5 IRQs: each gets a synthetic 8x H100 + 8x ConnectX-7 tree
 # (tests/fixtures/hosts/gen_fixtures.py, NICs named rail0..rail7) at HW_ROOT, and the lab inventory
@@ -135,7 +137,10 @@ def ensure_netns(name):
 
 
 def ensure_image():
-    return run(["bash", os.path.join(HERE, "build-image.sh")]).strip().splitlines()[-1]
+    # two labs coming up at once (make test: test-e2e beside test-host-network) build the image once: one waits
+    with open(IMAGE_LOCK, "a", encoding="ascii") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return run(["bash", os.path.join(HERE, "build-image.sh")]).strip().splitlines()[-1]
 
 
 def ensure_mgmt_bridge():

@@ -1,6 +1,7 @@
 """tools/ci_run.py (issue 28 item 3), with a stand-in for make: lanes in parallel, a lane's targets in order,
 every target reported, a failure's log shown and the exit status 1."""
 import os
+import re
 import subprocess
 import sys
 
@@ -91,3 +92,35 @@ def test_every_target_gets_one_test_port_offset_and_a_given_one_wins(tmp_path):
     assert ev[("offset", "quick-unit")] == 3000 and "test port offset 3000 (AIFABRIC_TEST_PORT_OFFSET)" in proc.stdout
     proc, ev = run(tmp_path, "--", "quick-unit", AIFABRIC_TEST_PORT_OFFSET="3OO")
     assert proc.returncode == 1 and "AIFABRIC_TEST_PORT_OFFSET='3OO': give a whole number" in proc.stderr and not ev
+
+
+def test_a_step_runs_its_targets_side_by_side_and_the_next_step_waits_for_all(tmp_path):
+    """--lane "a|b c": a and b side by side, c after both (the podman stages, each with a lab of its own, then the twin)."""
+    proc, ev = run(tmp_path, "--lane", "slow-e2e|quick-hostnet slow-twin", "--", "slow-e2e", "quick-hostnet", "slow-twin")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ev[("start", "quick-hostnet")] < ev[("end", "slow-e2e")]        # one step: side by side
+    assert ev[("start", "slow-twin")] >= max(ev[("end", "slow-e2e")], ev[("end", "quick-hostnet")])
+    assert "lanes: [slow-e2e|quick-hostnet slow-twin]" in proc.stdout
+    assert "lanes (wall s): [slow-e2e|quick-hostnet slow-twin] 2" in proc.stdout   # the step's longest, then the twin
+
+
+def test_critical_targets_run_between_the_timed_ones_and_the_rest(tmp_path):
+    proc, ev = run(tmp_path, "--timed", "quick-twin", "--critical", "quick-e2e quick-twin", "--critical-nice", "3",
+                   "--", "quick-unit", "quick-e2e", "quick-twin")
+    assert proc.returncode == 0, proc.stdout
+    base = os.nice(0)
+    assert ev[("nice", "quick-twin")] == base                              # timed wins over critical
+    assert ev[("nice", "quick-e2e")] == min(base + 3, 19) and ev[("nice", "quick-unit")] == min(base + 10, 19)
+    assert "at nice 3: quick-e2e;" in proc.stdout
+
+
+def test_a_run_over_its_budget_fails_naming_its_longest_lane(tmp_path):
+    """Every target passes, yet the run took longer than --budget: exit 1, naming the lane to shorten."""
+    proc, ev = run(tmp_path, "--budget", "0.5", "--lane", "slow-a slow-b", "--", "quick-unit", "slow-a", "slow-b")
+    assert proc.returncode == 1 and ("end", "slow-b") in ev
+    said = proc.stdout.split("OVER BUDGET: ", 1)[1]
+    assert re.match(r"CI took \d+ s, over its budget of 0.5 s \(CI_BUDGET\): the longest lane is \[slow-a slow-b\] "
+                    r"\(\d+ s: slow-a \d+ s, slow-b \d+ s\)\. Make that lane shorter", said), said
+    assert "FAILED" not in proc.stdout and "all 3 targets passed" not in proc.stdout
+    proc, ev = run(tmp_path, "--budget", "30", "--", "quick-unit", "slow-a")
+    assert proc.returncode == 0 and "OVER BUDGET" not in proc.stdout and "budget 30 s" in proc.stdout

@@ -8,6 +8,7 @@ checkout's lab, or none.
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +60,21 @@ def test_another_checkout_gets_another_lab(tmp_path, monkeypatch):
     assert other_id != labid.lab_id(ROOT)
     assert inventory_view(str(other / "inventories" / "lab")) == expected(other_id)
     assert inventory_view(str(other / "inventories" / "lab"), env_id="0a1b2c") == expected("0a1b2c")
+
+
+def test_a_named_lab_of_the_checkout_is_another_lab_the_inventory_reaches(monkeypatch):
+    """`make test-host-network` runs on a lab of its own (labid.py lab-id --lab host-network), beside test-e2e's: another
+    id than the checkout's, the same on every call, derived from AIFABRIC_LAB_ID when one is forced; handed over as
+    AIFABRIC_LAB_ID, the lab inventory names that lab's containers and ports."""
+    monkeypatch.delenv("AIFABRIC_LAB_ID", raising=False)
+    own, named = labid.lab_id(ROOT), labid.lab_id(ROOT, lab="host-network")
+    assert re.fullmatch(r"[0-9a-f]{6}", named) and named != own and named == labid.lab_id(ROOT, lab="host-network")
+    assert labid.container("gpu01", named) != labid.container("gpu01", own)
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "lab", "labid.py"), "lab-id", "--lab", "host-network"],
+                         capture_output=True, text=True, check=True, env=dict(os.environ, AIFABRIC_LAB_ID="0a1b2c"))
+    forced = out.stdout.strip()
+    assert forced not in (named, "0a1b2c") and re.fullmatch(r"[0-9a-f]{6}", forced)
+    assert inventory_view(os.path.join(ROOT, "inventories", "lab"), env_id=forced) == expected(forced)
 
 
 def test_port_bases_stay_below_the_twins_and_the_ephemeral_range():
