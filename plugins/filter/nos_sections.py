@@ -14,12 +14,15 @@ description:
   - Takes a platform name of the plan (C(asternos), C(eos), C(nxos), ...) and returns the sections its NOS driver
     renders, reads back and diffs (the driver's C(sections)), the list M(aifabric.roce.switch_config) and
     M(aifabric.roce.switch_facts) accept for it; any other section is refused by name.
+  - Given a switch's plan record (its C(platform) and the fabric keys it carries) instead, returns the sections its
+    driver takes under those keys (the driver's C(sections_for); AsterNOS adds the SONiC-native ones under
+    C(asternos_config=config_db)); the switch role plans no other.
   - Used by C(playbooks/audit.yml) to ask each switch only for what its driver has (AsterNOS renders C(qos) alone).
   - An unknown platform fails the template with the list of known ones.
 options:
   _input:
-    description: Platform name from the plan record (C(platform)).
-    type: str
+    description: Platform name from the plan record (C(platform)), or the plan record itself.
+    type: raw
     required: true
 """
 
@@ -48,10 +51,12 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import 
 
 
 def nos_sections(platform):
+    record = platform if isinstance(platform, dict) else None
     try:
-        return list(get_driver(platform).sections)
+        driver = get_driver(record["platform"] if record is not None else platform)
     except KeyError as exc:
         raise AnsibleFilterError(str(exc.args[0]))
+    return list(driver.sections_for(record) if record is not None else driver.sections)
 
 
 class FilterModule(object):

@@ -10,7 +10,7 @@ Path model of one probe (source NIC -> destination NIC, UDP):
 * otherwise PPD: host -> leaf -> the uplink bound to the source's ingress port
   (``binding['uplink']``) -> that spine -> one of the spine's parallel links to the destination
   leaf -> host. The spine's choice among its ``uplinks_per_spine`` parallel links is ECMP. No
-  supported spine's hash can be computed offline (:data:`HASH_MODELS` says why per platform), so
+  supported spine's hash can be computed offline (each driver's ``ecmp_hash`` says why), so
   either the device is asked which link a 5-tuple takes (``oracle``: e.g. ``ip route get ...
   ipproto udp sport S dport 4791`` on the twin's Linux spines) and the source port is chosen from
   its answers, or the source port comes from :func:`ecmp_index` (a crc32 stand-in) and every
@@ -34,22 +34,13 @@ GOM_UDP_PORT = 4792
 SPORT_BASE = 49152
 ORACLE_TRIES = 64   # source ports asked per probe: with 2..8 parallel links a wanted one is all but certain
 
-# How each spine platform picks among parallel links, and why it cannot be modelled offline.
-LINUX_HASH = ("Linux kernel ECMP with net.ipv4.fib_multipath_hash_policy=1 (L4: source and destination address, "
-              "protocol, source and destination port); the kernel hashes these flow keys with siphash under a key "
-              "drawn at boot (or derived from net.ipv4.fib_multipath_hash_seed, Linux 6.11+) and maps the hash to "
-              "a next hop by hash-threshold, so the pick cannot be computed offline: ask the device "
-              "(ip route get <dst> from <src> iif <port> ipproto udp sport <S> dport 4791)")
-VENDOR_HASH = ("%s: the switch ASIC's ECMP hash (fields, seed and polynomial set per device, not published "
-               "in a form this planner can compute), so the pick cannot be computed offline; ask the device "
-               "(e.g. a hash-calculator show command) or measure with probes")
-HASH_MODELS = {"frr": LINUX_HASH, "linux": LINUX_HASH}
 STAND_IN = "crc32('src|dst|17|sport|dport') % members (a stand-in: no spine hash can be computed offline)"
 
 
 def hash_model(platform):
-    """The stated ECMP hash of a spine platform (docs/probe-plan.md)."""
-    return HASH_MODELS.get(platform) or VENDOR_HASH % platform
+    """The stated ECMP hash of a spine platform (docs/probe-plan.md): its driver's ``ecmp_hash`` (nos/base.py)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS
+    return DRIVERS[platform].ecmp_hash.format(name=platform)
 
 
 def ecmp_index(src, dst, sport, members, dport=ROCE_UDP_PORT, proto=17):

@@ -40,7 +40,7 @@ import re
 from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, counters as roce_counters, sonic_db, sources, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, connection, counters as roce_counters, sonic_db, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -172,6 +172,21 @@ class AsterNosDriver(Driver):
     save_command = "write"
     # the session's home is the Linux shell (connection.py): REST, lock markers and sonic-utilities shows run there
     home = "bash"
+
+    def before_login(self):
+        connection.asternos_cli_mode()
+
+    def after_login(self, conn):
+        """The login prompt is the Linux shell's, the klish prompt differs; prompt reads instead of timing reads; then
+        the shell hop to ``home`` (nos/connection.py)."""
+        conn.set_base_prompt()
+        connection.asternos_prompt_reads(conn)
+        if self.home == "bash":
+            connection.asternos_bash_home(conn)
+
+    def sections_for(self, intent):
+        """Easy RoCE's QoS; under the opt-in also the SONiC-native sections (rendered as CONFIG_DB, applying refused)."""
+        return self.sections + (SONIC_NATIVE if (intent or {}).get("asternos_config") == "config_db" else ())
 
     def refusal(self, sections, intent):
         """The one message refusing SONiC-native sections (None: nothing to refuse): without the opt-in they have no

@@ -117,6 +117,11 @@ class Driver(object):
     bgp_summary = Unsupported("no captured BGP summary of this NOS")
     # how ppd_paths reads the PBR state: a nos/ppd_state.py PpdRead
     ppd_read = Unsupported("no captured PBR show output of this NOS to test a parser on")
+    # how the switch picks among parallel ECMP links, in words ("{name}": the platform), for the probe plan's
+    # hash_models (gom/probes.py): a vendor ASIC's hash is not computable offline
+    ecmp_hash = ("{name}: the switch ASIC's ECMP hash (fields, seed and polynomial set per device, not published in a form "
+                 "this planner can compute), so the pick cannot be computed offline; ask the device (e.g. a hash-calculator "
+                 "show command) or measure with probes")
     # sections it renders that are pushed only under a fabric opt-in: {section: (fabric key, value, why)}
     # (nos/capabilities.py says so at plan time)
     opt_ins = {}
@@ -124,6 +129,13 @@ class Driver(object):
     def _missing(self, hook):
         return NotImplementedError("NOS driver %s (%s) does not implement %s(): a driver family must declare it "
                                    "(nos/base.py Driver)" % (self.name, type(self).__name__, hook))
+
+    # --- the session (nos/connection.py): the NOS's own handling of its netmiko class -----------------------------
+    def before_login(self):
+        """What the NOS's netmiko class needs set before a login; nothing by default."""
+
+    def after_login(self, conn):
+        """The NOS's own prompt handling and shell hop once netmiko has logged in (``home``); nothing by default."""
 
     def mtu(self, intent):
         """The switch MTU the intent asks for, capped at the platform's ceiling (platform table `mtu`)."""
@@ -142,6 +154,10 @@ class Driver(object):
         """{relative path: text} plan.yml writes for this switch beside its config file (nos/offline.py); none by
         default (AsterNOS under ``asternos_config: config_db``: the CONFIG_DB tables of its SONiC-native sections)."""
         return {}
+
+    def sections_for(self, intent):
+        """The sections this switch's driver takes under its fabric's keys (the role plans no other): ``sections``."""
+        return tuple(self.sections)
 
     def refuse(self, intent, qos, sections):
         """Why this driver refuses these sections or this QoS profile by what its NOS documents (None: it does not;

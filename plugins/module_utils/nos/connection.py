@@ -25,11 +25,10 @@ def netmiko_factory(params, driver):
     from netmiko import ConnectHandler
 
     device_type = params.get("device_type") or driver.device_type
-    if device_type == "asterfusion_asternos":
-        # netmiko 4.8 sets _cli_mode after __init__ has already run session_preparation()
-        from netmiko.asterfusion import AsterfusionAsterNOSSSH
-        if not hasattr(AsterfusionAsterNOSSSH, "_cli_mode"):
-            AsterfusionAsterNOSSSH._cli_mode = "klish"
+    # the driver's session facts (prompt reads, a shell hop) hold for its own netmiko class, not for another one
+    own = device_type == driver.device_type
+    if own:
+        driver.before_login()
     kwargs = dict(device_type=device_type, host=params["host"], port=params["port"], username=params["username"],
                   password=params.get("password"), conn_timeout=params["timeout"], auth_timeout=params["timeout"],
                   ssh_strict=bool(params["host_key_checking"]), fast_cli=True)
@@ -50,13 +49,8 @@ def netmiko_factory(params, driver):
         _fail_fast_on_close(conn)
         if params.get("secret"):
             conn.enable()  # unprivileged exec (EOS/NX-OS `>`) -> privileged, with netmiko's enable handling
-        if device_type == "asterfusion_asternos":
-            conn.set_base_prompt()  # the login prompt is the Linux shell's; the klish prompt differs
-            _asternos_prompt_reads(conn)
-            if driver.home == "bash":
-                _asternos_bash_home(conn)
-        elif device_type == "dell_sonic":
-            _prompt_config_checks(conn)
+        if own:
+            driver.after_login(conn)
         return conn
     return connect
 
@@ -82,7 +76,15 @@ def _fail_fast_on_close(conn):
 KLISH_PROMPT = r"[#$>]\s*$"
 
 
-def _prompt_config_checks(conn):
+def asternos_cli_mode():
+    """netmiko 4.8 sets AsterNOS's ``_cli_mode`` after ``__init__`` has already run ``session_preparation()``: set it
+    on the class before a login."""
+    from netmiko.asterfusion import AsterfusionAsterNOSSSH
+    if not hasattr(AsterfusionAsterNOSSSH, "_cli_mode"):
+        AsterfusionAsterNOSSSH._cli_mode = "klish"
+
+
+def prompt_config_checks(conn):
     """netmiko 4.8's dell_sonic driver (CiscoSSHConnection) checks config mode with a *timing* read: 2 s of
     silence per check, 5 per change (~11 s of a SONiC apply, measured on the lab). Read up to the klish prompt
     instead, as the driver's own ``config_mode`` already does (pattern ``#``); the answer is the same."""
@@ -93,12 +95,12 @@ def _prompt_config_checks(conn):
     conn.check_config_mode = check_config_mode
 
 
-def _asternos_prompt_reads(conn):
+def asternos_prompt_reads(conn):
     """netmiko 4.8's AsterNOS driver checks config mode and saves with *timing* reads: each waits
     for 2 s of silence (4 per config push, 2 per save: ~13 s of sleeping per change). Read up to the
     klish prompt instead; the answers are the same, only the waiting goes."""
     prompt = KLISH_PROMPT
-    _prompt_config_checks(conn)
+    prompt_config_checks(conn)
 
     def save_config(cmd="write", confirm=True, confirm_response="y"):
         if not confirm:
@@ -110,7 +112,7 @@ def _asternos_prompt_reads(conn):
     conn.save_config = save_config
 
 
-def _asternos_bash_home(conn):
+def asternos_bash_home(conn):
     """The AsterNOS driver works in the switch's Linux shell (REST with curl, lock markers, sonic-utilities shows):
     leave netmiko's klish with the Asterfusion-written driver's own ``system bash`` (``_enter_bash_cli``, prompt
     ``$``); a save goes back into klish for ``write`` + ``y`` and returns to the shell."""

@@ -64,6 +64,12 @@ class FrrDriver(Driver):
     # FRR user guide, BGP, "Graceful Shutdown" (accepted and printed by the twin's FRR 8.4.4 engine, after
     # `no bgp ebgp-requires-policy`); FRR receivers lower a GSHUT-tagged path to local-preference 0 by themselves
     drain = DrainLine("bgp graceful-shutdown", close="exit")
+    # FRR forwards through the Linux kernel: its ECMP pick is the kernel's (gom/probes.py hash_models)
+    ecmp_hash = ("Linux kernel ECMP with net.ipv4.fib_multipath_hash_policy=1 (L4: source and destination address, "
+                 "protocol, source and destination port); the kernel hashes these flow keys with siphash under a key "
+                 "drawn at boot (or derived from net.ipv4.fib_multipath_hash_seed, Linux 6.11+) and maps the hash to "
+                 "a next hop by hash-threshold, so the pick cannot be computed offline: ask the device "
+                 "(ip route get <dst> from <src> iif <port> ipproto udp sport <S> dport 4791)")
     counters = [Read("ip -s -j link show", roce_counters.parse_linux_ip_link), Read("tc -s qdisc show", roce_counters.parse_linux_tc)]
     line_sources = sources.FRR   # the public source of every line it renders (nos/sources.py)
     counter_evidence = dict(ecn_marked="verified", drops="verified")

@@ -92,6 +92,11 @@ class KlishDriver(CliDriver):
     error_pattern = r"%\s*Error"
     save_command = "write memory"
 
+    def after_login(self, conn):
+        """netmiko's dell_sonic checks config mode with timing reads: read up to the klish prompt (nos/connection.py)."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import prompt_config_checks
+        prompt_config_checks(conn)
+
     def parse(self, running, intent, sections=SECTIONS):
         return CliDriver.parse(self, normalize_running(running), intent, sections)
 

@@ -101,3 +101,13 @@ def test_a_device_answer_outside_the_plan_counts_only_the_known_links():
     remote = [p for p in report["probes"] if len(p["path"]) == 2 and p.get("off_plan")]
     assert remote and all("outside the plan" in p["off_plan"] for p in remote)
     assert report["coverage"] < 1.0 and set(report["uncovered"]) == set(report["uncovered_why"])
+
+
+def test_every_driver_declares_its_ecmp_hash():
+    """The hash model is a driver declaration (nos/base.py ``ecmp_hash``), no table keyed by platform name: a vendor
+    ASIC's by default, FRR's the Linux kernel's."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS
+    for name in DRIVERS:
+        assert "cannot be computed offline" in hash_model(name), name
+    assert [n for n in sorted(DRIVERS) if "siphash" in hash_model(n)] == ["frr"]
+    assert hash_model("nxos").startswith("nxos: the switch ASIC's ECMP hash")

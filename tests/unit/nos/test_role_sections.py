@@ -58,3 +58,15 @@ def test_the_role_defaults_leave_pbr_out_on_community_sonic_and_say_so(sonic, tm
     assert got["planned"] == ["qos", "mtu", "underlay", "pbr"] and got["waiting"] == []
     eos = dict(plan_on_platform("lab", "eos")["leafs"]["leaf0"], kind="leaf")
     assert role_sections(tmp_path, eos)["planned"] == ["qos", "mtu", "underlay", "pbr"]
+
+
+def test_the_role_derives_asternos_sections_from_its_driver(tmp_path):
+    """No AsterNOS branch in the role (issue 35): the sections come from the driver's ``sections_for`` through the
+    nos_sections filter: Easy RoCE's QoS alone, and under ``asternos_config: config_db`` the SONiC-native ones too
+    (which switch_config then refuses to apply, naming why: nos/asternos.py refusal)."""
+    from ansible_collections.aifabric.roce.plugins.filter.nos_sections import nos_sections
+    leaf = dict(plan_on_platform("lab", "asternos")["leafs"]["leaf0"], kind="leaf")
+    assert nos_sections("asternos") == ["qos"] and nos_sections(leaf) == ["qos"]
+    assert nos_sections(dict(leaf, asternos_config="config_db")) == ["qos", "mtu", "pbr", "underlay"]
+    assert role_sections(tmp_path, leaf)["planned"] == ["qos"]
+    assert role_sections(tmp_path, dict(leaf, asternos_config="config_db"))["planned"] == ["qos", "mtu", "pbr"]
