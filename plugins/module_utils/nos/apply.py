@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock, edits
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drainstep import DrainStep
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image, paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, check_safe
@@ -86,7 +86,7 @@ class Applier(DrainStep, Undo):
         if problems:
             raise ValueError("; ".join(problems))
         # the lease as this controller knows it: no write goes out that the lease may not cover to its end
-        self.io.lease = devicelock.Lease(lock_ttl, self._now, self._renew) if device_lock else None
+        self.io.lease = devicelock.Lease(lock_ttl, self._now, self._renew, self._extend) if device_lock else None
         # maintenance drain (nos/drain.py): "auto" when the change can disturb forwarding, "always", "never"
         self.drain, self.drain_wait = drain, float(drain_wait)
         self.drained = None   # what the drain did on the last apply (reported by switch_config)
@@ -218,6 +218,18 @@ class Applier(DrainStep, Undo):
             raise
         self.io.lease.confirm(started)
 
+    def _extend(self, step, seconds):
+        """Still ours? Extend the lease ``seconds`` by the device's clock before one command longer than the TTL."""
+        if not self.device_lock or self._held is None:
+            return
+        started = self._clock()
+        try:
+            devicelock.extend(self._held, self.lock_ttl, seconds, step)
+        except LockLost:
+            self._held = None
+            raise
+        self.io.lease.extended(started, seconds)
+
     def _unchanged(self, image, expected_digest):
         """Compare-and-swap: ``image`` (read now) must still be what this run read, and what a reviewer saw."""
         if expected_digest and image.digest() != expected_digest:
@@ -254,9 +266,10 @@ class Applier(DrainStep, Undo):
                 raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
                                     "else; committing would overwrite it: %s" % Changes(base, want, got).describe())
 
-        saving = False
+        saving, since = False, None
         try:
             self._renew("begin")   # before the change: still ours (a run suspended past its TTL stops here)
+            since = self._record_clock(txn)
             txn.begin()
             txn.stage(cmds)
             txn.commit(verify, precheck)
@@ -268,4 +281,48 @@ class Applier(DrainStep, Undo):
             self._undo_and_raise(txn, base, want, err, resave=saving)
         finally:
             txn.cleanup()
+        self._overwritten(txn, since, want)
         return True
+
+    def _record_clock(self, txn):
+        """The device's time before the first write (edits.overwritten's window), or None with a note saying why."""
+        if txn.edit_record is None:
+            txn.notes.append("NOT checked for a concurrent edit overwritten while this run's line for it was in flight: "
+                             "this collection reads no record of who changed what on %s (unverified; "
+                             "docs/switches.md#concurrent-edits)" % self.driver.name)
+            return None
+        try:
+            return txn.record_clock()
+        except Exception as exc:  # noqa: BLE001 - the check is reported as not run, the change goes on
+            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: the device's clock could not "
+                             "be read (%s)" % exc)
+            return None
+
+    def _overwritten(self, txn, since, want):
+        """After the change is verified (and saved): the edits of someone else that the NOS recorded in this run's
+        window and that the switch no longer holds, named with who, when, the key and their value (nos/edits.py).
+        Raises ApplyError (changed, nothing undone: this run's change is what it intended) when there is one."""
+        if since is None:
+            return
+        final = paths(want)   # the verify read proved the running config equals want
+        try:
+            recorded = txn.recorded_edits(since, final)
+        except Exception as exc:  # noqa: BLE001
+            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s could not be read (%s)"
+                             % (txn.edit_record, exc))
+            return
+        ops = self.driver.ops(self.attempted)
+        sent = set(" > ".join(op.path) for op in ops) | set(
+            " > ".join(op.path[:-1] + ("no " + op.path[-1],)) for op in ops if op.kind == "unset")
+        window = [e for e in edits.settings(recorded) if e.at >= since - 1]
+        if sent and not any(e.path in sent for e in window):
+            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "
+                             "own lines (command accounting off?)" % txn.edit_record)
+            return
+        lost = edits.overwritten(recorded, since - 1, sent, final)
+        if lost:
+            raise ApplyError("applied and verified on %s, but this run %s; their value is NOT on the switch (this "
+                             "run's is): nothing was undone; agree which value stands and re-apply it"
+                             % (self.driver.name, "; ".join(edits.describe(e) for e in lost)),
+                             list(self.attempted), "", False, step="concurrent edit",
+                             foreign=[e.path for e in lost])

@@ -18,8 +18,9 @@ the device's own clock and the names of the ``aif-*`` objects in one round trip,
 * Names: ``aif-<device yymmddHHMMSS>-<host>-<machine>-<pid>-<rand>``; ``machine`` is a hash of this
   machine's boot id, machine id and PID namespace, so AWX job pods that share a host name prefix, or
   two containers with the same pid, never look alike. The objects of one run share its name as a prefix:
-  ``-l<device epoch>`` is a lease renewal, ``-d`` a drain record (nos/drain.py: the switch was drained by
-  this run and not yet undrained), ``-c``/``-rb`` an EOS work session.
+  ``-l<device epoch>`` is a lease renewal, ``-x<device epoch>`` a lease extension (the run holds the lock until
+  that time whatever its TTL: made before one command that may run longer than the TTL, ``extend``), ``-d`` a drain
+  record (nos/drain.py: the switch was drained by this run and not yet undrained), ``-c``/``-rb`` an EOS work session.
 * A lease: its age is measured by the DEVICE's clock (the name's date and every renewal are the device's
   time, read in the same round trip as the listing), never the controller's, so a skewed controller
   clock neither steals a live lock nor blocks forever. The holder renews it (``renew``) before each long
@@ -49,7 +50,7 @@ NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([
 # earlier versions: no machine part (never judged by pid), and EOS `aif-<pid>-<ms>` sessions
 OLD_NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-(\d{1,7})-([0-9a-f]{3})$")
 LEGACY_RE = re.compile(r"^aif-\d+-\d+$")
-PART_RE = re.compile(r"^(aif-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*?)(-c|-rb|-d|-l\d{1,12})?$")
+PART_RE = re.compile(r"^(aif-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*?)(-c|-rb|-d|-l\d{1,12}|-x\d{1,12})?$")
 
 # the bounds of the lease (seconds), checked before anything is sent (check_bounds)
 TTL_MIN, TTL_MAX = 60, 86400
@@ -222,6 +223,8 @@ class Marker(object):
             age = (", dated %ds AFTER the device's clock: the switch's clock was stepped back since that run wrote "
                    "it (NTP or by hand), so its age cannot be read from the device's clock" % self.ahead(now))
         drained = ", drain record: the switch was drained by it" if self.drained else ""
+        if self.extended is not None:
+            drained += ", its lease extended until the device's time %s for one long command" % _stamp(self.extended)
         return "%s (controller %s, %spid %d%s%s%s)" % (self.name, self.controller, held, self.pid, age, drained, extra)
 
     def ended(self):
@@ -241,10 +244,19 @@ class Marker(object):
         shorter TTL never takes a live run's lock early), else ``ttl`` (a marker of an earlier version)."""
         return self.ttl or ttl
 
+    @property
+    def extended(self):
+        """The device time until which the run extended its lease for one long command (``-x<epoch>``), or None."""
+        ends = [int(p[2:]) for p in self.parts if p.startswith("-x")]
+        return max(ends) if ends else None
+
     def stale(self, ttl, now):
         """Not renewed within its holder's TTL (``ttl`` when the name does not record it) of the device's clock
-        ``now``. An undated object is never stale: it is someone's hold (removed by hand), not a run of ours."""
-        return self.created is not None and now - self.renewed_by(now) > self.lease(ttl)
+        ``now``, nor extended past ``now``. An undated object is never stale: it is someone's hold (removed by hand),
+        not a run of ours."""
+        if self.created is None or (self.extended is not None and now <= self.extended):
+            return False
+        return now - self.renewed_by(now) > self.lease(ttl)
 
     def release_hint(self, ttl, now, removal=None):
         """What releases this marker, exactly (for a refusal)."""
@@ -296,18 +308,27 @@ FENCE_MARGIN = 10
 class Lease(object):
     """This run's lease as the controller knows it: ``confirm(t)`` when the device proved the marker ours by a
     listing sent at monotonic time ``t`` (the device renews or checks it then, at the latest); ``left()`` the
-    seconds of the TTL left by this controller's monotonic clock (None before the lock is held). Another controller
-    can take the lock only after the TTL has passed on the device's clock since that listing."""
+    seconds of the TTL left by this controller's monotonic clock (None before the lock is held), or of an extension
+    (``extended(t, seconds)``: the device holds the lock ``seconds`` from a listing sent at ``t``) when longer.
+    Another controller can take the lock only after the TTL has passed on the device's clock since that listing,
+    and never before an extension's end."""
 
-    def __init__(self, ttl, monotonic=time.monotonic, renew=None):
-        self.ttl, self.monotonic, self.confirmed = ttl, monotonic, None
-        self.renew = renew   # renew(step): check and renew it on the device (raises when it was taken)
+    def __init__(self, ttl, monotonic=time.monotonic, renew=None, extend=None):
+        self.ttl, self.monotonic, self.confirmed, self.until = ttl, monotonic, None, None
+        self.renew = renew     # renew(step): check and renew it on the device (raises when it was taken)
+        self.extend = extend   # extend(step, seconds): check it and extend it on the device that long (same)
 
     def confirm(self, at):
         self.confirmed = at
 
+    def extended(self, at, seconds):
+        self.confirmed, self.until = at, at + seconds
+
     def left(self):
-        return None if self.confirmed is None else self.ttl - (self.monotonic() - self.confirmed)
+        if self.confirmed is None:
+            return None
+        now = self.monotonic()
+        return max(self.ttl - (now - self.confirmed), (self.until - now) if self.until is not None else 0)
 
 
 class LockHeldError(Exception):
@@ -417,6 +438,24 @@ def _renew(txn, ttl, step):
             if part.startswith("-l") and txn.tag + part != lease:
                 txn.drop(txn.tag + part)
     return now
+
+
+def extend(txn, ttl, seconds, step="lock"):
+    """Before one command that may run longer than the TTL (NVUE's `nv config apply`, NX-OS's rollback): re-check
+    that this run holds the lock and extend its lease to ``seconds`` from now by the device's clock, with an object
+    ``<tag>-x<device epoch of its end>`` every controller honours whatever its own TTL (``Marker.stale``); earlier
+    extensions are dropped. Raises LockLostError when the marker is gone. Returns the device's time."""
+    with batch(txn):
+        now = _renew(txn, ttl, step)
+        until = "%s-x%d" % (txn.tag, now + int(seconds) + 1)
+        txn.make(until)
+        _now, seen = markers(txn)
+        for m in seen:
+            if m.name == txn.tag:
+                for part in m.parts:
+                    if part.startswith("-x") and txn.tag + part != until:
+                        txn.drop(txn.tag + part)
+        return now
 
 
 def record_drain(txn):

@@ -42,12 +42,17 @@ class DeviceIO(object):
         own steps (``lock``/``unlock``: listing, marker, lease objects) are never fenced."""
         if self.lease is None or step in ("lock", "unlock"):
             return
-        # a command that may run longer than a fresh lease covers (NVUE's apply: 180 s) goes out right after a
-        # renewal: the most the NOS allows (no renewal while one command runs); lock_ttl >= read_timeout + 30 is
-        # enforced, so every command bounded by read_timeout is covered whole
-        duration = min(duration, self.lease.ttl - 2 * devicelock.FENCE_MARGIN)
         left = self.lease.left()
         if left is None or left >= duration + devicelock.FENCE_MARGIN:
+            return
+        if duration + devicelock.FENCE_MARGIN > self.lease.ttl and self.lease.extend is not None and conn is None:
+            # one command that may run longer than the TTL (NVUE's apply 180 s, NX-OS's rollback 300 s): no renewal
+            # can happen while it runs, so the lease is extended on the device to cover its whole timeout first
+            # (devicelock.extend: every controller honours it, whatever its own TTL); LockLost when it was taken
+            self.lease.extend(step, duration + 2 * devicelock.FENCE_MARGIN)
+            if self.lease.left() < duration + devicelock.FENCE_MARGIN:
+                raise devicelock.LockLostError(step, cmd, "", "this run's lease could not be extended over %r (%ds); "
+                                               "this run stops and touches nothing more" % (cmd, duration))
             return
         nested = conn is not None and cmd[:1].isspace()
         if nested and left > 0:

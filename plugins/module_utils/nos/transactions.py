@@ -23,11 +23,14 @@ naming the step, the command and the device's own answer.
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import re
 import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError, MarkerStore
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
 
@@ -168,6 +171,21 @@ class Transaction(MarkerStore):
 
     def leftovers(self):
         """Transaction objects still on the device after abort/cleanup (pending revision, checkpoint, session)."""
+        return []
+
+    # the NOS's own record of who changed what, read after the change (nos/edits.py): how it is read, or None where
+    # this collection reads none on this NOS (then an edit landing on a key while our line for it is in flight is
+    # not detected: docs/switches.md#concurrent-edits)
+    edit_record = None
+
+    def record_clock(self):
+        """The device's time (epoch, read as UTC) just before the change: the start of the window in which the NOS's
+        record is searched for someone else's edits. None where the NOS has no record this collection reads."""
+        return None
+
+    def recorded_edits(self, since, final_paths):
+        """[edits.Edit] of every configuration line the NOS recorded since ``since`` (ours included); ``final_paths``:
+        the paths of the config read back (which lines open a block, where the record does not say)."""
         return []
 
     def push_guarded(self, step, cmds):
@@ -381,6 +399,17 @@ class EosSessionTxn(Transaction):
         self.confirmed = True
         verify("verify after confirm")
 
+    edit_record = "show logging (command accounting: aaa accounting commands all default start-stop logging)"
+
+    def record_clock(self):
+        return device_clock(self.io.run("record", "show clock"))
+
+    def recorded_edits(self, since, final_paths):
+        now = device_clock(self.io.run("record", "show clock"))
+        minutes = int(max(0, now - since) // 60) + 2
+        text = self.io.run("record", "show logging last %d minutes" % minutes)
+        return eos_accounting(text, time.gmtime(since).tm_year, final_paths)
+
     def confirm_timer(self):
         """Stop a running commit timer keeping the running config as it is (used before taking back only
         this run's lines when someone else changed the switch meanwhile: the timer would undo theirs too)."""
@@ -423,7 +452,7 @@ class EosSessionTxn(Transaction):
     def leftovers(self):
         out = self.io.run("leftovers", "show configuration sessions")
         return ["pending configuration session %s" % n for n, s in _eos_sessions(out)
-                if s == "pending" and n.startswith(self.tag + "-") and not re.search(r"-(l\d+|d)$", n)]
+                if s == "pending" and n.startswith(self.tag + "-") and not re.search(r"-(l\d+|x\d+|d)$", n)]
 
 
 MONTHS = dict((m, i) for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
@@ -440,13 +469,89 @@ CLOCK = (
 def device_clock(text):
     """The device's wall clock from `show clock` as epoch seconds, read as if it were UTC: the lock only
     ever subtracts two readings of this same clock, so the zone cancels out (tests/fixtures/switches/clock)."""
-    import calendar
     for rx in CLOCK:
         m = rx.search(text or "")
         if m and m.group("mon") in MONTHS:
             h, mi, se = (int(x) for x in m.group("hms").split(":"))
             return calendar.timegm((int(m.group("year")), MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
     raise StepError("lock", "show clock", text, "cannot read the device's clock")
+
+
+# NX-OS `show accounting log`: "Mon Feb 10 09:30:45 2020:type=update:id=192.168.12.138@pts/3:user=ethan:cmd=configure
+# terminal ; interface Ethernet1/10 ; description "..." (SUCCESS)", one record per line typed, with its modes
+# (syedur-rahman/networkcoder nxos_account_parse README, tests/fixtures/switches/accounting/SOURCE.md)
+NXOS_ACCT = re.compile(r"^(?P<at>\w{3}\s+\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\d{4}):type=update:id=(?P<where>.*?):user=(?P<user>[^:]*)"
+                       r":cmd=(?P<cmd>.*?)\s+\((?P<res>SUCCESS|FAILURE)\)\s*$", re.M)
+
+
+def nxos_accounting(text):
+    """`show accounting log` -> [edits.Edit] of its configuration records that succeeded (their modes as parents)."""
+    out = []
+    for m in NXOS_ACCT.finditer(text or ""):
+        parts = [p.strip() for p in m.group("cmd").split(" ; ")]
+        if m.group("res") != "SUCCESS" or parts[0] not in ("configure terminal", "configure") or len(parts) < 2 \
+                or parts[-1] in ("exit", "end"):
+            continue
+        at = calendar.timegm(time.strptime(" ".join(m.group("at").split()), "%a %b %d %H:%M:%S %Y"))
+        out.append(Edit(at, m.group("user"), m.group("where"), " > ".join(parts[1:])))
+    return out
+
+
+# EOS command accounting to syslog (`aaa accounting commands all default start-stop logging`), `show logging`:
+# "Mar 24 20:33:52 eos Aaa: %ACCOUNTING-6-CMD: admin vty6 192.168.2.1 stop task_id=17 start_time=1521923632.5
+# timezone=UTC service=shell priv-lvl=15 cmd=show interfaces status" (tests/fixtures/switches/accounting/SOURCE.md):
+# one record per command as typed, without its mode: the mode is rebuilt per terminal from the commands before it
+EOS_ACCT = re.compile(r"^\s*(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d+)\s+(?P<hms>\d\d:\d\d:\d\d)\s+\S+\s+Aaa:\s+%ACCOUNTING-6-CMD:\s+"
+                      r"(?P<user>\S+)\s+(?P<tty>\S+)\s+(?P<addr>\S+)\s+stop\s.*?\bcmd=(?P<cmd>.*?)(?:\s+<cr>)?\s*$", re.M)
+
+
+def eos_accounting(text, year, final_paths):
+    """EOS's accounting records -> [edits.Edit] of the configuration lines that reached the running config: a line
+    typed in `configure` at once, a line of a configuration session when that session commits (a session left with
+    `end` stays pending and is resumed by name, from any terminal). The record has no mode: each line is placed at the
+    deepest open block where the config read back (``final_paths``) holds that line, or a line of the same setting,
+    or a block it opens; else under the innermost open block (`interface X` always opens one at the top)."""
+    final = set(final_paths)
+    heads = set(" > ".join(p.split(" > ")[:i]) for p in final for i in range(1, p.count(" > ") + 1))
+    keys = set(_setting(p) for p in final)
+    out, state, sessions = [], {}, {}
+    for m in EOS_ACCT.finditer(text or ""):
+        if m.group("mon") not in MONTHS:
+            continue
+        h, mi, se = (int(x) for x in m.group("hms").split(":"))
+        at = calendar.timegm((year, MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
+        where, cmd = "%s %s" % (m.group("tty"), m.group("addr")), m.group("cmd").strip()
+        st = state.setdefault(where, {"mode": None, "stack": []})
+        opened = re.match(r"^configure session (\S+)$", cmd)
+        if re.match(r"^configure( terminal)?$", cmd):
+            st.update(mode="", stack=[])
+        elif opened:
+            st.update(mode=opened.group(1), stack=[])
+            sessions.setdefault(opened.group(1), [])
+        elif st["mode"] is None or cmd.startswith("show "):
+            continue
+        elif cmd == "end" or (cmd == "exit" and not st["stack"]):
+            st.update(mode=None, stack=[])
+        elif cmd == "exit":
+            st["stack"].pop()
+        elif st["mode"] and cmd == "abort":
+            sessions.pop(st["mode"], None)
+            st.update(mode=None, stack=[])
+        elif st["mode"] and re.match(r"^commit( timer \S+)?$", cmd):
+            out.extend(Edit(at, m.group("user"), where, path) for path in sessions.pop(st["mode"], []))
+            st.update(mode=None, stack=[])
+        else:
+            stack = st["stack"]
+            level = 0 if cmd.startswith("interface ") else next(
+                (i for i in range(len(stack), -1, -1) if " > ".join(stack[:i] + [cmd]) in final | heads or
+                 _setting(" > ".join(stack[:i] + [cmd])) in keys), len(stack))
+            path = " > ".join(stack[:level] + [cmd])
+            st["stack"] = stack[:level] + [cmd] if (path in heads or cmd.startswith("interface ")) else stack[:level]
+            if st["mode"]:
+                sessions[st["mode"]].append(path)
+            else:
+                out.append(Edit(at, m.group("user"), where, path))
+    return out
 
 
 def _session_diff(text):
@@ -504,11 +609,19 @@ class NxosCheckpointTxn(Transaction):
         self.io.fresh("abort")
         self.io.configure("abort", list(cmds))
 
+    edit_record = "show accounting log"
+
+    def record_clock(self):
+        return device_clock(self.io.run("record", "show clock"))
+
+    def recorded_edits(self, since, final_paths):
+        return nxos_accounting(self.io.run("record", "show accounting log"))
+
     def leftovers(self):
         # the run's own checkpoint is its lock marker, removed when the lock is released (apply.py)
         out = self.io.run("leftovers", "show checkpoint summary")
         return ["checkpoint %s" % n for n in re.findall(r"^\s*(?:\d+\)\s*)?(%s-\S+?):?\s*$" % re.escape(self.tag), out, re.M)
-                if not re.search(r"-(l\d+|d)$", n)]   # its lease and drain records go with the lock
+                if not re.search(r"-(l\d+|x\d+|d)$", n)]   # its lease and drain records go with the lock
 
 
 class NvueRevisionTxn(ShellMarkers, Transaction):

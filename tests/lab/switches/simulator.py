@@ -140,6 +140,8 @@ class Device(object):
         self.config_entries = st.get("config_entries", 0)
         self.sessions = st.get("sessions", {})   # EOS configuration sessions: name -> state
         self.files = st.get("files", {})         # Linux shell: the few files the product's lock markers use
+        # the NOS's record of who typed what (NX-OS `show accounting log`, EOS command accounting in `show logging`)
+        self.acct = st.get("acct", [])
         # EOS: the config of each pending session (kept across SSH sessions of this process, like EOS does)
         self.session_trees = {k: v for k, v in getattr(self, "session_trees", {}).items() if k in self.sessions}
 
@@ -155,7 +157,8 @@ class Device(object):
     def persist(self):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
               "pending": self.pending, "revision": self.revision,
-              "config_entries": self.config_entries, "sessions": self.sessions, "files": self.files}
+              "config_entries": self.config_entries, "sessions": self.sessions, "files": self.files,
+              "acct": self.acct}
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
@@ -193,6 +196,16 @@ class Device(object):
         if self.nos == "eos":
             return time.strftime("%a %b %d %H:%M:%S %Y", now) + "\ntimezone is UTC\n"
         return time.strftime("%H:%M:%S", now) + ".000 UTC " + time.strftime("%a %b %d %Y", now) + "\n"
+
+    def now(self):
+        """The device's clock (epoch, with the fault ``clock_offset``)."""
+        return time.time() + self.clock_offset()
+
+    def record(self, text):
+        """One record in the NOS's accounting log: kept in this process (every session of the device shares it) and
+        written with the state at its next change; the last 1000 (a switch's log buffer is bounded too)."""
+        self.acct.append([self.now(), text])
+        del self.acct[:-1000]
 
     def go_down(self, secs):
         with open(os.path.join(self.state_dir, "down_until"), "w") as fh:
@@ -236,6 +249,9 @@ def shell_command(dev, line):
 
 
 # ----------------------------------------------------------------------------- CLI sessions
+TTYS = []   # terminals handed out by this simulator process
+
+
 class Session(object):
     """One interactive shell on one device."""
 
@@ -249,6 +265,8 @@ class Session(object):
         self.eat_next = False
         self.quiet = False
         self.confirm = False   # a save asked "[y/N]": the next line answers it
+        TTYS.append(1)
+        self.tty = len(TTYS)   # the session's terminal (pts/N, vtyN) in the NOS's accounting record
 
     def ask_save(self, question):
         """A save that asks first (AsterNOS klish `write`): the question waits on its line without a prompt, and
@@ -391,8 +409,16 @@ class CliSession(Session):
         if not line:
             return ""
         if self.mode == "exec":
-            return self.exec_cmd(line)
-        return self.config_cmd(line)
+            out = self.exec_cmd(line)
+            self.account(line, out, False)
+            return out
+        out = self.config_cmd(line)
+        self.account(line, out, True)
+        return out
+
+    def account(self, line, out, in_config):
+        """The NOS's accounting record of a line typed (NX-OS, EOS); nothing on a NOS whose record is not modelled."""
+        return None
 
     def exec_cmd(self, line):
         if re.match(r"terminal (length|width) \d+$", line):
@@ -541,6 +567,9 @@ class EosSession(CliSession):
             return ""
         if line == "show clock":
             return self.dev.show_clock()
+        m = re.match(r"show logging last (\d+) minutes$", line)
+        if m:
+            return self.show_logging(int(m.group(1)))
         if line == "show configuration sessions":
             return self.show_sessions()
         if line in ("copy running-config startup-config", "write memory", "write"):
@@ -558,6 +587,22 @@ class EosSession(CliSession):
         if line == "show ip bgp summary vrf all | json":
             return bgp_show.eos_summary_json(self.dev)
         return CliSession.exec_cmd(self, line)
+
+    def account(self, line, out, in_config):
+        """`aaa accounting commands all default start-stop logging`: one %ACCOUNTING-6-CMD syslog line per command
+        (format: tests/fixtures/switches/accounting/SOURCE.md)."""
+        if out is None or (out and self.error_text in out):
+            return
+        now = self.dev.now()
+        tm = time.gmtime(now)
+        self.dev.record("%s %2d %s %s Aaa: %%ACCOUNTING-6-CMD: admin vty%d 127.0.0.1 stop task_id=%d start_time=%.2f "
+                        "timezone=UTC service=shell priv-lvl=15 cmd=%s" % (
+                            time.strftime("%b", tm), tm.tm_mday, time.strftime("%H:%M:%S", tm), self.dev.name,
+                            self.tty, len(self.dev.acct) + 1, now, line))
+
+    def show_logging(self, minutes):
+        since = self.dev.now() - 60 * minutes
+        return "\n".join(text for at, text in self.dev.acct if at >= since)
 
     def pfc_counters(self):
         """EOS's JSON form (the text table's layout has no real capture; the JSON keys do, see counters_show)."""
@@ -758,6 +803,18 @@ class NxosSession(CliSession):
     def show_running(self):
         return "\n!Command: show running-config\n!Running configuration last done at: now\n\nversion 10.3(4a) Bios:version\n" + self.running_text()
 
+    def account(self, line, out, in_config):
+        """`show accounting log`: one record per configuration line, with the modes it was typed in (format:
+        tests/fixtures/switches/accounting/SOURCE.md)."""
+        if not in_config or out is None or line in ("end", "exit"):
+            return
+        modes = [node[0] for node, _ctx in self.stack]
+        if not (modes and modes[-1] == line):
+            modes.append(line)
+        res = "FAILURE" if out and "% Invalid" in out else "SUCCESS"
+        self.dev.record("%s:type=update:id=127.0.0.1@pts/%d:user=admin:cmd=configure terminal ; %s (%s)" % (
+            time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(self.dev.now())), self.tty, " ; ".join(modes), res))
+
     def exec_extra(self, line):
         m = re.match(r"checkpoint (\S+)$", line)
         if m:
@@ -766,6 +823,8 @@ class NxosSession(CliSession):
             return "Done"
         if line == "show clock":
             return self.dev.show_clock()
+        if line == "show accounting log":
+            return "\n".join(text for _at, text in self.dev.acct)
         if line == "show checkpoint summary":
             out = ["User Checkpoint Summary", "-" * 80]
             for i, name in enumerate(sorted(self.dev.checkpoints), 1):

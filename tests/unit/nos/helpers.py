@@ -3,6 +3,7 @@ platform), and the lab's switch simulators run in process on a fake device."""
 import copy
 import os
 import sys
+import time
 
 import pytest
 import yaml
@@ -39,6 +40,13 @@ class FakeDevice(object):
         self.name, self.nos = "sw", nos
         self.running, self.checkpoints, self.pending, self.revision, self.startup = [], {}, None, 1, []
         self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
+        self.acct = []
+
+    def now(self):
+        return time.time()
+
+    def record(self, text):
+        self.acct.append([self.now(), text])
 
     def persist(self):
         pass

@@ -347,7 +347,13 @@ class _Io(object):
                 raise LockLost(step, None, "", "this run's device lock is gone")
             self.renewed.append(step)
             self.io.lease.confirm(self.clock[0])
-        self.io.lease = devicelock.Lease(ttl, lambda: self.clock[0], renew)
+
+        def extend(step, seconds):
+            if taken:
+                raise LockLost(step, None, "", "this run's device lock is gone")
+            self.renewed.append("extend %s %ds" % (step, seconds))
+            self.io.lease.extended(self.clock[0], seconds)
+        self.io.lease = devicelock.Lease(ttl, lambda: self.clock[0], renew, extend)
         self.io.lease.confirm(0.0)
 
 
@@ -397,14 +403,44 @@ def test_a_lost_lock_crosses_the_klish_shell_hop_as_itself():
         transactions.klish_shell = orig
 
 
-def test_a_command_longer_than_a_fresh_lease_goes_out_right_after_a_renewal():
+def test_a_command_longer_than_the_lease_goes_out_under_an_extension_covering_its_whole_timeout():
+    """issue 37 item 2: NVUE's `nv config apply` (180 s) under a 60 s lease: no renewal can happen while it runs, so the
+    lease is extended on the device over its whole timeout first; a run whose lock was taken stops instead."""
     io = _Io(60)
-    io.clock[0] = 5   # 55 s left: as fresh as a 60 s lease gets before a 180 s apply (ttl - 20 s): it goes out
+    io.clock[0] = 5
     io.io.fence("commit", "nv config apply -y", 180)
-    assert io.renewed == []
-    io.clock[0] = 15  # 45 s left: renewed just before it
-    io.io.fence("commit", "nv config apply -y", 180)
-    assert io.renewed == ["commit"]
+    assert io.renewed == ["extend commit 200s"] and io.io.lease.left() >= 190
+    io.clock[0] = 100   # during the apply: still covered by the extension, nothing more sent to the device
+    io.io.fence("commit", "nv config apply -y", 80)
+    assert io.renewed == ["extend commit 200s"]
+    taken = _Io(60, taken=True)
+    taken.clock[0] = 5
+    with pytest.raises(taken.LockLost):
+        taken.io.fence("abort", "rollback running-config checkpoint aif-x", 300)
+
+
+def test_an_extension_holds_the_lock_for_every_controller_whatever_its_ttl():
+    """Mixed TTLs across controllers (60 s holder, 60 s and 1800 s others): the holder's `-x<end>` object keeps its
+    lock through one long command; past its end (and the holder's TTL since its last renewal) it is stale."""
+    store = Store()
+    holder = Txn(store, devicelock.redate(devicelock.new_tag(ttl=60), store.now))
+    devicelock.acquire(holder, ttl=60, timeout=0)
+    start = store.now
+    devicelock.extend(holder, 60, 200, "commit")
+    assert "%s-x%d" % (holder.tag, start + 201) in store.objects
+    for ttl in (60, 1800):
+        store.now = start + 150   # 150 s without a renewal: past the holder's 60 s TTL, inside the extension
+        other = Txn(store, devicelock.new_tag(ttl=ttl))
+        with pytest.raises(devicelock.LockHeldError):
+            devicelock.acquire(other, ttl=ttl, timeout=0)
+    devicelock.extend(holder, 60, 300, "abort")   # a second extension replaces the first
+    assert sorted(n for n in store.objects if "-x" in n) == ["%s-x%d" % (holder.tag, start + 451)]
+    store.now = start + 452
+    notes = devicelock.acquire(Txn(store, devicelock.new_tag(ttl=1800)), ttl=1800, timeout=0)
+    assert "not renewed within the 60s lock TTL" in notes[0] and not any(n.startswith(holder.tag) for n in store.objects)
+    # the marker's objects group under the run: an extension is never read as a hold of its own
+    runs = devicelock.group({holder.tag: "", holder.tag + "-x123": ""})
+    assert [(m.name, m.extended) for m in runs] == [(holder.tag, 123)]
 
 
 def test_a_line_inside_a_block_is_never_cut_from_its_parent_mode():

@@ -3,6 +3,7 @@ a config pushed through a simulated CLI and read back with the driver is a no-op
 real-device shape (NVUE range keys, EOS hidden defaults, Dell klish WRED units). Covers the Dell klish simulator,
 which the lab topology does not start."""
 import copy
+import time
 
 import pytest
 
@@ -172,3 +173,25 @@ def test_eos_simulator_counters_speak_the_json_of_antas_fixtures(tmp_path):
     assert got["Ethernet1"]["all"]["pfc_rx"] > 0        # PFC on: the simulator's base count
     assert get_driver("eos").parse_pfc_counters(sess.handle(get_driver("eos").pfc_counters_command))["Ethernet2"] == \
         {"rx_pfc": 40, "tx_pfc": 0}
+
+
+@pytest.mark.parametrize("nos", ["nxos", "eos"])
+def test_simulator_records_who_typed_what_in_the_nos_format(nos):
+    """The lab's accounting record (NX-OS `show accounting log`, EOS `show logging` command accounting) reads back
+    through the parsers held to public captures (tests/fixtures/switches/accounting/SOURCE.md) as the lines typed."""
+    import calendar
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import eos_accounting, nxos_accounting
+    sess = session(nos)
+    port = "Ethernet1/1" if nos == "nxos" else "Ethernet1"
+    for cmd in ["configure terminal", "interface %s" % port, "mtu 1500", "end"]:
+        sess.handle(cmd)
+    if nos == "nxos":
+        text = sess.handle("show accounting log")
+        got = nxos_accounting(text)
+        assert "user=admin:cmd=configure terminal ; interface Ethernet1/1 ; mtu 1500 (SUCCESS)" in text
+    else:
+        text = sess.handle("show logging last 5 minutes")
+        got = eos_accounting(text, time.gmtime().tm_year, {"interface Ethernet1 > mtu 9216"})
+        assert "Aaa: %ACCOUNTING-6-CMD: admin vty" in text and "cmd=mtu 1500" in text
+    assert [e.path for e in got][-1] == "interface %s > mtu 1500" % port
+    assert abs(got[-1].at - calendar.timegm(time.gmtime())) < 5 and got[-1].user == "admin"

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Concurrent edits this run overwrote, read from the NOS's own record of who changed what (part of the switch path:
+nos/apply.py holds the flow). An engineer's edit of the very key this run is sending, landing while our line is in
+flight, is overwritten by our line and leaves nothing a read-back could see: the switch's running config then equals
+this run's intent. Only the NOS's record tells: NX-OS's accounting log (``show accounting log``), EOS's command
+accounting in its syslog (``%ACCOUNTING-6-CMD``). Each transaction parses its NOS's record into ``Edit`` s
+(nos/transactions.py); ``overwritten`` keeps those of someone else, in this run's window, whose value the switch no
+longer holds, and ``describe`` names each: "overwrote a concurrent edit by <user> at <time>: <key> <their value>".
+Sources: docs/switches.md#concurrent-edits."""
+
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
+
+
+class Edit(namedtuple("Edit", "at user where path")):
+    """One setting someone made, as the NOS recorded it: ``at`` the device's time (epoch seconds, the device clock
+    read as UTC like ``transactions.device_clock``), ``user``, ``where`` (terminal, address), ``path`` the line
+    with its parents (``interface Ethernet1/1 > mtu 1500``), as ``Driver.paths`` names a setting."""
+    __slots__ = ()
+
+
+def settings(edits):
+    """Drop the records that only enter a block (NX-OS records ``interface X`` before ``interface X ; mtu N``):
+    a path that is the parent of another record's path from the same terminal sets nothing by itself."""
+    parents = set()
+    for e in edits:
+        parts = e.path.split(" > ")
+        for i in range(1, len(parts)):
+            parents.add((e.where, " > ".join(parts[:i])))
+    return [e for e in edits if (e.where, e.path) not in parents]
+
+
+def overwritten(edits, since, sent_paths, final_paths):
+    """The edits of someone else, recorded at or after ``since`` (device epoch), that the switch no longer holds:
+    for each setting (``fullconfig._setting``: parent and key, whatever the value), only the last such edit counts
+    (a later edit by anyone replaced the earlier one); an edit identical to a line this run sent is this run's own.
+    ``final_paths``: the paths of the running config read back after the change (the verified image)."""
+    last = {}
+    for e in settings(edits):
+        if e.at < since or e.path in sent_paths:
+            continue
+        last[_setting(e.path)] = e
+    lost = []
+    for key, e in sorted(last.items(), key=lambda kv: kv[1].at):
+        line = e.path.rpartition(" > ")[2]
+        if line.startswith("no "):   # an unset: kept while no line of that setting is on the switch
+            kept = not any(_setting(p) == key for p in final_paths)
+        else:
+            kept = e.path in final_paths
+        if not kept:
+            lost.append(e)
+    return lost
+
+
+def describe(edit):
+    """``overwrote a concurrent edit by admin at 2026-11-28 23:40:01 (pts/3): interface Ethernet1/1 > mtu 1500``."""
+    where = " (%s)" % edit.where if edit.where else ""
+    return "overwrote a concurrent edit by %s at %s%s: %s" % (
+        edit.user or "an unknown user", time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(edit.at)), where, edit.path)

@@ -1,0 +1,81 @@
+"""Concurrent edits from the NOS's own record (nos/edits.py; the parsers on nos/transactions.py), held to public
+captures (tests/fixtures/switches/accounting/SOURCE.md)."""
+import calendar
+import os
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import eos_accounting, nxos_accounting
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = os.path.join(HERE, "..", "..", "fixtures", "switches", "accounting")
+
+
+def read(name):
+    with open(os.path.join(FIX, name)) as fh:
+        return fh.read()
+
+
+def test_nxos_accounting_log_real_capture():
+    got = nxos_accounting(read("nxos-show-accounting-log.txt"))
+    assert [(e.user, e.where, e.path) for e in got] == [
+        ("frank", "192.168.12.138@pts/3", "feature scp-server"),
+        ("ethan", "192.168.12.138@pts/3", "interface Ethernet1/10"),
+        ("ethan", "192.168.12.138@pts/3", 'interface Ethernet1/10 > description "this is a new interface"')]
+    assert got[0].at == calendar.timegm((2020, 1, 30, 1, 41, 15, 0, 0, 0))
+    # entering the mode sets nothing by itself: only the line typed in it is a setting
+    assert [e.path for e in edits.settings(got)] == ["feature scp-server",
+                                                     'interface Ethernet1/10 > description "this is a new interface"']
+
+
+def test_nxos_failed_and_exec_records_are_not_edits():
+    text = ("Mon Feb 10 09:30:45 2020:type=update:id=console:user=admin:cmd=configure terminal ; interface Ethernet1/1 ; "
+            "mtu 99999 (FAILURE)\nMon Feb 10 09:30:46 2020:type=update:id=console:user=admin:cmd=clear counters (SUCCESS)\n")
+    assert nxos_accounting(text) == []
+
+
+def test_eos_accounting_real_capture_holds_exec_commands_only():
+    # the capture's commands are show commands and a gNMI Set outside any configure mode: no configuration line
+    text = read("eos-show-logging-accounting.txt")
+    assert eos_accounting(text, 2018, set()) == []
+    # the same record shape, with the configure/typed lines an engineer sends (the mode rebuilt per terminal)
+    line = ("Mar 24 20:33:5%d eos Aaa: %%ACCOUNTING-6-CMD: bob vty6 192.168.2.1 stop task_id=1%d start_time=1521923632.5 "
+            "timezone=UTC service=shell priv-lvl=15 cmd=%s ")
+    typed = ["configure terminal", "interface Ethernet1", "mtu 1500", "exit", "hostname core1", "end"]
+    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), 2018,
+                         {"interface Ethernet1 > mtu 9216", "hostname leaf1"})
+    assert [(e.user, e.path) for e in got] == [("bob", "interface Ethernet1"), ("bob", "interface Ethernet1 > mtu 1500"),
+                                               ("bob", "hostname core1")]
+    assert got[1].where == "vty6 192.168.2.1" and got[1].at == calendar.timegm((2018, 3, 24, 20, 33, 52, 0, 0, 0))
+
+
+def test_eos_session_lines_count_when_the_session_commits():
+    line = ("Mar 24 20:34:%02d eos Aaa: %%ACCOUNTING-6-CMD: ann vty7 10.0.0.9 stop task_id=%d start_time=1.0 timezone=UTC "
+            "service=shell priv-lvl=15 cmd=%s")
+    typed = ["configure session s1", "interface Ethernet2", "mtu 1400", "end", "configure session s1", "commit",
+             "configure session s2", "hostname never", "abort"]
+    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), 2018, set())
+    assert [(e.path, e.at % 60) for e in got] == [("interface Ethernet2", 5), ("interface Ethernet2 > mtu 1400", 5)]
+
+
+def edit(at, path, user="bob"):
+    return Edit(at, user, "pts/1", path)
+
+
+def test_overwritten_names_only_their_lost_values():
+    final = {"interface E1 > mtu 9216", "interface E2 > mtu 1500", "hostname leaf1"}
+    rec = [edit(99, "interface E1 > mtu 1400"),        # before the window
+           edit(100, "interface E1 > mtu 1500"),       # theirs, then ours over it: lost
+           edit(101, "interface E1 > mtu 9216", "us"),  # the line this run sent
+           edit(102, "interface E2 > mtu 1500"),       # theirs, kept
+           edit(103, "hostname x"), edit(104, "hostname leaf1", "ann")]   # replaced by a later edit that stands
+    lost = edits.overwritten(rec, 100, {"interface E1 > mtu 9216"}, final)
+    assert lost == [rec[1]]
+    assert edits.describe(lost[0]) == ("overwrote a concurrent edit by bob at 1970-01-01 00:01:40 (pts/1): "
+                                       "interface E1 > mtu 1500")
+
+
+def test_overwritten_unset_is_lost_when_the_setting_is_back():
+    rec = [edit(100, "interface E1 > no mtu")]
+    assert edits.overwritten(rec, 100, set(), {"interface E1 > mtu 9216"}) == rec
+    assert edits.overwritten(rec, 100, set(), {"interface E1 > description x"}) == []
