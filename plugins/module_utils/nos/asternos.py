@@ -304,8 +304,19 @@ class AsterNosDriver(Driver):
 
     # --- family hooks (nos/base.py Driver): a structured NOS of its own, one REST leaf per path -----------------
     def paths(self, managed):
-        """Canonical lines are already paths: ``roce-profiles <name> <leaf>`` and the value as the last word."""
-        return [line.strip() for line in managed.splitlines() if line.strip()]
+        """Canonical lines are already paths: ``roce-profiles <name> <leaf>`` and the value as the last word; a
+        profile's ``bind-interfaces`` list is ONE setting (the REST model's leaf-list, replaced whole by a PATCH):
+        ``roce-profiles <name> bind-interfaces Ethernet1,Ethernet2``, so an engineer's list that is a subset of ours
+        reads as their value, never as our change half made."""
+        out, bound = [], {}
+        for line in (x.strip() for x in managed.splitlines()):
+            m = re.match(r"^roce-profiles (\S+) bind-interfaces (\S+)$", line)
+            if m:
+                bound.setdefault(m.group(1), []).append(m.group(2))
+            elif line:
+                out.append(line)
+        return out + ["roce-profiles %s bind-interfaces %s" % (name, ",".join(sorted(ports)))
+                      for name, ports in sorted(bound.items())]
 
     def takeover_items(self, before_image, after, intent, sections=("qos",)):
         """Another Easy RoCE profile binding a port the plan binds to ours: binding it would take that port's QoS

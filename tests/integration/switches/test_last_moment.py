@@ -159,3 +159,35 @@ def test_asternos_an_engineers_edit_of_our_profile_between_rest_calls_is_named_a
     assert claim.rolled_back is not True, str(claim)
     assert "roce-profiles %s mode lossy" % PROFILE in str(claim), "the failure does not name their value: %s" % claim
     assert aif_objects(name, switch_lab["root"]) == []
+
+
+def test_asternos_an_engineers_bind_interfaces_subset_of_ours_is_theirs_not_our_partial_change(switch_lab):
+    """issue 37 item 1 (the review's AsterNOS case): between the run's REST calls an engineer PATCHes our profile's
+    `bind-interfaces` to a list that is a subset of ours. The list is one REST leaf, replaced whole: their subset is
+    their value, not our change half made. The run stops before its own bind PATCH, names their list, and it stays."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE, PROFILES, request
+    name = "leaf0"
+    reset(switch_lab, name)
+    lab.set_faults(name, {"slow": dict(ASTERNOS_HOLD, secs=2)}, switch_lab["root"])
+    run = applier(switch_lab, name, read_timeout=10)
+    planned = run.plan()
+    ours = sorted(line.split()[-1] for line in planned[1].splitlines() if " bind-interfaces " in line)
+    assert len(ours) > 1, planned[1]
+    subset = ours[:1]
+    a = Background(run, planned)
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        with cli_session(switch_lab, name) as conn:
+            conn.send_command(request("PATCH", "%s/%s" % (PROFILES, PROFILE), {"bind-interfaces": subset}))
+    finally:
+        a.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    claim = a.claim
+    print("LAST-MOMENT asternos bind subset: %s" % str(claim)[-600:])
+    profile = next(p for p in lab.read_state(name, switch_lab["root"])["running"]["rest"]["roce-profiles"]
+                   if p["name"] == PROFILE)
+    assert profile["bind-interfaces"] == subset, "the engineer's list was overwritten: %s" % claim
+    assert claim != "success" and claim.rolled_back is not True, str(claim)
+    assert "bind-interfaces %s" % subset[0] in str(claim), "the failure does not name their list: %s" % claim
+    assert aif_objects(name, switch_lab["root"]) == []
