@@ -22,6 +22,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.drainstep import
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image, paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, check_safe
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.undo import ApplyError, Undo
@@ -311,9 +312,12 @@ class Applier(DrainStep, Undo):
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s could not be read (%s)"
                              % (txn.edit_record, exc))
             return
-        ops = self.driver.ops(self.attempted)
-        sent = set(" > ".join(op.path) for op in ops) | set(
-            " > ".join(op.path[:-1] + ("no " + op.path[-1],)) for op in ops if op.kind == "unset")
+        sent = set()
+        for op in sent_ops(self.attempted):
+            for line in op.lines():
+                sent.add(" > ".join(op.path[:-1] + (line,)))
+                if op.kind == "unset":
+                    sent.add(" > ".join(op.path[:-1] + ("no " + line,)))
         window = [e for e in edits.settings(recorded) if e.at >= since - 1]
         if sent and not any(e.path in sent for e in window):
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "

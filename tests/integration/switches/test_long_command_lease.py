@@ -67,7 +67,8 @@ def long_apply_race(switch_lab, tmp_path, other_ttl):
 
 
 # CI: the other controller with the longer TTL (the review's mixed case); `make bench-concurrent-edits` adds 60 s
-OTHER_TTLS = [60, 1800] if os.environ.get("AIFABRIC_CONCURRENT_FULL") == "1" else [1800]
+FULL = os.environ.get("AIFABRIC_CONCURRENT_FULL") == "1"
+OTHER_TTLS = [60, 1800] if FULL else [1800]
 
 
 @pytest.mark.parametrize("other_ttl", OTHER_TTLS)
