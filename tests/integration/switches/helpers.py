@@ -66,6 +66,15 @@ def full_state(name, root):
             "sessions": {k: v for k, v in (st.get("sessions") or {}).items() if v.startswith("pending")}}
 
 
+def claim_of(run, planned):
+    """``run.apply(*planned)`` -> "success", or the ApplyError it raised (what the run claims)."""
+    try:
+        run.apply(*planned)
+        return "success"
+    except ApplyError as exc:
+        return exc
+
+
 class Background(threading.Thread):
     """``run.apply(*planned)`` in a thread; after ``join()``, ``claim`` is "success" or the ApplyError."""
 
@@ -75,11 +84,7 @@ class Background(threading.Thread):
         self.start()
 
     def run(self):
-        try:
-            self.run_.apply(*self.planned)
-            self.claim = "success"
-        except ApplyError as exc:
-            self.claim = exc
+        self.claim = claim_of(self.run_, self.planned)
 
 
 @contextlib.contextmanager

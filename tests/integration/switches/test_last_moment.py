@@ -129,10 +129,9 @@ def test_an_edit_before_the_first_line_is_never_rolled_back(switch_lab, name):
     assert aif_objects(name, switch_lab["root"]) == []
 
 
-def test_asternos_an_engineers_edit_of_our_profile_between_rest_calls_is_named_and_kept(switch_lab):
-    """AsterNOS: the run has POSTed its profile and is held before its first PATCH; an engineer PATCHes the profile's
-    mode to their own value over REST. The re-read before the run's next call (the guard, due after the hold) stops
-    the run, names their value, and their value stays: nothing of theirs is PATCHed or DELETEd back."""
+def asternos_edit_between_calls(switch_lab, body):
+    """The run POSTs its Easy RoCE profile and is held before its first PATCH, while an engineer PATCHes ``body`` (a
+    dict, or a function of the run's plan giving one) onto that profile over REST -> (claim, the profile after, plan)."""
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE, PROFILES, request
     name = "leaf0"
     reset(switch_lab, name)
@@ -140,54 +139,49 @@ def test_asternos_an_engineers_edit_of_our_profile_between_rest_calls_is_named_a
     run = applier(switch_lab, name, read_timeout=10)
     planned = run.plan()
     assert [c.split(" -X ")[1].split()[0] for c in planned[2]] == ["POST", "PATCH", "PATCH"], planned[2]
+    body = body(planned) if callable(body) else body
     a = Background(run, planned)
     try:
         lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
         with cli_session(switch_lab, name) as conn:
-            conn.send_command(request("PATCH", "%s/%s" % (PROFILES, PROFILE), {"mode": "lossy"}))
+            conn.send_command(request("PATCH", "%s/%s" % (PROFILES, PROFILE), body))
     finally:
         a.join()
         run.close()
         lab.set_faults(name, {}, switch_lab["root"])
-    claim = a.claim
-    print("LAST-MOMENT asternos: %s" % str(claim)[-600:])
+    print("LAST-MOMENT asternos %s: %s" % (body, str(a.claim)[-600:]))
     profile = next(p for p in lab.read_state(name, switch_lab["root"])["running"]["rest"]["roce-profiles"]
                    if p["name"] == PROFILE)
+    assert a.claim != "success", "success claimed over the engineer's edit %s" % body
+    assert a.claim.rolled_back is not True, str(a.claim)
+    assert aif_objects(name, switch_lab["root"]) == []
+    return a.claim, profile, planned
+
+
+def test_asternos_an_engineers_edit_of_our_profile_between_rest_calls_is_named_and_kept(switch_lab):
+    """AsterNOS: the run has POSTed its profile and is held before its first PATCH; an engineer PATCHes the profile's
+    mode to their own value over REST. The re-read before the run's next call (the guard, due after the hold) stops
+    the run, names their value, and their value stays: nothing of theirs is PATCHed or DELETEd back."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE
+    claim, profile, _plan = asternos_edit_between_calls(switch_lab, {"mode": "lossy"})
     assert profile["mode"] == "lossy", "the engineer's mode was overwritten: %s" % claim
     assert "bind-interfaces" not in profile, "the run sent its next call after the engineer's edit: %s" % profile
-    assert claim != "success", "success claimed over the engineer's edit"
-    assert claim.rolled_back is not True, str(claim)
     assert "roce-profiles %s mode lossy" % PROFILE in str(claim), "the failure does not name their value: %s" % claim
-    assert aif_objects(name, switch_lab["root"]) == []
+
+
+def ours_first_port(planned):
+    """An engineer's bind-interfaces list: the first of the ports this run binds (a subset of ours)."""
+    ours = sorted(line.split()[-1] for line in planned[1].splitlines() if " bind-interfaces " in line)
+    assert len(ours) > 1, planned[1]
+    return {"bind-interfaces": ours[:1]}
 
 
 def test_asternos_an_engineers_bind_interfaces_subset_of_ours_is_theirs_not_our_partial_change(switch_lab):
     """issue 37 item 1 (the review's AsterNOS case): between the run's REST calls an engineer PATCHes our profile's
     `bind-interfaces` to a list that is a subset of ours. The list is one REST leaf, replaced whole: their subset is
-    their value, not our change half made. The run stops before its own bind PATCH, names their list, and it stays."""
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE, PROFILES, request
-    name = "leaf0"
-    reset(switch_lab, name)
-    lab.set_faults(name, {"slow": dict(ASTERNOS_HOLD, secs=2)}, switch_lab["root"])
-    run = applier(switch_lab, name, read_timeout=10)
-    planned = run.plan()
-    ours = sorted(line.split()[-1] for line in planned[1].splitlines() if " bind-interfaces " in line)
-    assert len(ours) > 1, planned[1]
-    subset = ours[:1]
-    a = Background(run, planned)
-    try:
-        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
-        with cli_session(switch_lab, name) as conn:
-            conn.send_command(request("PATCH", "%s/%s" % (PROFILES, PROFILE), {"bind-interfaces": subset}))
-    finally:
-        a.join()
-        run.close()
-        lab.set_faults(name, {}, switch_lab["root"])
-    claim = a.claim
-    print("LAST-MOMENT asternos bind subset: %s" % str(claim)[-600:])
-    profile = next(p for p in lab.read_state(name, switch_lab["root"])["running"]["rest"]["roce-profiles"]
-                   if p["name"] == PROFILE)
+    their value, not our change half made. The run stops before its own bind PATCH, names their list, and it stays
+    (without the change: SUCCESS, their list replaced by ours)."""
+    claim, profile, planned = asternos_edit_between_calls(switch_lab, ours_first_port)
+    subset = ours_first_port(planned)["bind-interfaces"]
     assert profile["bind-interfaces"] == subset, "the engineer's list was overwritten: %s" % claim
-    assert claim != "success" and claim.rolled_back is not True, str(claim)
     assert "bind-interfaces %s" % subset[0] in str(claim), "the failure does not name their list: %s" % claim
-    assert aif_objects(name, switch_lab["root"]) == []

@@ -13,11 +13,10 @@ import time
 
 import lab
 import pytest
-from helpers import applier, nothing_left, reset
+from helpers import applier, claim_of, nothing_left, reset
 from test_fault_matrix import aif_objects
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 
 NAME = "leaf2"   # NVUE
 
@@ -41,11 +40,7 @@ def long_apply_race(switch_lab, tmp_path, other_ttl):
                 lab.wait_slowed(NAME, 0, switch_lab["root"], timeout=30)
                 lab.set_faults(NAME, {"clock_offset": 150}, switch_lab["root"])   # 150 s pass on the switch ...
                 a._clock = lambda: time.monotonic() + 150                           # ... and for A
-                try:
-                    b.apply(*planned_b)
-                    outcome["B"] = "success"
-                except ApplyError as exc:
-                    outcome["B"] = exc
+                outcome["B"] = claim_of(b, planned_b)
             t = threading.Thread(target=during)
             t.start()
             try:
@@ -55,10 +50,7 @@ def long_apply_race(switch_lab, tmp_path, other_ttl):
         return real(step, cmd, *args, **kw)
     a.io.run = run
     try:
-        a.apply(*planned_a)
-        outcome["A"] = "success"
-    except ApplyError as exc:
-        outcome["A"] = exc
+        outcome["A"] = claim_of(a, planned_a)
     finally:
         a.close()
         b.close()

@@ -17,7 +17,7 @@ import time
 
 import lab
 import pytest
-from helpers import Background, applier, cli_session, full_state, nothing_left, reset
+from helpers import Background, applier, claim_of, cli_session, full_state, nothing_left, reset
 from test_fault_matrix import aif_objects
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
@@ -322,10 +322,7 @@ def stalled_race(switch_lab, name, tmp_path, fence=True):
     if not fence:
         a.io.fence = lambda *args, **kw: None
     try:
-        a.apply(*a.plan())
-        outcome["A"] = "success"
-    except ApplyError as exc:
-        outcome["A"] = exc
+        outcome["A"] = claim_of(a, a.plan())
     finally:
         a.close()
         b.close()
