@@ -7,7 +7,7 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page, with_contract_table  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page, with_contract_table, with_module_items  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.host.stacks import with_rules_doc  # noqa: E402
 
@@ -22,7 +22,11 @@ def main():
     # generated parts of hand-written pages: (file, rewrite, what)
     for name, rewrite, what in (("README.md", with_readme_table, "the switch table"),
                                 ("docs/host-rdma.md", with_rules_doc, "the collective library rules"),
-                                ("docs/adding-a-nos.md", with_contract_table, "the driver table")):
+                                ("docs/adding-a-nos.md", with_contract_table, "the driver table"),
+                                ("plugins/modules/switch_config.py", lambda t: with_module_items(t, "switch_config"),
+                                 "the per-NOS DOCUMENTATION items"),
+                                ("plugins/modules/switch_facts.py", lambda t: with_module_items(t, "switch_facts"),
+                                 "the per-NOS DOCUMENTATION items")):
         path = os.path.join(ROOT, name)
         with open(path) as handle:
             text = rewrite(handle.read())
