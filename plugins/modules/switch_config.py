@@ -252,7 +252,9 @@ rolled_back:
   returned: failure
   type: bool
 failed_step:
-  description: On failure, the step that failed (connect, takeover, preflight, begin, stage, commit, verify, confirm, save).
+  description: On failure, the step that failed (connect, takeover, preflight, begin, stage, commit, verify, confirm, save;
+    C(concurrent edit) when the change is applied, verified and saved but the NOS's own record shows it overwrote an edit
+    someone else made while this run's line for that key was in flight, see RV(foreign)).
   returned: failure
   type: str
 failed_command:
@@ -274,6 +276,8 @@ foreign:
   description:
     - On failure, the lines someone else (another controller, an engineer at the CLI) changed on the switch during
       this run. Then only this run's own lines are ever taken back, never the other change, and RV(rolled_back) is false.
+    - With RV(failed_step) C(concurrent edit), the edits this run overwrote (their value is no longer on the switch);
+      nothing was undone.
   returned: on failure
   type: list
   elements: str
