@@ -5,8 +5,9 @@
    ports: tests/lab/hosts/lab_lldp.py), and a miscabled port (one leaf port announcing another port id)
    fails rail_validate's LLDP check naming that NIC;
 2. a second site.yml run changes nothing;
-3. audit: playbooks/audit.yml reports zero drift (also run through ansible-runner from an
-   AWX-style private_data_dir when --with-runner is given);
+3. audit: playbooks/audit.yml reports zero drift (with --with-runner, this audit runs through
+   ansible-runner from an AWX-style private_data_dir, and its report is checked the same way: one
+   audit instead of two on an unchanged fabric; the plain ansible-playbook audits run in 5 and 6);
 4. inject one host drift (gpu02 rail1 MTU 1500) and one switch drift (leaf1 Ethernet1 MTU 1500,
    typed on the switch CLI the way an operator would);
 5. audit again: exactly those two devices and items drift; print where the report is;
@@ -235,6 +236,29 @@ def audit():
         return json.load(handle)
 
 
+def runner_audit():
+    """audit.yml through ansible-runner from an AWX-style private_data_dir (tests/integration/awx): the job must
+    succeed with its artifacts; its report, kept in build/audit-runner, is returned for the same checks as audit()'s."""
+    kept = os.path.join(ROOT, "build", "audit-runner")
+    start = time.time()
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "integration", "awx", "run_audit_with_runner.py"),
+                           "--keep-report", kept], cwd=ROOT, capture_output=True, text=True, check=False)
+    print(proc.stdout.rstrip())
+    print("  [%6.1fs] audit.yml through ansible-runner finished, rc %d" % (time.time() - start, proc.returncode), flush=True)
+    report_file = os.path.join(kept, "drift-report.json")
+    report = None
+    if os.path.isfile(report_file):
+        with open(report_file) as handle:
+            report = json.load(handle)
+        if report["drift"]:
+            raise SystemExit("unexpected drift after bring-up (audit through ansible-runner): %s" % drifted_items(report))
+    if proc.returncode != 0 or report is None:
+        print(proc.stderr[-3000:])
+        raise SystemExit("the audit through ansible-runner failed (rc %d%s). Hint: %s" % (
+            proc.returncode, "" if report else ", no report", hint(proc.stdout + proc.stderr)))
+    return report
+
+
 def check_roce_read(report):
     """The audit's RoCE health section read every switch (each asked only for what its driver renders)."""
     roce = report.get("roce") or {}
@@ -301,8 +325,8 @@ def run():
         raise SystemExit("second site.yml run changed: %s" % changed)
     print("changed=0 on %d hosts" % len(recap))
 
-    say("audit: zero drift expected")
-    report = audit()
+    say("audit: zero drift expected%s" % (" (through ansible-runner, AWX layout)" if args.with_runner else ""))
+    report = runner_audit() if args.with_runner else audit()
     if report["drift"]:
         raise SystemExit("unexpected drift after bring-up: %s" % drifted_items(report))
     print("%s: %d devices" % (report.get("verdict", "IN SYNC"), report["summary"]["devices"]))
@@ -312,10 +336,6 @@ def run():
         print("NOT READY is expected in this lab: its GPU hosts are containers without RDMA NICs, GPUs or GPUDirect "
               "(host_preflight findings); it is not drift. gpu04's preflight reads its synthetic 8x MI300X + Broadcom "
               "bnxt_re tree instead (RCCL's rules, bnxt modules): see build/preflight/preflight.md")
-    if args.with_runner:
-        print("\n=== audit through ansible-runner from an AWX-style private_data_dir", flush=True)
-        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "integration", "awx", "run_audit_with_runner.py")],
-                       check=True, cwd=ROOT)
 
     say("inject drift: gpu02 rail1 MTU 1500%s" % (", leaf1 Ethernet1 MTU 1500" if have_switches else ""))
     subprocess.run(["podman", "exec", labid.container("gpu02"), "ip", "link", "set", "rail1", "mtu", "1500"], check=True,

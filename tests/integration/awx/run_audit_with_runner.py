@@ -1,6 +1,7 @@
 """Run playbooks/audit.yml through ansible-runner from a private_data_dir laid out the way AWX
 lays it out, against the running lab (`make lab-up`). Exit 0 when the job succeeds and the report
-says the fabric is in sync.
+says the fabric is in sync. `--keep-report DIR` copies the job's report directory to DIR (tools/demo.py
+checks it as its zero-drift audit).
 
 AWX's layout (awx/main/tasks/jobs.py build_private_data_files / ansible-runner's input dir):
   <pdd>/project/          the project checkout (AWX copies the SCM tree here; cwd of the job)
@@ -9,6 +10,7 @@ AWX's layout (awx/main/tasks/jobs.py build_private_data_files / ansible-runner's
   <pdd>/env/envvars       environment (collections path inside the EE)
   <pdd>/env/settings      runner settings
 """
+import argparse
 import json
 import os
 import shutil
@@ -62,12 +64,18 @@ def build_private_data_dir(pdd):
     return project
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--keep-report", help="copy the job's report directory here (replaced if it exists)")
+    args = parser.parse_args(argv)
     pdd = tempfile.mkdtemp(prefix="awx-pdd-")
     try:
         build_private_data_dir(pdd)
         result = ansible_runner.run(private_data_dir=pdd, playbook="playbooks/audit.yml", quiet=True)
         print("ansible-runner status=%s rc=%s" % (result.status, result.rc))
+        if args.keep_report and os.path.isdir(os.path.join(pdd, "artifacts-report")):
+            shutil.rmtree(args.keep_report, ignore_errors=True)
+            shutil.copytree(os.path.join(pdd, "artifacts-report"), args.keep_report)
         with open(os.path.join(pdd, "artifacts-report", "drift-report.json")) as handle:
             report = json.load(handle)
         print("report: drift=%s devices=%d" % (report["drift"], report["summary"]["devices"]))
