@@ -191,6 +191,16 @@ class ToyDriver(Driver):
     bgp_summary = Read("show bgp", parse_bgp)
     ppd_read = Unsupported("the toy shows no PBR state")
 
+    def after_login(self, conn):
+        """The toy's session fact (nos/connection.py, over SSH: test_toy_nos_ssh.py): its prompt is fixed, so each
+        answer is read up to it instead of netmiko finding the prompt again before every command."""
+        send = conn.send_command
+
+        def send_command(command, **kw):
+            kw.setdefault("expect_string", r"toy\$ $")
+            return send(command, **kw)
+        conn.send_command = send_command
+
     def mtu(self, intent):
         return int(intent["mtu"])   # no platform table entry: the plan's MTU as it is
 
