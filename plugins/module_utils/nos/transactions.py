@@ -479,9 +479,11 @@ def device_clock(text):
 
 # NX-OS `show accounting log`: "Mon Feb 10 09:30:45 2020:type=update:id=192.168.12.138@pts/3:user=ethan:cmd=configure
 # terminal ; interface Ethernet1/10 ; description "..." (SUCCESS)", one record per line typed, with its modes
-# (syedur-rahman/networkcoder nxos_account_parse README, tests/fixtures/switches/accounting/SOURCE.md)
-NXOS_ACCT = re.compile(r"^(?P<at>\w{3}\s+\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\d{4}):type=update:id=(?P<where>.*?):user=(?P<user>[^:]*)"
-                       r":cmd=(?P<cmd>.*?)\s+\((?P<res>SUCCESS|FAILURE)\)\s*$", re.M)
+# (syedur-rahman/networkcoder nxos_account_parse README); Cisco's NX-API reference prints the same fields without
+# their keys, after a sequence number: "17882650:Mon Jul 30 13:02:18 2018:update:64.103.223.233@pts/2:admin:configure
+# terminal ; aaa bypass-user test (FAILURE)" (tests/fixtures/switches/accounting/SOURCE.md): both are read
+NXOS_ACCT = re.compile(r"^(?:\d+:)?(?P<at>\w{3}\s+\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\d{4}):(?:type=)?update:(?:id=)?(?P<where>[^:]*?)"
+                       r":(?:user=)?(?P<user>[^:]*):(?:cmd=)?(?P<cmd>.*?)\s+\((?P<res>SUCCESS|FAILURE)\)\s*$", re.M)
 
 
 def nxos_accounting(text):

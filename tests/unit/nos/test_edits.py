@@ -28,6 +28,16 @@ def test_nxos_accounting_log_real_capture():
                                                      'interface Ethernet1/10 > description "this is a new interface"']
 
 
+def test_nxos_accounting_log_keyless_form_of_ciscos_reference():
+    """Cisco's NX-API CLI reference: the same record without keys, a sequence number first; its two configuration
+    records FAILED and the others are not configuration lines: no edit."""
+    text = read("nxos-nxapi-show-accounting-log-start-seqnum.txt")
+    assert nxos_accounting(text) == []
+    ok = text.splitlines()[0].replace("(FAILURE)", "(SUCCESS)")
+    assert nxos_accounting(ok) == [Edit(calendar.timegm((2018, 7, 30, 13, 2, 18, 0, 0, 0)), "admin", "64.103.223.233@pts/2",
+                                        "aaa bypass-user test")]
+
+
 def test_nxos_failed_and_exec_records_are_not_edits():
     text = ("Mon Feb 10 09:30:45 2020:type=update:id=console:user=admin:cmd=configure terminal ; interface Ethernet1/1 ; "
             "mtu 99999 (FAILURE)\nMon Feb 10 09:30:46 2020:type=update:id=console:user=admin:cmd=clear counters (SUCCESS)\n")
