@@ -2,8 +2,6 @@
 ``safe_reverse`` and the drain's commands, byte for byte as the command-string drivers sent them
 (tests/unit/nos/golden/commands.json.gz, generated before ``diff`` returned ops), and what foreign-change attribution
 exempts as this run's own (the ops' read-back lines) unchanged."""
-import gzip
-import json
 import os
 import sys
 
@@ -16,8 +14,7 @@ import make_commands  # noqa: E402
 
 @pytest.fixture(scope="module")
 def golden():
-    with gzip.open(make_commands.GOLDEN, "rb") as handle:
-        return json.loads(handle.read().decode("utf-8"))
+    return make_commands.make_golden.read(make_commands.GOLDEN)
 
 
 def test_corpus_covers_every_driver(golden):

@@ -9,8 +9,6 @@ ops (issue 35): the op-first drivers must send the same bytes.
 Regenerate only when a change of the commands sent is intended (and say so in the commit).
 """
 import copy
-import gzip
-import json
 import os
 import re
 import sys
@@ -23,6 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 sys.path.insert(0, ROOT)
 from tests.unit.nos.helpers import plan_on_platform  # noqa: E402
+sys.path.insert(0, HERE)
+import make_golden  # noqa: E402
 GOLDEN = os.path.join(HERE, "commands.json.gz")
 SCHEMES = (None, "p2p")
 # jsonpatch orders the ops of a table's keys by Python's set order (PYTHONHASHSEED): kept sorted here
@@ -95,11 +95,7 @@ def corpus():
 
 
 def main():
-    data = corpus()
-    blob = json.dumps(data, sort_keys=True, indent=0).encode("utf-8")
-    with gzip.GzipFile(GOLDEN, "wb", mtime=0) as handle:
-        handle.write(blob)
-    print("%d entries, %d bytes uncompressed, %d bytes gz" % (len(data), len(blob), os.path.getsize(GOLDEN)))
+    make_golden.write(GOLDEN, corpus())
 
 
 if __name__ == "__main__":

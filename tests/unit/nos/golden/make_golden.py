@@ -105,12 +105,21 @@ def corpus():
     return out
 
 
-def main():
-    data = corpus()
+def write(path, data):
+    """A corpus as gzip'd JSON, byte-stable (sorted keys, no mtime)."""
     blob = json.dumps(data, sort_keys=True, indent=0).encode("utf-8")
-    with gzip.GzipFile(GOLDEN, "wb", mtime=0) as handle:
+    with gzip.GzipFile(path, "wb", mtime=0) as handle:
         handle.write(blob)
-    print("%d entries, %d bytes uncompressed, %d bytes gz" % (len(data), len(blob), os.path.getsize(GOLDEN)))
+    print("%d entries, %d bytes uncompressed, %d bytes gz" % (len(data), len(blob), os.path.getsize(path)))
+
+
+def read(path):
+    with gzip.open(path, "rb") as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def main():
+    write(GOLDEN, corpus())
 
 
 if __name__ == "__main__":
