@@ -66,7 +66,7 @@ def test_the_role_derives_asternos_sections_from_its_driver(tmp_path):
     (which switch_config then refuses to apply, naming why: nos/asternos.py refusal)."""
     from ansible_collections.aifabric.roce.plugins.filter.nos_sections import nos_sections
     leaf = dict(plan_on_platform("lab", "asternos")["leafs"]["leaf0"], kind="leaf")
-    assert nos_sections("asternos") == ["qos"] and nos_sections(leaf) == ["qos"]
+    assert nos_sections("asternos") == ["qos"] and nos_sections(leaf) == ["qos"]   # without it: Easy RoCE's QoS alone
     assert nos_sections(dict(leaf, asternos_config="config_db")) == ["qos", "mtu", "pbr", "underlay"]
-    assert role_sections(tmp_path, leaf)["planned"] == ["qos"]
+    # one run of the role's template (each costs an ansible-playbook start): under the opt-in, mtu and pbr come in
     assert role_sections(tmp_path, dict(leaf, asternos_config="config_db"))["planned"] == ["qos", "mtu", "pbr"]
