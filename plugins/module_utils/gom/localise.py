@@ -20,7 +20,8 @@ is suspected only if every path across it is bad):
   their agents at BOOST_RATE for a while, so the evidence below accrues in a fraction of a second.
 - a link is a candidate when ``strong`` is inside its signature (the probes crossing it); candidates are scored by
   a generalised likelihood ratio (one loss rate over the link's probes, background loss NOISE off it) and the best,
-  leading the next by LOG_MARGIN, named twice in a row is a ``link_fault``; candidates the plan cannot tell apart
+  leading the next by LOG_MARGIN and with every path across it bad (each of its probes lost a packet since the
+  first loss: NetBouncer's rule), named twice in a row is a ``link_fault``; candidates the plan cannot tell apart
   (equal signatures) are one ``unlocalised`` event listing them. No candidate: the fewest links with all-lossy
   signatures covering ``strong`` (greedy); >= 3 of them on one switch are a ``switch_fault``, the others a fault
   each (``candidates`` lists the cover); no cover for 30 s: ``unlocalised``.
@@ -431,6 +432,17 @@ class Localiser(object):
         q = float(lost) / judged
         return lost * math.log(q) + ((judged - lost) * math.log(1.0 - q) if lost < judged else 0.0) + outside * LOG_NOISE
 
+    def _all_paths_bad(self, link, t0, weak):
+        """NetBouncer's rule: a link is named only when every path across it is bad: each of its probes that sent
+        packets since ``t0`` has lost one of them (a faulty link drops on all its paths; a link whose other probes
+        stay clean is not the one, however the likelihoods compare at a low loss rate)."""
+        for pid in self.topo.sig[link]:
+            if pid in weak:
+                continue
+            if self.probes[pid].since(t0, RING)[0] > 0:
+                return False
+        return True
+
     def _cover(self, strong, weak):
         """Fewest links (greedy) whose signatures are all lossy and cover ``strong``; None when impossible."""
         sig, paths = self.topo.sig, self.topo.paths
@@ -496,6 +508,8 @@ class Localiser(object):
                 # links the plan cannot tell apart (probe_plan's ``ambiguous``): more packets will not help
                 return {"ambiguous:" + "|".join(tied): ("unlocalised", tied, [[link] for link in tied], sorted(strong))}
             if len(scored) > 1 and best_ll - scored[1][0] < LOG_MARGIN:
+                return {}
+            if not self._all_paths_bad(best, t0, weak):
                 return {}
             return {best: ("link_fault", [best], [[best]], sorted(strong))}
         sig = self.topo.sig

@@ -81,6 +81,19 @@ def test_twenty_percent_loss_is_named_and_nothing_else_is(lab_plan):
     assert statistics.median(took) <= 1.0 and max(took) <= 2.5
 
 
+def test_a_link_is_named_only_when_every_path_across_it_is_bad(lab_plan):
+    """NetBouncer's rule, on top of the likelihood ratio: a link sharing one lossy probe with the faulty link but
+    whose other probes stayed clean is never the one named."""
+    _plan, report, topo = lab_plan
+    link = "leaf1:Ethernet9>spine1:Ethernet3"
+    loc, events = run(topo, report, {1.0: {link: 1.0}}, 2.0)
+    t0 = min(loc.probes[pid].first_loss_t for pid in topo.sig[link])
+    _strong, weak = loc._sets()
+    assert loc._all_paths_bad(link, t0, weak)
+    sharing = [x for x in topo.sig if x != link and topo.sig[x] & topo.sig[link] and not topo.sig[x] <= topo.sig[link]]
+    assert sharing and not any(loc._all_paths_bad(x, t0, weak) for x in sharing)
+
+
 def test_two_percent_loss_is_named_within_thirty_seconds(lab_plan):
     _plan, report, topo = lab_plan
     took = []
