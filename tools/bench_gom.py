@@ -1,6 +1,7 @@
 """GOM benchmarks (issue 38): the collector's ingest at scale, and the full fault campaign on the twin.
 
     PYTHONPATH=.collections python tools/bench_gom.py scale [--sizes 4096,32768] [--seconds 20]
+    PYTHONPATH=.collections python tools/bench_gom.py scale --sizes 32768 --groups 4 --decoders 12   (sharded)
     python tools/bench_gom.py twin            (root: builds its own lab twin, ~30-60 min)
     python tools/bench_gom.py rollout         (root: a site.yml rollout of every switch, with drains, under GOM)
 
@@ -9,7 +10,9 @@ probe at 10/s replayed (tools/gom_sim.py): one JSON batch per host every 100 ms,
 collector's side is timed (JSON decoding, ingest, the 100 ms tick with localisation), in CPU seconds per second of
 probe traffic: <= 1.0 means one core keeps up. A 100 % loss fault on one spine->leaf link at 5 s: the replayed time
 to its event (the localisation latency: the collector's own delays, no network) and the CPU of that second.
-Exit 1 when the 4K figure is above one core or the fault is not named exactly.
+Exit 1 when the 4K figure is above one core or the fault is not named exactly. With ``--groups G``: the sharded
+collector (plugins/module_utils/gom/shard.py: decoders by agent, G ** 2 judges by probe, a merger that localises) on the same
+replay, CPU per part per second of probes; exit 1 when any part is above one core or the fault is not named exactly.
 
 twin: tests/lab/twin/gom_live.py's full campaign (every directed link at 100 % and 20 % loss, four links per class
 at 2 % loss, cable down and congestion, one fault per class under a drain record) on a lab twin of its own
@@ -29,6 +32,7 @@ and nothing else as a fault.
 import random
 import threading
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -45,6 +49,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lab", "twin"))
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.identify import plan_identifiable  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import Localiser, Topology  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.gom.shard import InProcess  # noqa: E402
 from bench_probes import gpu_fabric  # noqa: E402
 from gom_sim import Replay  # noqa: E402
 
@@ -84,7 +89,60 @@ def scale(gpus, seconds, fault_at=5.0):
             "localisation_s": round(at - fault_at, 2) if at else None, "exact": bool(event and event["link"] == link)}
 
 
+def scale_sharded(gpus, seconds, groups, decoders, fault_at=5.0):
+    """The same replay through the sharded collector (plugins/module_utils/gom/shard.py): CPU of each part per second
+    of probes (decoders, judges, the merger; the hops' marshal blobs included), and the localisation latency."""
+    plan = build_plan(gpu_fabric(gpus // 8, "gpu%d" % gpus))
+    report = plan_identifiable(plan, dport=4792)
+    sharded = InProcess(plan, report["probes"], groups=groups, decoders=decoders, clock=lambda: 0.0)
+    sim = Replay(report["probes"], seed=3)
+    gc.collect()
+    gc.freeze()     # the plan and the parts' state: long-lived, as in each part's own process (not rescanned)
+    topo = sharded.merger.topo
+    link = sorted(link for link, info in topo.info.items() if info["link_class"] == "spine_down")[0]
+    cpu = {}
+    found = None
+    t = 0.0
+    for _step in range(int(seconds * 10)):
+        t = round(t + 0.1, 1)
+        if abs(t - fault_at) < 1e-6:
+            sim.faults = {link: 1.0}
+        lines = [(b["host"], json.dumps(b, separators=(",", ":")).encode()) for b in sim.step(t)]
+        for event in sharded.step(lines, t, cpu):
+            if found is None and event["kind"] != "recovered":
+                found = (event, t)
+    event, at = found if found else (None, None)
+    parts = dict((key, round(value / seconds, 3)) for key, value in sorted(cpu.items()))
+    return {"gpus": gpus, "probes": len(report["probes"]), "judges": len(sharded.judges), "decoders": decoders, "cpu_per_s": parts,
+            "worst_part": max(parts.items(), key=lambda kv: kv[1]), "total_cpu_per_s": round(sum(parts.values()), 3),
+            "fault": link, "named": event and event["links"], "localisation_s": round(at - fault_at, 2) if at else None,
+            "exact": bool(event and event["link"] == link)}
+
+
+def main_sharded(args):
+    """Exit 1 when a part needs more than one core or the fault is not named exactly."""
+    rows = [scale_sharded(int(g), args.seconds, args.groups, args.decoders) for g in args.sizes.split(",")]
+    print("| GPUs | probes | decoders | judges | CPU s per s: each decoder | each judge | merger | all parts | fault named "
+          "| localisation s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        dec = [v for k, v in r["cpu_per_s"].items() if k.startswith("decoder")]
+        jud = [v for k, v in r["cpu_per_s"].items() if k.startswith("judge")]
+        print("| %d | %d | %d | %d | %s | %s | %.3f | %.3f | %s | %s |" % (
+            r["gpus"], r["probes"], r["decoders"], r["judges"], "%.2f-%.2f" % (min(dec), max(dec)),
+            "%.2f-%.2f" % (min(jud), max(jud)), r["cpu_per_s"]["merger"], r["total_cpu_per_s"],
+            "exact" if r["exact"] else r["named"], r["localisation_s"]))
+    print(json.dumps(rows, sort_keys=True))
+    missed = [r for r in rows if not r["exact"] or r["worst_part"][1] > 1.0]
+    for r in missed:
+        print("missed: %d GPUs: %s" % (r["gpus"], "fault named %s" % r["named"] if not r["exact"]
+                                       else "%s needs %.2f cores" % r["worst_part"]))
+    return 1 if missed else 0
+
+
 def main_scale(args):
+    if args.groups:
+        return main_sharded(args)
     rows = [scale(int(g), args.seconds) for g in args.sizes.split(",")]
     print("| GPUs | probes | probe packets/s | agents | collector CPU s per s | CPU in the fault's second | fault named | localisation s |")
     print("|---|---|---|---|---|---|---|---|")
@@ -269,6 +327,9 @@ def main(argv=None):
     parser.add_argument("what", choices=["scale", "twin", "rollout"])
     parser.add_argument("--sizes", default="4096,32768")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--groups", type=int, default=0, help="scale: the sharded collector, hosts in this many groups "
+                        "(groups ** 2 judges)")
+    parser.add_argument("--decoders", type=int, default=8, help="scale --groups: decoders (agents dealt by host)")
     parser.add_argument("--campaign", default="full", help="twin: full, class:<link class> (host_up, host_down, "
                         "leaf_up, spine_down), loss:<classes>, drains, or quiet[:seconds[:burners]] (no fault for that "
                         "long under busy processes: every event a false alarm)")

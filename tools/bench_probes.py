@@ -128,7 +128,7 @@ def scaling(sizes):
 def identifiable(sizes):
     """The 1-identifiable plan: figures on lab, rail512, 4K, then planning CPU time; returns targets missed."""
     print()
-    print("| fabric | GPUs | probes (covering) | tight bound | ratio | ident bound | ratio | single-link identifiable "
+    print("| fabric | GPUs | probes (covering) | tight bound (covering) | ratio | 1-identifiable bound | ratio | single-link identifiable "
           "| double-link named exactly | double-link masked | pairs | plan CPU s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     missed = 0

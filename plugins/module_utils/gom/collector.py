@@ -5,13 +5,14 @@ the event stream (JSON lines) and serves Prometheus metrics (prometheus-client) 
 
     python3 collector.py --plan plan.json --probes probes.json --listen 0.0.0.0:9720 [--listen unix:/run/gom.sock]
                          --http 0.0.0.0:9721 --events /var/lib/aifabric-gom/events.jsonl
-                         [--markers SWITCH=DIR ...] [--silences silences.json]
+                         [--markers SWITCH=DIR ...] [--silences silences.json] [--steer-record gor.json]
 
 Maintenance (docs/gom.md): ``--markers SWITCH=DIR`` names the directory where this collection's lock markers for
 that switch appear (``aifabric-lock.aif-*``, nos/transactions.py ShellMarkers: a Linux-based NOS's marker files, or
 their mirror); a live marker (renewed within ``--lock-ttl``) is a change under way, a ``-d`` drain record a drain,
 both read with nos/devicelock.py's own parser. ``--silences`` is a JSON file ``[{"switch", "until", "reason"}]``
-an operator writes to silence a switch (the runbook). Both are re-read every second.
+an operator writes to silence a switch (the runbook). Both are re-read every second. ``--steer-record`` is GOR's
+record of steered bindings: the probes follow them (planwatch.py); it and ``--probes`` are re-read when they change.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import threading
 import time
 
 # run as a script, the collection's package must be on PYTHONPATH (role gom_collector installs it in its layout)
+from ansible_collections.aifabric.roce.plugins.module_utils.gom import planwatch
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.linkstate import LinkStateError, ports_down
 from ansible_collections.aifabric.roce.plugins.module_utils.gom.localise import STATE, Localiser, Topology, write_events
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import group
@@ -135,7 +137,12 @@ class Metrics(object):
                 events.add_metric([kind], count)
             probes = GaugeMetricFamily("gom_probes", "Probes in the plan")
             probes.add_metric([], len(loc.probes))
-        return [state, loss, rtt, switch, grouped, packets, batches, dropped, events, probes]
+            repathed = GaugeMetricFamily("gom_probes_repathed", "Probes whose path GOR's steer record moved off the plan")
+            repathed.add_metric([], len(self.service.repathed))
+            unmeasured = GaugeMetricFamily("gom_faults_unmeasured", "Open faults no probe crosses now (steered off)")
+            unmeasured.add_metric([], len(planwatch.unmeasured_faults(loc)))
+        return [state, loss, rtt, switch, grouped, packets, batches, dropped, events, probes, repathed,
+                unmeasured]
 
 
 class LinkStatePoller(object):
@@ -227,6 +234,9 @@ class Service(object):
         self.conns = {}         # host -> its agent's connection (boost requests go back on it)
         self.poller = None      # LinkStatePoller, when switches' link-state commands are given
         self.boost_sent = 0
+        self.watched = None     # (plan, probes path, steer record path): re-pathed when the files change
+        self.stamp = None
+        self.repathed = []
 
     def listen(self, address):
         if address.startswith("unix:"):
@@ -306,8 +316,44 @@ class Service(object):
                 del self.held[switch]
         self.localiser.set_maintenance(found)
 
+    def watch(self, plan, probes_path, record_path=None):
+        """Follow the fabric: when the probe plan or GOR's steer record changes, the probes are re-pathed on the
+        bindings as they are now and the localiser's state is carried over (planwatch.py, docs/gom.md)."""
+        self.watched = (plan, probes_path, record_path)
+        self.stamp = self._stamp()
+
+    def _stamp(self):
+        out = []
+        for path in self.watched[1:]:
+            try:
+                out.append(os.stat(path).st_mtime_ns if path else None)
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def reload_if_changed(self):
+        if self.watched is None:
+            return False
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return False
+        self.stamp = stamp      # a bad file is reported once, read again when it changes
+        plan, probes_path, record_path = self.watched
+        try:
+            probes, moved = read_probes(plan, probes_path, record_path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            sys.stderr.write("gom collector: plan or steer record not reloaded (%s); kept the running one\n" % exc)
+            return False
+        old = self.localiser
+        new = Localiser(Topology(plan, probes), rate=old.rate, run_id=old.run_id, clock=old.clock)
+        with self.lock:
+            self.localiser = planwatch.carry(old, new, plan)
+            self.repathed = moved
+        return True
+
     def tick(self, now):
         if now >= self.next_maint:
+            self.reload_if_changed()
             self.refresh_maintenance(now)
             self.next_maint = now + MARKERS_EVERY
         with self.lock:
@@ -396,12 +442,23 @@ class Service(object):
         return server
 
 
-def build(plan_path, probes_path, rate=10.0):
+def read_probes(plan, probes_path, record_path=None):
+    """(probes, moved ids): probe_plan's probes re-pathed on GOR's steer record when there is one."""
+    with open(probes_path) as handle:
+        probes = json.load(handle)["probes"]
+    record = None
+    if record_path and os.path.exists(record_path):
+        with open(record_path) as handle:
+            record = json.load(handle)
+    return planwatch.repath(plan, probes, record)
+
+
+def build(plan_path, probes_path, rate=10.0, record_path=None):
+    """(localiser, plan): the probes re-pathed on GOR's steer record when one is given."""
     with open(plan_path) as handle:
         plan = json.load(handle)
-    with open(probes_path) as handle:
-        probes = json.load(handle)
-    return Localiser(Topology(plan, probes["probes"]), rate=rate)
+    probes, _moved = read_probes(plan, probes_path, record_path)
+    return Localiser(Topology(plan, probes), rate=rate), plan
 
 
 def main(argv=None):
@@ -426,6 +483,7 @@ def main(argv=None):
                         help="SWITCH=COMMAND printing `ip -j link show` of that switch (repeatable): leaf-spine "
                         "cables down are reported as link_down")
     parser.add_argument("--link-state-interval", type=float, default=1.0, help="seconds between link-state reads")
+    parser.add_argument("--steer-record", help="GOR's steer record (gor_record_path): probes follow its steered bindings")
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--stop-file")
     args = parser.parse_args(argv)
@@ -435,8 +493,9 @@ def main(argv=None):
         if not sep or not switch or not directory:
             parser.error("--markers %r: give SWITCH=DIR" % item)
         markers[switch] = directory
-    service = Service(build(args.plan, args.probes, args.rate), args.events, markers, args.silences, args.lock_ttl,
-                      linger=args.maintenance_linger)
+    localiser, plan = build(args.plan, args.probes, args.rate, args.steer_record)
+    service = Service(localiser, args.events, markers, args.silences, args.lock_ttl, linger=args.maintenance_linger)
+    service.watch(plan, args.probes, args.steer_record)
     service.localiser.boost_rate, service.localiser.boost_seconds = args.boost_rate, args.boost_seconds
     commands = {}
     for item in args.link_state:

@@ -234,22 +234,59 @@ def identifiability(probe_list, links):
     return {"identifiable": float(unique) / len(links) if links else 1.0, "ambiguous": shared}
 
 
+def _spine_bound(m, alone, others):
+    """Fewest probes sourced by the NICs bound to one spine (their same-leaf probes for the "alone" NICs left out),
+    for ``m`` reachable spine->leaf links of that spine, ``alone`` sources each the only one on its uplink and
+    ``others`` sources sharing an uplink. Of the alone sources, ``a`` send one remote probe and ``alone - a`` two or
+    more; the others send one probe at least. Every spine->leaf link needs a remote probe through the spine (only
+    the sources bound to it send one), and a link crossed by an alone source's only remote probe needs a second
+    one (else its signature equals that source's uplink's): the ``a`` single probes fill at most ``a // 2`` links by
+    themselves, so the remote probes are at least m + ceil(a / 2) when a > 0."""
+    best = None
+    for a in range(alone + 1):
+        remote = m + (a + 1) // 2 if a else m
+        own = a + 2 * (alone - a) + others
+        value = max(remote, own)
+        best = value if best is None else min(best, value)
+    return best or 0
+
+
 def _ident_bound(model, reachable):
-    """A lower bound on a 1-identifiable host-sourced set: one probe per reachable source NIC, plus one
-    more for each NIC that is the only reachable source bound to its uplink (its host link and that
-    uplink are told apart only by a same-leaf probe it sends), where it has a same-leaf peer."""
+    """A lower bound on a 1-identifiable host-sourced set (docs/gom.md section 1, with the proof):
+
+    * a source NIC alone on its uplink (the only reachable source bound to it) needs a same-leaf probe of its own:
+      every remote probe it sends crosses both its host link and that uplink, and no other source's probe crosses
+      the uplink (PPD), so only a probe it sends to its own leaf tells the two apart;
+    * per spine, the probes its bound sources send (``_spine_bound``): each source at least one, an alone source
+      with one remote probe only makes its uplink's signature that one probe, so the spine->leaf link that probe
+      crosses must carry another probe too;
+    * a source bound to no spine: one probe.
+    Never below one probe per source NIC plus one per alone NIC with a same-leaf peer (the earlier bound)."""
     sources = [nic for nic in model.nics if nic["link_up"] in reachable]
     per_uplink = {}
+    unbound = 0
     for nic in sources:
         if nic["spine"] is not None and model.source_up_link(nic) in reachable:
             per_uplink.setdefault((nic["leaf"], nic["uplink"]), []).append(nic)
-    alone = 0
+        else:
+            unbound += 1
+    local = 0
+    per_spine = {}
     for nics in per_uplink.values():
+        spine = nics[0]["spine"]
+        counts = per_spine.setdefault(spine, [0, 0])
         if len(nics) == 1:
+            counts[0] += 1
             nic = nics[0]
             if any(d["host"] != nic["host"] and model.is_local(nic, d) for d in model.by_leaf[nic["leaf"]]):
-                alone += 1
-    return len(sources) + alone
+                local += 1
+        else:
+            counts[1] += len(nics)
+    links_of = {}
+    for (spine, _leaf), links in model.parallel_down.items():
+        links_of[spine] = links_of.get(spine, 0) + sum(1 for link in links if link in reachable)
+    spines = sum(_spine_bound(links_of.get(spine, 0), alone, others) for spine, (alone, others) in per_spine.items())
+    return max(len(sources) + local, local + spines + unbound)
 
 
 def plan_identifiable(plan, dport=gom.ROCE_UDP_PORT, oracle=None):

@@ -556,6 +556,8 @@ class Localiser(object):
         # recovery: every probe of the fault clean for CLEAR_AFTER, and for long enough that the fault's own loss rate
         # would have shown (2 % loss: ~15 s); the closed fault's losses are then forgotten
         for key, event in list(self.open.items()):
+            if event["links"] and not any(self.topo.sig.get(link) for link in event["links"]):
+                continue    # no probe crosses its links any more (GOR steered them off): no evidence either way
             probes = set(event["probes"])
             for link in event["links"]:
                 probes |= self.topo.sig.get(link, frozenset())
