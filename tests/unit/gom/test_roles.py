@@ -58,8 +58,8 @@ def test_roles_check_apply_idempotent_and_the_installed_scripts_run(tmp_path, ca
     assert config["probes"] == planned["probes_by_host"]["gpu01"] and config["dport"] == 4792
     assert set(config["addresses"]) == set(p["dst_address"] for p in planned["probes"] if p["dst_host"] == "gpu01")
     package = base / "lib" / "gom" / "ansible_collections" / "aifabric" / "roce" / "plugins" / "module_utils"
-    assert sorted(os.listdir(str(package / "gom"))) == ["collector.py", "linkstate.py", "localise.py", "planwatch.py",
-                                                      "probes.py"]
+    assert sorted(os.listdir(str(package / "gom"))) == [
+        "collector.py", "linkstate.py", "localise.py", "planwatch.py", "probes.py"]
     # the installed collector, run as the unit runs it (PYTHONPATH the install dir only; prometheus-client from this venv)
     env = dict(os.environ, PYTHONPATH=str(base / "lib" / "gom"))
     collector = subprocess.Popen(
