@@ -76,12 +76,12 @@ def test_sharded_events_equal_one_localisers_for_a_fault_on_every_link_class(lab
         by_class.setdefault(topo.info[link]["link_class"], []).append(link)
     checked = 0
     for index, (cls, links) in enumerate(sorted(by_class.items())):
-        for link in links[::5]:
-            one, many = both(plan, report, {5.0: {link: loss}, 12.0: {}}, 20, seed=index)
+        for link in (links[0], links[-1]):
+            one, many = both(plan, report, {5.0: {link: loss}, 10.0: {}}, 14, seed=index)
             assert one and one[0]["kind"] in ("link_fault", "unlocalised"), (cls, link, one)
             assert many == one, (cls, link)
             checked += 1
-    assert checked >= 12
+    assert checked == 8
 
 
 def test_sharded_two_faults_maintenance_and_noise_equal_one_localisers(lab_plan):
