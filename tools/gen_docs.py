@@ -7,7 +7,8 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.docs import schema_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import with_readme_table  # noqa: E402
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import platforms_page, with_contract_table, with_module_items  # noqa: E402
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import (  # noqa: E402
+    platforms_page, with_contract_table, with_driver_lists, with_module_items)
 from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds_doc  # noqa: E402
 from ansible_collections.aifabric.roce.plugins.module_utils.host.stacks import with_rules_doc  # noqa: E402
 
@@ -26,7 +27,10 @@ def main():
                                 ("plugins/modules/switch_config.py", lambda t: with_module_items(t, "switch_config"),
                                  "the per-NOS DOCUMENTATION items"),
                                 ("plugins/modules/switch_facts.py", lambda t: with_module_items(t, "switch_facts"),
-                                 "the per-NOS DOCUMENTATION items")):
+                                 "the per-NOS DOCUMENTATION items"),
+                                ("plugins/doc_fragments/switch_platform.py", with_driver_lists, "the platform choices"),
+                                ("roles/switch/defaults/main.yml", with_driver_lists, "the underlay platforms"),
+                                ("roles/switch/meta/argument_specs.yml", with_driver_lists, "the underlay platforms")):
         path = os.path.join(ROOT, name)
         with open(path) as handle:
             text = rewrite(handle.read())

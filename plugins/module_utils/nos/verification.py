@@ -163,6 +163,18 @@ def with_module_items(text, module):
     return head + PER_NOS_BEGIN + "\n" + module_items(module) + PER_NOS_END + tail
 
 
+def with_driver_lists(text):
+    """A file holding a list of platforms by name (the switch modules' C(platform) choices; the switch role's
+    ``switch_underlay_platforms`` default and its argument spec) with the lists written from the registry: every
+    driver, and those whose ``sections`` list ``underlay``. A new NOS changes them by tools/gen_docs.py, not by hand."""
+    every = "[%s]" % ", ".join(sorted(PLATFORMS))
+    underlay = "[%s]" % ", ".join(sorted(p for p in PLATFORMS if "underlay" in get_driver(p).sections))
+    text = re.sub(r"(?m)^(    choices: )\[(?:asternos|community_sonic)[^\]]*\]$", lambda m: m.group(1) + every, text)
+    text = re.sub(r"(?m)^(switch_underlay_platforms: )\[[^\]]*\]$", lambda m: m.group(1) + underlay, text)
+    return re.sub(r"(?ms)^(      switch_underlay_platforms:\n.*?^        default: )\[[^\]]*\]$",
+                  lambda m: m.group(1) + underlay, text)
+
+
 def platforms_page():
     """docs/platforms.md: the platform table, then what is verified on each switch."""
     return platforms_doc() + verification_doc()
