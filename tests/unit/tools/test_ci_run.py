@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
@@ -31,6 +32,7 @@ def run(tmp_path, *args, **env_changes):
     if trace.exists():
         trace.unlink()
     env = dict(os.environ, MAKE=str(make), CI_TRACE=str(trace))
+    env.pop("AIF_CI_STARTED", None)   # set by .ci/run around the whole suite: these runs count from their own start
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)
@@ -124,3 +126,17 @@ def test_a_run_over_its_budget_fails_naming_its_longest_lane(tmp_path):
     assert "FAILED" not in proc.stdout and "all 3 targets passed" not in proc.stdout
     proc, ev = run(tmp_path, "--budget", "30", "--", "quick-unit", "slow-a")
     assert proc.returncode == 0 and "OVER BUDGET" not in proc.stdout and "budget 30 s" in proc.stdout
+
+
+def test_the_budget_counts_from_ci_run_s_start_set_up_included(tmp_path):
+    """.ci/run sets AIF_CI_STARTED before `make test`: the set-up before the lanes (venv, pip) counts too."""
+    began = "%.3f" % (time.time() - 100)
+    proc, ev = run(tmp_path, "--budget", "60", "--", "quick-unit", AIF_CI_STARTED=began)
+    assert proc.returncode == 1 and ("end", "quick-unit") in ev
+    assert re.search(r"since \.ci/run began \(AIF_CI_STARTED\): 10\d s, of which set-up before the lanes 10\d s", proc.stdout), proc.stdout
+    assert re.search(r"OVER BUDGET: CI took 10\d s \(set-up included\), over its budget of 60 s", proc.stdout), proc.stdout
+    proc, ev = run(tmp_path, "--budget", "60", "--", "quick-unit", AIF_CI_STARTED="%.3f" % time.time())
+    assert proc.returncode == 0 and "OVER BUDGET" not in proc.stdout
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as handle:
+        script = handle.read()
+    assert script.index("export AIF_CI_STARTED") < script.index("make test")
