@@ -141,8 +141,12 @@ class Metrics(object):
             repathed.add_metric([], len(self.service.repathed))
             unmeasured = GaugeMetricFamily("gom_faults_unmeasured", "Open faults no probe crosses now (steered off)")
             unmeasured.add_metric([], len(planwatch.unmeasured_faults(loc)))
+            uncovered = GaugeMetricFamily("gom_link_uncovered", "1 for each link the probe plan reaches with no probe "
+                                          "(probe_plan's uncovered: a loss there is invisible)", labels=["link"])
+            for link in loc.topo.uncovered:
+                uncovered.add_metric([link], 1)
         return [state, loss, rtt, switch, grouped, packets, batches, dropped, events, probes, repathed,
-                unmeasured]
+                unmeasured, uncovered]
 
 
 class LinkStatePoller(object):
@@ -341,11 +345,12 @@ class Service(object):
         plan, probes_path, record_path = self.watched
         try:
             probes, moved = read_probes(plan, probes_path, record_path)
+            uncovered = read_uncovered(probes_path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             sys.stderr.write("gom collector: plan or steer record not reloaded (%s); kept the running one\n" % exc)
             return False
         old = self.localiser
-        new = Localiser(Topology(plan, probes), rate=old.rate, run_id=old.run_id, clock=old.clock)
+        new = Localiser(Topology(plan, probes, uncovered), rate=old.rate, run_id=old.run_id, clock=old.clock)
         with self.lock:
             self.localiser = planwatch.carry(old, new, plan)
             self.repathed = moved
@@ -442,6 +447,12 @@ class Service(object):
         return server
 
 
+def read_uncovered(probes_path):
+    """The links probe_plan reached with no probe (its ``uncovered``; none in a file without the key)."""
+    with open(probes_path) as handle:
+        return json.load(handle).get("uncovered") or []
+
+
 def read_probes(plan, probes_path, record_path=None):
     """(probes, moved ids): probe_plan's probes re-pathed on GOR's steer record when there is one."""
     with open(probes_path) as handle:
@@ -458,7 +469,7 @@ def build(plan_path, probes_path, rate=10.0, record_path=None):
     with open(plan_path) as handle:
         plan = json.load(handle)
     probes, _moved = read_probes(plan, probes_path, record_path)
-    return Localiser(Topology(plan, probes), rate=rate), plan
+    return Localiser(Topology(plan, probes, read_uncovered(probes_path)), rate=rate), plan
 
 
 def main(argv=None):

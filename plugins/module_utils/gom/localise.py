@@ -66,7 +66,7 @@ CLASSES = {"U": "host_up", "D": "host_down", "Lu": "leaf_up", "Sd": "spine_down"
 class Topology(object):
     """Probes (id -> path) and links (class, ends, GPUs behind) from a probe plan and its fabric plan."""
 
-    def __init__(self, plan, probes):
+    def __init__(self, plan, probes, uncovered=()):
         self.paths = dict((p["id"], tuple(p["path"])) for p in probes)
         self.probe = dict((p["id"], p) for p in probes)
         sig = {}
@@ -92,6 +92,9 @@ class Topology(object):
         fabric = [link for link, info in self.info.items() if info["link_class"] in ("leaf_up", "spine_down")]
         reverse = sorted(set(">".join(link.split(">")[::-1]) for link in fabric) - set(self.info))
         self.info.update(link_info(plan, reverse))
+        # links the probe plan reaches with no probe (its ``uncovered``): listed, state "not measured", never dropped
+        self.uncovered = sorted(set(uncovered) - set(self.sig))
+        self.info.update(link_info(plan, sorted(set(self.uncovered) - set(self.info))))
         self.fabric_ports = {}
         for link in fabric + reverse:
             info = self.info[link]

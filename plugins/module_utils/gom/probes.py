@@ -33,6 +33,7 @@ ROCE_UDP_PORT = 4791
 GOM_UDP_PORT = 4792
 SPORT_BASE = 49152
 ORACLE_TRIES = 64   # source ports asked per probe: with 2..8 parallel links a wanted one is all but certain
+PAIR_TRIES = 256    # (source, destination) pairs asked for a spine->leaf link no probe has crossed yet
 
 STAND_IN = "crc32('src|dst|17|sport|dport') % members (a stand-in: no spine hash can be computed offline)"
 
@@ -89,6 +90,7 @@ class LinkModel(object):
         self.uplink_at = {}     # (leaf, port) -> uplink dict
         self.uplink_up = {}     # (leaf, port) -> leaf->spine link name
         self.links = []         # every directed link, in a stable order
+        self.asked_pairs = {}   # spine->leaf link -> (source, destination) pairs the device was asked for it (cover)
         bindings = self._index_leafs()
         self._index_hosts(bindings)
         self.spines_of_plane = {}
@@ -334,6 +336,25 @@ def _asked_probe(src, dst, member, dport, oracle):
     return {"src": src, "dst": dst, "sport": sports[0], "member": first, "asked": True, "wanted": member}
 
 
+def _search_pairs(model, sources, leaf_name, member, dport, oracle):
+    """A probe the device itself puts on parallel link ``member`` toward ``leaf_name``: every (source bound to the
+    spine, destination NIC of another host on that leaf) pair in turn, each with the source ports of
+    :func:`_asked_probe`, until one takes it (a spine hashing on addresses alone gives every port of a pair one link,
+    so another pair is the only other way). At most ``PAIR_TRIES`` pairs. Returns (probe or None, pairs asked)."""
+    asked = 0
+    for src in sources:
+        for dst in model.by_leaf[leaf_name]:
+            if dst["host"] == src["host"] or model.is_local(src, dst):
+                continue
+            if asked >= PAIR_TRIES:
+                return None, asked
+            asked += 1
+            probe = _asked_probe(src, dst, member, dport, oracle)
+            if probe["member"] == member:
+                return probe, asked
+    return None, asked
+
+
 class _Demand(object):
     """What is still uncovered: destination NICs per leaf (and per host on it), free spine->leaf slots.
 
@@ -557,12 +578,22 @@ def cover(model, dport=ROCE_UDP_PORT, oracle=None):
     unused_slots = sorted((spine, leaf_name, k) for (spine, leaf_name), uses in demand.slot_uses.items()
                           for k, used in enumerate(uses) if not used)
     for spine, leaf_name, k in unused_slots:
-        if leaf_name not in model.by_leaf:
+        if leaf_name not in model.by_leaf or demand.slot_uses[(spine, leaf_name)][k]:
             continue
         sources = [s for s in model.by_spine.get(spine, ()) if _remote_for(model, s, leaf_name)]
-        if sources:
+        if not sources:
+            continue
+        members = len(model.parallel[(spine, leaf_name)])
+        if oracle is None:
             src = least_used(sources)
-            emit(src, demand.pick_dest(leaf_name, src), k, len(model.parallel[(spine, leaf_name)]))
+            emit(src, demand.pick_dest(leaf_name, src), k, members)
+            continue
+        probe, asked = _search_pairs(model, sources, leaf_name, k, dport, oracle)
+        model.asked_pairs[model.parallel_down[(spine, leaf_name)][k]] = asked
+        if probe is not None:
+            raw.append(probe)
+            source_used[probe["src"]["id"]] = source_used.get(probe["src"]["id"], 0) + 1
+            demand.use(probe["src"], probe["dst"], k, members)
     for dst in model.nics:
         if demand.dest_used[dst["id"]]:
             continue
@@ -610,9 +641,11 @@ def report(model, raw, dport, asked=False):
     spines = model.plan.get("spines", {})
     platforms = sorted(set(spine["platform"] for spine in spines.values()))
     if asked:
-        why = dict((link, "no probe reaches it: for every source bound to %s and every UDP source port asked "
-                    "(%d-%d), the device itself forwards on another link" % (
-                        link.split(">")[0].split(":")[0], SPORT_BASE, SPORT_BASE + ORACLE_TRIES - 1))
+        pairs = model.asked_pairs
+        why = dict((link, "no probe reaches it: for %d (source bound to %s, destination) pairs and every UDP source "
+                    "port asked (%d-%d), the device itself forwards on another link%s" % (
+                        pairs.get(link, 0), link.split(">")[0].split(":")[0], SPORT_BASE, SPORT_BASE + ORACLE_TRIES - 1,
+                        " (search stopped at %d pairs)" % PAIR_TRIES if pairs.get(link, 0) >= PAIR_TRIES else ""))
                    for link in missing)
         at_risk = []
     else:

@@ -167,6 +167,10 @@ def test_gom_live_names_each_fault_and_reports_a_drain_as_maintenance(twin, tmp_
     for row in result["rows"]:
         print("  %s %s %s -> %s %s detect %s s localise %s s" % (
             row["kind"], row["value"] or "", row["link"], row["events"], row["named"], row["detect_s"], row["localise_s"]))
+    # every directed link of the plan probed (issue 38: 100 % coverage on the devices' own ECMP answers)
+    assert result["links_crossed"] == result["links_all"] and len(result["links_all"]) == 64, (
+        sorted(set(result["links_all"]) - set(result["links_crossed"])), result["uncovered_why"])
+    assert result["uncovered"] == []
     assert result["identifiable"] == 1.0 and result["baseline_events"] == []
     assert all(row["exact"] for row in result["rows"]), result["rows"]
     assert s["false_alarms"] == 0

@@ -79,7 +79,7 @@ class Live(object):
         self.plan_seconds = time.monotonic() - started
         os.makedirs(self.state, exist_ok=True)
         with open(os.path.join(self.state, "probes.json"), "w") as handle:
-            json.dump({"probes": self.report["probes"]}, handle)
+            json.dump({"probes": self.report["probes"], "uncovered": self.report["uncovered"]}, handle)
         with open(os.path.join(self.state, "plan.json"), "w") as handle:
             json.dump(self.plan, handle)
         return self.report
@@ -445,7 +445,11 @@ def run(plan, prefix, state, which="small", rate=10.0, settle=4.0):
     finally:
         live.stop()
     result = {"probes": live.report["count"], "plan_seconds": round(live.plan_seconds, 2),
-              "identifiable": live.report["identifiable"], "baseline_events": baseline, "rows": rows}
+              "identifiable": live.report["identifiable"], "baseline_events": baseline, "rows": rows,
+              # every directed link of the plan this run probed with, and those its probes cross
+              "links_all": sorted(gom.LinkModel(plan).links),
+              "links_crossed": sorted(set(link for p in live.report["probes"] for link in p["path"])),
+              "uncovered": live.report["uncovered"], "uncovered_why": live.report["uncovered_why"]}
     result["summary"] = summary(rows)
     result["summary"]["false_alarms"] += len(baseline)
     result["missed"] = misses(result)
