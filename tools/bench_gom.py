@@ -54,22 +54,32 @@ from bench_probes import gpu_fabric  # noqa: E402
 from gom_sim import Replay  # noqa: E402
 
 
+def replay(report, topo, seconds, fault_at):
+    """(fault link, replay, steps): every probe at 10/s, steps of (time, the agents' batches) over ``seconds``, a 100 %
+    loss on the first spine->leaf link from ``fault_at`` on."""
+    sim = Replay(report["probes"], seed=3)
+    link = sorted(link for link, info in topo.info.items() if info["link_class"] == "spine_down")[0]
+
+    def steps():
+        for step in range(1, int(seconds * 10) + 1):
+            t = round(step * 0.1, 1)
+            if abs(t - fault_at) < 1e-6:
+                sim.faults = {link: 1.0}
+            yield t, sim.step(t)
+    return link, sim, steps()
+
+
 def scale(gpus, seconds, fault_at=5.0):
     plan = build_plan(gpu_fabric(gpus // 8, "gpu%d" % gpus))
     report = plan_identifiable(plan, dport=4792)
     topo = Topology(plan, report["probes"])
     loc = Localiser(topo, clock=lambda: 0.0)
-    sim = Replay(report["probes"], seed=3)
-    link = sorted(link for link, info in topo.info.items() if info["link_class"] == "spine_down")[0]
+    link, sim, steps = replay(report, topo, seconds, fault_at)
     cpu_total = 0.0
     cpu_fault_second = 0.0
     found = None
-    t = 0.0
-    for step in range(int(seconds * 10)):
-        t = round(t + 0.1, 1)
-        if abs(t - fault_at) < 1e-6:
-            sim.faults = {link: 1.0}
-        lines = [json.dumps(b, separators=(",", ":")).encode() for b in sim.step(t)]    # what the agents send
+    for t, batches in steps:
+        lines = [json.dumps(b, separators=(",", ":")).encode() for b in batches]    # what the agents send
         start = time.process_time()
         for line in lines:
             loc.ingest(json.loads(line), t)
@@ -95,19 +105,13 @@ def scale_sharded(gpus, seconds, groups, decoders, fault_at=5.0):
     plan = build_plan(gpu_fabric(gpus // 8, "gpu%d" % gpus))
     report = plan_identifiable(plan, dport=4792)
     sharded = InProcess(plan, report["probes"], groups=groups, decoders=decoders, clock=lambda: 0.0)
-    sim = Replay(report["probes"], seed=3)
+    link, _sim, steps = replay(report, sharded.merger.topo, seconds, fault_at)
     gc.collect()
     gc.freeze()     # the plan and the parts' state: long-lived, as in each part's own process (not rescanned)
-    topo = sharded.merger.topo
-    link = sorted(link for link, info in topo.info.items() if info["link_class"] == "spine_down")[0]
     cpu = {}
     found = None
-    t = 0.0
-    for _step in range(int(seconds * 10)):
-        t = round(t + 0.1, 1)
-        if abs(t - fault_at) < 1e-6:
-            sim.faults = {link: 1.0}
-        lines = [(b["host"], json.dumps(b, separators=(",", ":")).encode()) for b in sim.step(t)]
+    for t, batches in steps:
+        lines = [(b["host"], json.dumps(b, separators=(",", ":")).encode()) for b in batches]
         for event in sharded.step(lines, t, cpu):
             if found is None and event["kind"] != "recovered":
                 found = (event, t)
