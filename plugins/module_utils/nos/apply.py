@@ -7,7 +7,8 @@ save; on any failure undo and *prove* the undo by reading the whole running conf
 One flow for every NOS: the driver's ``transaction`` class (nos/transactions.py) knows the NOS's mechanism; nothing
 here names a NOS. Its parts, by job: nos/session.py (DeviceIO: commands to the device), nos/lock.py (controller lock,
 StagingGuard, LockLost), nos/devicelock.py (the device lock's lease), nos/drainstep.py (the maintenance drain),
-nos/undo.py (undo and its proof, ApplyError). No Ansible and no netmiko import: the caller passes ``connect()``, a
+nos/undo.py (undo and its proof, ApplyError), nos/editcheck.py (a concurrent edit this run overwrote, from the
+NOS's own record). No Ansible and no netmiko import: the caller passes ``connect()``, a
 factory returning a netmiko-like connection.
 """
 
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock, edits
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover as brownfield
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECTIONS
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drainstep import DrainStep
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image, paths
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.editcheck import EditCheck
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, check_safe
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.undo import ApplyError, Undo
@@ -70,7 +71,7 @@ class Plan(object):
         return bool(self.drain and self.drain.get("undrain"))
 
 
-class Applier(DrainStep, Undo):
+class Applier(DrainStep, Undo, EditCheck):
     def __init__(self, driver, connect, intent, qos, sections=SECTIONS, commit_timer=0, name_suffix=None,
                  read_timeout=120, reconnect_timeout=30, lock_key=None, lock_dir=None, lock_timeout=300, lock_ttl=1800,
                  device_lock=True, drain="never", drain_wait=5, recheck_every=RECHECK_EVERY):
@@ -284,49 +285,3 @@ class Applier(DrainStep, Undo):
             txn.cleanup()
         self._overwritten(txn, since, want)
         return True
-
-    def _record_clock(self, txn):
-        """The device's time before the first write (edits.overwritten's window), or None with a note saying why."""
-        if txn.edit_record is None:
-            txn.notes.append("NOT checked for a concurrent edit overwritten while this run's line for it was in flight: "
-                             "this collection reads no record of who changed what on %s (unverified; "
-                             "docs/switches.md#concurrent-edits)" % self.driver.name)
-            return None
-        try:
-            return txn.record_clock()
-        except Exception as exc:  # noqa: BLE001 - the check is reported as not run, the change goes on
-            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: the device's clock could not "
-                             "be read (%s)" % exc)
-            return None
-
-    def _overwritten(self, txn, since, want):
-        """After the change is verified (and saved): the edits of someone else that the NOS recorded in this run's
-        window and that the switch no longer holds, named with who, when, the key and their value (nos/edits.py).
-        Raises ApplyError (changed, nothing undone: this run's change is what it intended) when there is one."""
-        if since is None:
-            return
-        final = paths(want)   # the verify read proved the running config equals want
-        try:
-            recorded = txn.recorded_edits(since, final)
-        except Exception as exc:  # noqa: BLE001
-            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s could not be read (%s)"
-                             % (txn.edit_record, exc))
-            return
-        sent = set()
-        for op in sent_ops(self.attempted):
-            for line in op.lines():
-                sent.add(" > ".join(op.path[:-1] + (line,)))
-                if op.kind == "unset":
-                    sent.add(" > ".join(op.path[:-1] + ("no " + line,)))
-        window = [e for e in edits.settings(recorded) if e.at >= since - 1]
-        if sent and not any(e.path in sent for e in window):
-            txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "
-                             "own lines (command accounting off?)" % txn.edit_record)
-            return
-        lost = edits.overwritten(recorded, since - 1, sent, final)
-        if lost:
-            raise ApplyError("applied and verified on %s, but this run %s; their value is NOT on the switch (this "
-                             "run's is): nothing was undone; agree which value stands and re-apply it"
-                             % (self.driver.name, "; ".join(edits.describe(e) for e in lost)),
-                             list(self.attempted), "", False, step="concurrent edit",
-                             foreign=[e.path for e in lost])
