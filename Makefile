@@ -53,15 +53,17 @@ test-serial: setup
 # lane, the lanes side by side. The podman stages run ahead of the CPU-bound lanes (--critical: the twin waits for
 # them). Per-target logs and a wall/CPU/idle table in $(BUILD)/ci/.
 # CI_JOBS=1 runs all of them one after another, in TEST_TARGETS order (before/after figures).
-# CI_BUDGET: the run fails past this many seconds (0: none; not with CI_JOBS=1): CI's limit, 20 min from a fresh clone
-# with its set-up, counted from .ci/run's start (AIF_CI_STARTED), else from the lanes' start.
+# CI_TARGET: past this many seconds the run warns, naming its longest lane (our aim: 20 min from a fresh clone with its
+# set-up); CI_BUDGET: past this many it fails (0: none; neither with CI_JOBS=1), well inside CI's hard 90 min. Both
+# count from .ci/run's start (AIF_CI_STARTED), else from the lanes' start.
 CI_JOBS ?= 0
-CI_BUDGET ?= 1200
+CI_TARGET ?= 1200
+CI_BUDGET ?= 3600
 .PHONY: test-parallel
 empty :=
 space := $(empty) $(empty)
 test-parallel: setup
-	$(PY) tools/ci_run.py --jobs $(CI_JOBS) --budget $(if $(filter 1,$(CI_JOBS)),0,$(CI_BUDGET)) --logs $(CURDIR)/$(BUILD)/ci --timed "$(TEST_TIMED_TARGETS)" \
+	$(PY) tools/ci_run.py --jobs $(CI_JOBS) --budget $(if $(filter 1,$(CI_JOBS)),0,$(CI_BUDGET)) --target $(if $(filter 1,$(CI_JOBS)),0,$(CI_TARGET)) --logs $(CURDIR)/$(BUILD)/ci --timed "$(TEST_TIMED_TARGETS)" \
 	  --critical "$(TEST_LAB_FIRST)" --lane "$(subst $(space),|,$(strip $(TEST_LAB_FIRST))) $(TEST_LAB_TARGETS)" \
 	  $(foreach lane,$(TEST_LANES),--lane "$(subst +, ,$(lane))") -- $(TEST_TARGETS)
 
