@@ -54,6 +54,8 @@ UNLOCALISED_TICKS = 300  # ticks (of 100 ms) of unexplained failing probes befor
 # ticks the same several-link explanation (a cover) must hold: the second link's probes may not have lost yet (a
 # cable down: both directions fail, and their probes' first losses differ)
 COVER_TICKS = 4
+REFUTE_Z = 2.33      # one-sided 99 % bound on a link's loss rate when its clean sibling probes refute a wider link
+REFUTE_ALPHA = 0.01  # ... and the probability of so few losses on them at that rate
 GROUP_MIN = 3        # failing links on one switch that make a switch fault
 BOOST_RATE = 100.0   # probes/s asked of the agents for the probes that tell a loss's candidate links apart
 BOOST_SECONDS = 5.0  # how long one request holds (renewed while the loss is not explained)
@@ -446,6 +448,31 @@ class Localiser(object):
                 return False
         return True
 
+    def _refuted(self, best, wider, t0):
+        """``best``'s probes are a subset of ``wider``'s: only the clean packets of ``wider``'s other probes tell
+        them apart. They refute ``wider`` when, at the lowest loss rate ``best``'s own packets allow (the Wilson
+        score bound, one-sided, z = REFUTE_Z), so few losses among them has probability REFUTE_ALPHA at most. The
+        likelihood ratio alone, with the rate estimated from a few losses at 2 %, named the subset before the
+        wider link's other probes had lost one."""
+        cap = int(LONG * self.boost_rate)
+        sig = self.topo.sig
+        judged = lost = 0
+        for pid in sig[best]:
+            n, k = self.probes[pid].since(t0, cap)
+            judged += n
+            lost += k
+        n_other = k_other = 0
+        for pid in sig[wider] - sig[best]:
+            n, k = self.probes[pid].since(t0, cap)
+            n_other += n
+            k_other += k
+        if not judged or not lost:
+            return False
+        low = wilson_low(lost, judged, REFUTE_Z)
+        if k_other >= n_other * low:
+            return False        # as lossy as that rate, or more: no refutation
+        return binomial_cdf(k_other, n_other, low) <= REFUTE_ALPHA
+
     def _cover(self, strong, weak):
         """Fewest links (greedy) whose signatures are all lossy and cover ``strong``; None when impossible."""
         sig, paths = self.topo.sig, self.topo.paths
@@ -479,7 +506,13 @@ class Localiser(object):
         if strong:
             if self.detect_t is None:
                 self.detect_t = now
-            named = self._localise(strong, weak, now)
+            # a probe crossing an open fault's links is explained by it: only its losses since that fault was named
+            # are evidence of another fault (its earlier ones would name a link crossed by it alone once the
+            # fault's other probes are clean: the false alarms at 2 % loss)
+            since = self._explained()
+            fresh = set(pid for pid in strong if pid not in since or self._significant_since(pid, since[pid]))
+            floor = max([since[pid] for pid in fresh if pid in since] or [None], key=lambda x: x or 0.0)
+            named = self._localise(fresh, weak, now, floor, set(since) - fresh) if fresh else {}
         elif not self.open:
             self.detect_t = None
         emitted.extend(self._update(named, strong, weak, now))
@@ -492,15 +525,17 @@ class Localiser(object):
         self.events.extend(emitted)
         return emitted
 
-    def _localise(self, strong, weak, now):
+    def _localise(self, strong, weak, now, floor=None, stale=frozenset()):
         """{key: (kind, links, candidates, probes)} for this tick's evidence.
 
         One link whose probes hold every strong probe: the likeliest of them (generalised likelihood ratio: one
         loss rate over its probes, the others clean) once it beats the next by LOG_MARGIN; else a cover."""
         cands = self._candidates(strong)
         if cands:
-            firsts = [self.probes[pid].first_loss_t for pid in weak if self.probes[pid].first_loss_t is not None]
+            firsts = [self.probes[pid].first_loss_t for pid in weak - stale if self.probes[pid].first_loss_t is not None]
             t0 = max(min(firsts), now - LONG) if firsts else now - SHORT
+            if floor is not None:
+                t0 = max(t0, floor)     # losses an open fault explains are not weighed again
             scored = sorted(((self._loglik(link, t0, weak), link) for link in cands), key=lambda x: (-x[0], x[1]))
             best_ll, best = scored[0]
             if best_ll == float("-inf"):
@@ -513,6 +548,8 @@ class Localiser(object):
             if len(scored) > 1 and best_ll - scored[1][0] < LOG_MARGIN:
                 return {}
             if not self._all_paths_bad(best, t0, weak):
+                return {}
+            if any(sig[best] < sig[link] and not self._refuted(best, link, t0) for _ll, link in scored[1:]):
                 return {}
             return {best: ("link_fault", [best], [[best]], sorted(strong))}
         sig = self.topo.sig
@@ -598,11 +635,9 @@ class Localiser(object):
             del self.boosted[pid]
         if not self.boost_seconds or not self.lossy:
             return {}
-        explained = set(pid for event in self.open.values() for pid in event["probes"])
-        for event in self.open.values():
-            for link in event["links"]:
-                explained |= self.topo.sig.get(link, frozenset())
-        explained |= self.maint_probes
+        since = self._explained()
+        explained = set(pid for event in self.open.values() for pid in event["probes"] if pid not in since)
+        explained |= set(pid for pid, t in since.items() if not self._significant_since(pid, t)) | self.maint_probes
         maint = set(self.maintenance)
         paths, sig = self.topo.paths, self.topo.sig
         counts = {}
@@ -628,6 +663,21 @@ class Localiser(object):
             self.boosted[pid] = now + self.boost_seconds
             out[pid] = (self.boost_rate, self.boost_seconds)
         return out
+
+    def _explained(self):
+        """{probe: when the last open fault whose links it crosses was named} (its losses until then have an
+        explanation)."""
+        out = {}
+        for event in self.open.values():
+            for link in event["links"]:
+                for pid in self.topo.sig.get(link, ()):
+                    out[pid] = max(out.get(pid, 0.0), event["localised"] or event["detected"])
+        return out
+
+    def _significant_since(self, pid, t0):
+        """The probe's losses among its packets sent since ``t0`` fail the detection test (``strong`` again)."""
+        judged, lost = self.probes[pid].since(t0, RING)
+        return significant(lost - 1, judged - 1)
 
     def _rerouted(self, now):
         """Probes crossing a link between two switches joined by a cable that is down, or came up less than
@@ -800,6 +850,25 @@ def need_ticks(key, kind, candidates):
     if kind == "switch_fault" or (kind == "link_fault" and candidates and len(candidates[0]) > 1):
         return COVER_TICKS
     return 2
+
+
+def wilson_low(k, n, z):
+    """Lower end of the Wilson score interval for k successes in n trials (one-sided, z standard deviations)."""
+    p = float(k) / n
+    centre = p + z * z / (2.0 * n)
+    spread = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    return max(0.0, (centre - spread) / (1.0 + z * z / n))
+
+
+def binomial_cdf(k, n, p):
+    """P(Binomial(n, p) <= k)."""
+    if k >= n or p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    return min(1.0, sum(math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * log_p + (n - j) * log_q)
+                        for j in range(0, k + 1)))
 
 
 def significant(k, n, p=NOISE, alpha=ALPHA):
