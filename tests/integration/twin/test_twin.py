@@ -127,6 +127,51 @@ def validate(state, *extra):
         return json.load(handle), out
 
 
+def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin):
+    """The kernel's L4 hash (fib_multipath_hash_policy=1 on every router): 1024 RoCE-like flows (UDP to 4791, one
+    source port each) of one source/destination pair spread over a leaf's uplinks (unpinned source, ip route get
+    iif the host port) and over the bound spine's links to the destination leaf (real datagrams, counted, equal to
+    the spine's own route lookups), each path within 25 % of its fair share. With L3-only hashing (policy 0) on
+    that leaf and spine the same flows polarise onto one path and the check fails. First in this file: a link flap
+    (the failover tests) leaves FRR 8.4's kernel nexthop group without the flapped uplink (docs/twin.md)."""
+    plan = twin["plan"]
+    wait_sessions(plan)
+    model = paths.Twin(plan, PREFIX)
+    report = paths.ecmp(model, 1024, 0.25)
+    assert report["failures"] == [], report
+    assert all(isinstance(figures, dict) for figures in report["leafs"].values()), report["leafs"]
+    # counted per link = predicted by the spine's lookups, within a few packets (BGP keepalives share the links)
+    assert all(abs(n - report["spine"]["predicted"][p]) <= 8 for p, n in report["spine"]["paths"].items()), report["spine"]
+    print("\nECMP over uplinks (1024 flows): %s; spine %s: %s (predicted %s)" % (
+        dict((name, (f["paths"], f["max_deviation"])) for name, f in sorted(report["leafs"].items())),
+        report["spine"]["spine"], report["spine"]["paths"], report["spine"]["predicted"]))
+    leaf_name, spine = sorted(plan["leafs"])[0], report["spine"]["spine"]
+    try:
+        for router in (leaf_name, spine):
+            sh(ns(router), "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=0")
+        polarised = paths.ecmp(model, 1024, 0.25)
+    finally:
+        for router in (leaf_name, spine):
+            sh(ns(router), "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1")
+    assert sorted(set(f.split(":")[0] for f in polarised["failures"])) == sorted([leaf_name, spine]), polarised["failures"]
+    assert sorted(polarised["leafs"][leaf_name]["paths"].values())[-1] == 1024, polarised["leafs"][leaf_name]
+
+
+def pbr_sequences(router):
+    """{source prefix: (pbr-map sequence header, nexthop-group)} of a leaf's PPD bindings, from its running config."""
+    seqs, header, source = {}, None, None
+    for line in sh(ns(router), "vtysh", "-N", ns(router), "-c", "show running-config").splitlines():
+        if line.startswith("pbr-map "):
+            header, source = line.strip(), None
+        elif header and line.strip().startswith("match src-ip "):
+            source = line.split()[-1]
+        elif header and source and line.strip().startswith("set nexthop-group "):
+            seqs[source] = (header, line.split()[-1])
+        elif line.strip() == "exit":
+            header = source = None
+    return seqs
+
+
 def test_gom_probes_reach_every_link_under_the_kernel_hash(twin):
     """GOM's probe plan with source ports chosen by asking the spines' kernels (L4 hash, policy 1), then every probe
     followed hop by hop with the kernels' route lookups for its exact 5-tuple: each takes its planned path and together
@@ -181,51 +226,6 @@ def test_gom_live_names_each_fault_and_reports_a_drain_as_maintenance(twin, tmp_
     # 20 % loss: named exactly; the benchmark's 64 links say how fast (median 0.54 s, worst 1.05 s); one sample on a
     # loaded CI machine gets slack
     assert s["loss20"]["worst_s"] <= 3.0
-
-
-def test_ecmp_spreads_roce_flows_within_the_bound_and_l3_hashing_polarises(twin):
-    """The kernel's L4 hash (fib_multipath_hash_policy=1 on every router): 1024 RoCE-like flows (UDP to 4791, one
-    source port each) of one source/destination pair spread over a leaf's uplinks (unpinned source, ip route get
-    iif the host port) and over the bound spine's links to the destination leaf (real datagrams, counted, equal to
-    the spine's own route lookups), each path within 25 % of its fair share. With L3-only hashing (policy 0) on
-    that leaf and spine the same flows polarise onto one path and the check fails. First in this file: a link flap
-    (the failover tests) leaves FRR 8.4's kernel nexthop group without the flapped uplink (docs/twin.md)."""
-    plan = twin["plan"]
-    wait_sessions(plan)
-    model = paths.Twin(plan, PREFIX)
-    report = paths.ecmp(model, 1024, 0.25)
-    assert report["failures"] == [], report
-    assert all(isinstance(figures, dict) for figures in report["leafs"].values()), report["leafs"]
-    # counted per link = predicted by the spine's lookups, within a few packets (BGP keepalives share the links)
-    assert all(abs(n - report["spine"]["predicted"][p]) <= 8 for p, n in report["spine"]["paths"].items()), report["spine"]
-    print("\nECMP over uplinks (1024 flows): %s; spine %s: %s (predicted %s)" % (
-        dict((name, (f["paths"], f["max_deviation"])) for name, f in sorted(report["leafs"].items())),
-        report["spine"]["spine"], report["spine"]["paths"], report["spine"]["predicted"]))
-    leaf_name, spine = sorted(plan["leafs"])[0], report["spine"]["spine"]
-    try:
-        for router in (leaf_name, spine):
-            sh(ns(router), "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=0")
-        polarised = paths.ecmp(model, 1024, 0.25)
-    finally:
-        for router in (leaf_name, spine):
-            sh(ns(router), "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1")
-    assert sorted(set(f.split(":")[0] for f in polarised["failures"])) == sorted([leaf_name, spine]), polarised["failures"]
-    assert sorted(polarised["leafs"][leaf_name]["paths"].values())[-1] == 1024, polarised["leafs"][leaf_name]
-
-
-def pbr_sequences(router):
-    """{source prefix: (pbr-map sequence header, nexthop-group)} of a leaf's PPD bindings, from its running config."""
-    seqs, header, source = {}, None, None
-    for line in sh(ns(router), "vtysh", "-N", ns(router), "-c", "show running-config").splitlines():
-        if line.startswith("pbr-map "):
-            header, source = line.strip(), None
-        elif header and line.strip().startswith("match src-ip "):
-            source = line.split()[-1]
-        elif header and source and line.strip().startswith("set nexthop-group "):
-            seqs[source] = (header, line.split()[-1])
-        elif line.strip() == "exit":
-            header = source = None
-    return seqs
 
 
 def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_audit(twin):
@@ -514,13 +514,17 @@ def test_a_line_a_daemon_refuses_mid_apply_is_undone_on_the_engine(twin):
     before it (a new neighbor) was applied; vtysh -f exits 0 all the same. The transaction must see
     the refusal, push the reverse, and prove the whole running config equals the before-image."""
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
     name = list(twin["plan"]["spines"])[-1]
     asn = twin["plan"]["spines"][name]["bgp"]["asn"]
     tx = _transaction(twin, name)
     try:
         before, _after, _cmds = tx.plan()
         whole = tx.read_image()
-        bad = ["router bgp %d" % asn, "neighbor 10.254.0.250 remote-as 65099", "exit",
+        # the neighbor as switch_config sends it (Driver.commands: each command knows its op, so the run's own line
+        # is never read back as someone else's); the refused block typed by hand (it never lands)
+        block, neighbor = "router bgp %d" % asn, "neighbor 10.254.0.250 remote-as 65099"
+        bad = [Command(block, Op("set", (block,))), Command(neighbor, Op("set", (block, neighbor))), "exit",
                "router bgp %d" % (asn + 1), "bgp router-id 10.0.0.2", "exit"]
         with pytest.raises(ApplyError) as err:
             tx.apply(before, before, bad, save=False)
