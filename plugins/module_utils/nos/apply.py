@@ -283,5 +283,5 @@ class Applier(DrainStep, Undo, EditCheck):
             self._undo_and_raise(txn, base, want, err, resave=saving)
         finally:
             txn.cleanup()
-        self._overwritten(txn, since, want)
+        self._overwritten(txn, since, base, want)
         return True

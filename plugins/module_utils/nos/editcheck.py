@@ -30,9 +30,11 @@ class EditCheck(object):
                              "be read (%s)" % exc)
             return None
 
-    def _overwritten(self, txn, since, want):
+    def _overwritten(self, txn, since, base, want):
         """After the change is verified (and saved): the edits of someone else that the NOS recorded in this run's
         window and that the switch no longer holds, named with who, when, the key and their value (nos/edits.py).
+        ``base``: the image read under the lock before ``since`` (an edit it holds, stamped in ``since``'s second or
+        the one before, was seen by this run, not lost in flight).
         Raises ApplyError (changed, nothing undone: this run's change is what it intended) when there is one."""
         if since is None:
             return
@@ -54,7 +56,7 @@ class EditCheck(object):
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "
                              "own lines (command accounting off?)" % txn.edit_record)
             return
-        lost = edits.overwritten(recorded, since - 1, sent, final)
+        lost = edits.overwritten(recorded, since - 1, sent, final, read=(since, paths(base)))
         if lost:
             raise ApplyError("applied and verified on %s, but this run %s; their value is NOT on the switch (this "
                              "run's is): nothing was undone; agree which value stands and re-apply it"

@@ -35,25 +35,38 @@ def settings(edits):
     return [e for e in edits if (e.where, e.path) not in parents]
 
 
-def overwritten(edits, since, sent_paths, final_paths):
+def holds(edit, paths):
+    """Whether a config whose paths are ``paths`` holds what ``edit`` set: its line (NX-OS shows some unsets,
+    ``no switchport``, as lines), or for an unset (``no ...``) no line of that setting."""
+    if edit.path in paths:
+        return True
+    if edit.path.rpartition(" > ")[2].startswith("no "):
+        key = _setting(edit.path)
+        return not any(_setting(p) == key for p in paths)
+    return False
+
+
+def overwritten(edits, since, sent_paths, final_paths, read=None):
     """The edits of someone else, recorded at or after ``since`` (device epoch), that the switch no longer holds:
     for each setting (``fullconfig._setting``: parent and key, whatever the value), only the last such edit counts
     (a later edit by anyone replaced the earlier one); an edit identical to a line this run sent is this run's own.
-    ``final_paths``: the paths of the running config read back after the change (the verified image)."""
+    ``final_paths``: the paths of the running config read back after the change (the verified image).
+    ``read``: (``until``, paths of the image this run read under its lock before ``since`` was taken). The record
+    counts whole seconds, so an edit stamped up to ``until`` may predate that read: one the read already held was
+    seen by this run and changed on purpose (a previous run finishing in the same second), not lost in flight."""
     last = {}
     for e in settings(edits):
         if e.at < since or e.path in sent_paths:
             continue
         last[_setting(e.path)] = e
+    until, read_paths = read if read is not None else (None, ())
     lost = []
-    for key, e in sorted(last.items(), key=lambda kv: kv[1].at):
-        line = e.path.rpartition(" > ")[2]
-        if line.startswith("no "):   # an unset: kept while no line of that setting is on the switch
-            kept = not any(_setting(p) == key for p in final_paths)
-        else:
-            kept = e.path in final_paths
-        if not kept:
-            lost.append(e)
+    for e in sorted(last.values(), key=lambda e: e.at):
+        if holds(e, final_paths):
+            continue
+        if until is not None and e.at <= until and holds(e, read_paths):
+            continue
+        lost.append(e)
     return lost
 
 

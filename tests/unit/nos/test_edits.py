@@ -89,3 +89,30 @@ def test_overwritten_unset_is_lost_when_the_setting_is_back():
     rec = [edit(100, "interface E1 > no mtu")]
     assert edits.overwritten(rec, 100, set(), {"interface E1 > mtu 9216"}) == rec
     assert edits.overwritten(rec, 100, set(), {"interface E1 > description x"}) == []
+
+
+def test_an_edit_the_locked_read_held_in_the_boundary_second_is_not_lost():
+    # a previous run set mtu 9216 at 01:37:33, this run read it under its lock, took the clock at 01:37:34
+    # (the window opens a second early: the record counts whole seconds) and changed it on purpose
+    final = {"interface E1 > mtu 1500"}
+    before = {"interface E1 > mtu 9216", "interface E2 > no switchport"}
+    rec = [edit(99, "interface E1 > mtu 9216", "admin"),
+           edit(99, "interface E2 > no switchport", "admin")]
+    assert edits.overwritten(rec, 99, set(), final | {"interface E2 > switchport"}) == rec
+    assert edits.overwritten(rec, 99, set(), final | {"interface E2 > switchport"}, read=(100, before)) == []
+
+
+def test_an_edit_after_the_clock_or_not_in_the_read_is_still_lost():
+    final = {"interface E1 > mtu 1500"}
+    before = {"interface E1 > mtu 9216"}
+    late = [edit(101, "interface E1 > mtu 9216")]          # restated after the clock read: raced with our line
+    unseen = [edit(100, "interface E1 > mtu 4000")]        # same second, but the read never held it
+    assert edits.overwritten(late, 99, set(), final, read=(100, before)) == late
+    assert edits.overwritten(unseen, 99, set(), final, read=(100, before)) == unseen
+
+
+def test_an_unset_the_switch_shows_as_a_line_is_held():
+    # NX-OS lists "no switchport" in its running config: the edit that typed it is on the switch
+    rec = [edit(100, "interface E1 > no switchport")]
+    assert edits.overwritten(rec, 100, set(), {"interface E1 > no switchport", "interface E1 > mtu 9216"}) == []
+    assert edits.overwritten(rec, 100, set(), {"interface E1 > switchport"}) == rec
