@@ -13,24 +13,28 @@ from ansible_collections.aifabric.roce.plugins.module_utils.bounds import bounds
 from ansible_collections.aifabric.roce.plugins.module_utils.host.stacks import with_rules_doc  # noqa: E402
 
 
+# whole pages: (file under docs/, text)
+PAGES = (("fabric-schema.md", schema_doc), ("platforms.md", platforms_page), ("argument-bounds.md", bounds_doc))
+# generated parts of hand-written files: (file, rewrite, what)
+PARTS = (("README.md", with_readme_table, "the switch table"),
+         ("docs/host-rdma.md", with_rules_doc, "the collective library rules"),
+         ("docs/adding-a-nos.md", with_contract_table, "the driver table"),
+         ("plugins/modules/switch_config.py", lambda t: with_module_items(t, "switch_config"),
+          "the per-NOS DOCUMENTATION items"),
+         ("plugins/modules/switch_facts.py", lambda t: with_module_items(t, "switch_facts"),
+          "the per-NOS DOCUMENTATION items"),
+         ("plugins/doc_fragments/switch_platform.py", with_driver_lists, "the platform choices"),
+         ("roles/switch/defaults/main.yml", with_driver_lists, "the underlay platforms"),
+         ("roles/switch/meta/argument_specs.yml", with_driver_lists, "the underlay platforms"))
+
+
 def main():
-    for name, text in (("fabric-schema.md", schema_doc()), ("platforms.md", platforms_page()),
-                       ("argument-bounds.md", bounds_doc())):
+    for name, page in PAGES:
         path = os.path.join(ROOT, "docs", name)
         with open(path, "w") as handle:
-            handle.write(text)
+            handle.write(page())
         print("wrote %s" % path)
-    # generated parts of hand-written pages: (file, rewrite, what)
-    for name, rewrite, what in (("README.md", with_readme_table, "the switch table"),
-                                ("docs/host-rdma.md", with_rules_doc, "the collective library rules"),
-                                ("docs/adding-a-nos.md", with_contract_table, "the driver table"),
-                                ("plugins/modules/switch_config.py", lambda t: with_module_items(t, "switch_config"),
-                                 "the per-NOS DOCUMENTATION items"),
-                                ("plugins/modules/switch_facts.py", lambda t: with_module_items(t, "switch_facts"),
-                                 "the per-NOS DOCUMENTATION items"),
-                                ("plugins/doc_fragments/switch_platform.py", with_driver_lists, "the platform choices"),
-                                ("roles/switch/defaults/main.yml", with_driver_lists, "the underlay platforms"),
-                                ("roles/switch/meta/argument_specs.yml", with_driver_lists, "the underlay platforms")):
+    for name, rewrite, what in PARTS:
         path = os.path.join(ROOT, name)
         with open(path) as handle:
             text = rewrite(handle.read())

@@ -15,7 +15,7 @@ description:
     per section its NOS driver renders only when a fabric key enables it (the driver's C(opt_ins)), the ones this switch
     has not enabled, each with the key, the value that enables it and why.
   - Used by the C(switch) role to leave such a section out of a run and say so, instead of sending it and being refused
-    (community SONiC's C(pbr) without C(fabric.community_sonic_pbr) C(gcu_ignore_acl_rule)).
+    (a C(pbr) whose platform names its opt-in key in docs/platforms.md).
   - An unknown platform fails the template with the list of known ones.
 options:
   _input:

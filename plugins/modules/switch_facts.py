@@ -135,7 +135,7 @@ drain:
   sample: ["router bgp 65001 > graceful-shutdown activate"]
 fit_view:
   description:
-    - What the driver's fit of its render reads of this switch, as data (community_sonic - the CONFIG_DB tables of its
+    - What the driver's fit of its render reads of this switch, as data (a CONFIG_DB NOS - the tables of its
       buffer model, buffers, PFC maps and watchdog); null where the driver keeps its render as it is.
     - M(aifabric.roce.roce_health) fits the plan's render with it, so it judges the switch against what
       M(aifabric.roce.switch_config) wants there, and names what is left to the switch.

@@ -91,7 +91,7 @@ def report_markdown(plan, host_rows=64, platform_notes=()):
     out += ["", "## Platforms", ""] + platform_lines(plan)
     out += ["", "Files beside this report: `plan.json`, `devices/<device>.json` (each device's slice of the plan),",
             "`cabling.csv`, `leafs/<leaf>-bindings.csv`, `switches/<switch>.cfg` (each switch's rendered config; "
-            "`.json`, its CONFIG_DB tables, on community_sonic),",
+            "`.json`, its CONFIG_DB tables, on a CONFIG_DB NOS),",
             "`topology.dot` / `topology.svg`.", ""]
     return "\n".join(out)
 

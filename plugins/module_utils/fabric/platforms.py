@@ -199,8 +199,16 @@ PLATFORMS = {
     "asternos": {
         "vendor": "Asterfusion", "os": "AsterNOS (data center, v3.1: Easy RoCE REST)",
         "device_type": "asterfusion_asternos",
-        # the fabric key (fabric/schema.py) the plan copies onto every switch of this platform, with its default
-        "opt_in": ("asternos_config", "easy_roce"),
+        # the fabric key the plan copies onto every switch of this platform, with its default; fabric/schema.py takes
+        # it into the intent's schema with this doc
+        "opt_in": {"key": "asternos_config", "default": "easy_roce", "choices": ["easy_roce", "config_db"],
+                   "example": "config_db", "drives": "Sections the AsterNOS driver renders.",
+                   "doc": "How switches on platform `asternos` are configured. `easy_roce` (default): only "
+                          "lossless QoS, through Asterfusion's documented Easy RoCE REST model (the switch computes "
+                          "thresholds, weights and buffers); MTU, the PPD policy routes and the underlay are not "
+                          "configured on them. `config_db`: also those, through community SONiC's CONFIG_DB, which is "
+                          "SONiC-native, not an Asterfusion-documented interface: plan.yml renders them, applying "
+                          "them is refused until the SONiC GCU transaction exists (docs/platforms.md#asternos)."},
         "port_naming": {
             "function": _sonic_native_port,
             "rule": "SONiC native naming `Ethernet<first lane index>` (0-based; 8-lane port 2 is `Ethernet8`): a guess. "
@@ -249,7 +257,16 @@ PLATFORMS = {
         # netmiko 4.8 has no `sonic_ssh`: a community SONiC login lands in bash, which netmiko's LinuxSSH drives
         # (its `edgecore_sonic` device type, Edgecore's community SONiC, is the same class, EdgecoreSonicSSH(LinuxSSH))
         "device_type": "linux",
-        "opt_in": ("community_sonic_pbr", "refuse"),
+        "opt_in": {"key": "community_sonic_pbr", "default": "refuse", "choices": ["refuse", "gcu_ignore_acl_rule"],
+                   "example": "gcu_ignore_acl_rule",
+                   "drives": "Whether switch_config applies the pbr section on community SONiC.",
+                   "doc": "How the PPD policy routes reach switches on platform `community_sonic`. "
+                          "`refuse` (default): the pbr section is refused before anything is sent, because SONiC's "
+                          "own sonic-acl.yang has no `REDIRECT:<next hop>` packet action and GCU (`config "
+                          "apply-patch`) validates every change against the models. `gcu_ignore_acl_rule`: the "
+                          "ACL_RULE table is left out of GCU's YANG check (its hidden `-i /ACL_RULE` option) so the "
+                          "redirect rules can be applied; every later GCU change on that switch, yours and other "
+                          "people's, then needs the same option (docs/switches.md). **unverified** on a real switch."},
         "port_naming": {
             "function": _sonic_native_port,
             "rule": "SONiC native naming `Ethernet<first lane index>` (0-based over the front panel; 8-lane port 2 "
@@ -339,7 +356,14 @@ def device_type_for(platform):
 
 def opt_in(platform):
     """(fabric key, default) of the platform's opt-in the plan copies onto each of its switches, or None."""
-    return PLATFORMS[platform].get("opt_in")
+    entry = PLATFORMS[platform].get("opt_in")
+    return (entry["key"], entry["default"]) if entry else None
+
+
+def opt_in_keys():
+    """The platforms' opt-in keys, by platform name: {key, default, choices, example, drives, doc} each (the fabric
+    schema's keys for them, fabric/schema.py)."""
+    return [PLATFORMS[p]["opt_in"] for p in sorted(PLATFORMS) if PLATFORMS[p].get("opt_in")]
 
 
 # platform -> the netmiko device types (netmiko 4.8 CLASS_MAPPER keys) whose session handling fits
@@ -494,9 +518,9 @@ ASTERNOS_DOC = [
     "interface. `fabric.asternos_config: config_db` opts in to community SONiC's CONFIG_DB for them, which is "
     "**SONiC-native, not an Asterfusion-documented interface**; without it such sections are refused with one message "
     "naming the opt-in. With it, plan.yml writes those sections as CONFIG_DB (`<build>/switches/<switch>.config_db.json`), "
-    "rendered by the community_sonic driver (nos/sonic_db.py: the same tables, fields and sources); **applying them is "
+    "rendered as community SONiC renders them (nos/sonic_tables.py: the same tables, fields and sources); **applying them is "
     "refused** by switch_config, check mode included, before anything is sent (\"applying is not implemented yet (the "
-    "SONiC GCU transaction ...) on AsterNOS\"): community_sonic's GCU transaction (nos/gcu.py) is not wired to AsterNOS.",
+    "SONiC GCU transaction ...) on AsterNOS\"): no GCU transaction is wired to AsterNOS.",
     "- **Capture kit**: `playbooks/capture.yml` (read-only) records what this driver needs from a real switch into "
     "`build/capture/<switch>/` so it can become a fixture (docs/runbooks.md, \"10. Capturing an AsterNOS switch\").",
 ]

@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric import names as allow
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.errors import FabricError, FabricProblem
+from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import opt_in_keys
 
 REQUIRED = object()
 
@@ -270,23 +271,9 @@ FABRIC_SCHEMA = Section("The fabric intent: the one source of truth, in inventor
                      minimum=1, maximum=64, example=8, drives="Spine port and loopback layout."),
     "oversubscription": Key("ratio", "Leaf downlink:uplink bandwidth, `n:1`.", default="1:1",
                             example="7:1", drives="Uplinks per leaf and PPD n:1 binding."),
-    "asternos_config": Key("str", "How switches on platform `asternos` are configured. `easy_roce` (default): only "
-                           "lossless QoS, through Asterfusion's documented Easy RoCE REST model (the switch computes "
-                           "thresholds, weights and buffers); MTU, the PPD policy routes and the underlay are not "
-                           "configured on them. `config_db`: also those, through community SONiC's CONFIG_DB, which is "
-                           "SONiC-native, not an Asterfusion-documented interface: plan.yml renders them, applying "
-                           "them is refused until the SONiC GCU transaction exists (docs/platforms.md#asternos).",
-                           default="easy_roce", choices=["easy_roce", "config_db"], example="config_db",
-                           drives="Sections the AsterNOS driver renders."),
-    "community_sonic_pbr": Key("str", "How the PPD policy routes reach switches on platform `community_sonic`. "
-                               "`refuse` (default): the pbr section is refused before anything is sent, because SONiC's "
-                               "own sonic-acl.yang has no `REDIRECT:<next hop>` packet action and GCU (`config "
-                               "apply-patch`) validates every change against the models. `gcu_ignore_acl_rule`: the "
-                               "ACL_RULE table is left out of GCU's YANG check (its hidden `-i /ACL_RULE` option) so the "
-                               "redirect rules can be applied; every later GCU change on that switch, yours and other "
-                               "people's, then needs the same option (docs/switches.md). **unverified** on a real switch.",
-                               default="refuse", choices=["refuse", "gcu_ignore_acl_rule"], example="gcu_ignore_acl_rule",
-                               drives="Whether switch_config applies the pbr section on community SONiC."),
+    # each platform's opt-in key, with its doc, from its platform entry (fabric/platforms.py ``opt_in``)
+    **dict((o["key"], Key("str", o["doc"], default=o["default"], choices=o["choices"], example=o["example"],
+                          drives=o["drives"])) for o in opt_in_keys()),
     "switch_models": MapOf(SWITCH_MODEL, "Switch hardware models by name.", required=True,
                            drives="Port names and counts for leafs and spines."),
     "leafs": Section("Rail leafs: one per rail per server group.", {

@@ -176,7 +176,7 @@ class Applier(DrainStep, Undo, EditCheck):
                 raise RefusedError("could not take the device lock: %s" % exc)
             self.tag, self._held = txn.tag, txn   # the tag is dated by the device's clock now
             if txn.recovered_ports and self.before_image is not None:
-                # the recovery brought back up ports an ended run's NOS mechanism left down (nos/gcu.py): this run's
+                # the recovery brought back up ports an ended run's NOS mechanism left down (a GCU patch): this run's
                 # own step, outside the managed view; the compare-and-swap goes on from here
                 self.before_image = self.read_image("lock")
         try:

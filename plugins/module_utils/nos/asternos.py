@@ -28,9 +28,9 @@ like every other NOS here, and no second credential or HTTPS path from the contr
 Canonical managed text: one line per managed REST leaf, ``roce-profiles <name> <leaf> <value>``.
 
 Everything else (underlay, MTU, PPD) has no Asterfusion-documented interface; it is refused unless the fabric
-opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which renders it with the community SONiC
-driver (``nos/sonic_db.py``; plan.yml writes the tables) and still refuses to apply it: community_sonic's GCU
-transaction (``nos/gcu.py``) is not wired to AsterNOS, where nothing says GCU is supported.
+opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which renders it as SONiC's CONFIG_DB
+tables (``nos/sonic_tables.py``, the render community SONiC uses too; plan.yml writes the tables) and still refuses
+to apply it: no GCU transaction is wired to AsterNOS, where nothing says GCU is supported.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import re
 from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, connection, counters as roce_counters, sonic_db, sources, transactions
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, connection, counters as roce_counters, sonic_tables, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, DriverError, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -191,7 +191,7 @@ class AsterNosDriver(Driver):
     def refusal(self, sections, intent):
         """The one message refusing SONiC-native sections (None: nothing to refuse): without the opt-in they have no
         Asterfusion-documented interface; with it they render as CONFIG_DB (``config_db_tables``), but applying them
-        is refused: community_sonic's GCU transaction (nos/gcu.py) is not wired to AsterNOS."""
+        is refused: no GCU transaction is wired to AsterNOS."""
         asked = [s for s in sections if s in SONIC_NATIVE]
         if not asked:
             return None
@@ -200,19 +200,19 @@ class AsterNosDriver(Driver):
                     "section qos). To configure them through community SONiC's CONFIG_DB, which is SONiC-native and "
                     "not an Asterfusion-documented interface, set `%s` in the fabric intent (fabric.%s; "
                     "docs/platforms.md#asternos); otherwise leave them out of sections" % (", ".join(asked), OPT_IN, OPT_IN))
-        return ("AsterNOS with `%s`: section(s) %s render as community SONiC CONFIG_DB tables (nos/sonic_db.py; "
+        return ("AsterNOS with `%s`: section(s) %s render as community SONiC CONFIG_DB tables (nos/sonic_tables.py; "
                 "plan.yml writes them to <build>/switches/<switch>.config_db.json), but applying is not implemented yet "
                 "(the SONiC GCU transaction: config checkpoint, config apply-patch, config rollback) on AsterNOS: "
-                "community_sonic's (nos/gcu.py) is not wired to it; nothing was sent. Run with sections [qos] (Easy RoCE) meanwhile, or take the "
+                "community SONiC's is not wired to it; nothing was sent. Run with sections [qos] (Easy RoCE) meanwhile, or take the "
                 "CONFIG_DB from plan.yml" % (OPT_IN, ", ".join(asked)))
 
     def config_db_tables(self, intent, qos):
         """The opt-in's delegation: the SONiC-native sections as community SONiC CONFIG_DB tables, rendered by the
-        community_sonic driver's own ``render`` (nos/sonic_db.py: the same tables, keys, fields and sources), with
+        render community SONiC uses (nos/sonic_tables.py: the same tables, keys, fields and sources), with
         this switch's port names and MTU. None without the opt-in."""
         if (intent or {}).get("asternos_config") != "config_db":
             return None
-        return sonic_db.render(intent, qos, SONIC_NATIVE, port=self.port, mtu=self.mtu(intent))
+        return sonic_tables.render(intent, qos, SONIC_NATIVE, port=self.port, mtu=self.mtu(intent))
 
     def offline_files(self, intent, qos, stem):
         """plan.yml's extra artifact under the opt-in: the CONFIG_DB tables of the SONiC-native sections, as

@@ -55,7 +55,7 @@ class Driver(object):
     A NOS belongs to one *family*, a subclass of Driver that implements the family hooks below once for
     every NOS of its kind: ``cli.CliDriver`` (indented hierarchical CLI read back through Section objects:
     EOS, NX-OS, klish SONiC), ``flatpath.FlatPathDriver`` (one ``set <path> <value>`` per line:
-    NVUE), ``frr.FrrDriver`` (FRR's ``exit``-ended blocks), ``sonic_db.SonicDbDriver`` (CONFIG_DB tables)
+    NVUE), ``frr.FrrDriver`` (FRR's ``exit``-ended blocks), the CONFIG_DB driver (SONiC's tables)
     and ``asternos.AsterNosDriver`` (Easy RoCE's REST leaves). A hook a family does not implement raises
     NotImplementedError naming the driver and the hook: a new NOS never falls into another family's code.
 

@@ -16,10 +16,8 @@ each parser is tested on (tests/fixtures/switches/SOURCE.md):
   nvue  ``nv show vrf default router bgp neighbor``: the Cumulus Linux 5.12+ table ``Neighbor AS State ...
         Afi-Safi``, columns as wide as their dashes, one line per address family, the AS blank while a session is
         down (NVIDIA's Cumulus Linux user guide, Troubleshooting BGP, 5.12 and 5.14)
-  community_sonic  ``show ip bgp summary``: sonic-utilities' table (it runs ``vtysh -c 'show ip bgp vrf default summary
-        json'`` in the bgp container and prints ``Neighbhor V AS ... State/PfxRcd NeighborName``, the header misspelt
-        as SONiC prints it); State/PfxRcd holds the prefix count when the session is Established, else the state
-        (sonic-utilities' own CLI test output)
+  A driver's module may hold its own parser on the shared pieces here (``as_number``, ``dash_table``), as the
+        CONFIG_DB driver does for sonic-utilities' ``show ip bgp summary`` table
 
 The NVUE ``-o json`` summary has no published example, so its table is read instead. Pure: no Ansible, no I/O.
 """
@@ -84,23 +82,16 @@ NVUE_HEAD = re.compile(r"^Neighbor\s+AS\s+State\s")
 
 
 def parse_nvue(text):
-    """The ``Neighbor AS State ...`` table: column spans from its dash line; a neighbor's first line names it, its
-    further address-family lines leave the neighbor column blank. A neighbor that shows no ipv4-unicast line (and
-    some other family) is not an IPv4 unicast session, as FRR's ``show bgp ipv4 unicast summary`` leaves it out."""
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if NVUE_HEAD.match(ln)), None)
-    if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
-        raise ValueError("no `Neighbor AS State` table")
-    spans = _spans(lines[start + 1])
-    names = [lines[start][s:e].strip() if e is not None else lines[start][s:].strip() for s, e in spans]
-    col = dict((name, i) for i, name in enumerate(names))
+    """The ``Neighbor AS State ...`` table: a neighbor's first line names it, its further address-family lines leave
+    the neighbor column blank. A neighbor that shows no ipv4-unicast line (and some other family) is not an IPv4
+    unicast session, as FRR's ``show bgp ipv4 unicast summary`` leaves it out."""
+    col, rows = dash_table(text, NVUE_HEAD, "Neighbor AS State")
     if not {"Neighbor", "AS", "State", "Afi-Safi"} <= set(col):
-        raise ValueError("table columns %s" % ", ".join(names))
+        raise ValueError("table columns %s" % ", ".join(sorted(col, key=col.get)))
     peers, families, current = {}, {}, None
-    for line in lines[start + 2:]:
-        if not line.strip():
+    for cells in rows:
+        if not any(cells):
             continue
-        cells = [line[s:e].strip() if e is not None else line[s:].strip() for s, e in spans]
         if cells[col["Neighbor"]]:
             current = cells[col["Neighbor"]]
             peers[current] = {"state": cells[col["State"]], "remote_as": as_number(cells[col["AS"]])}
@@ -110,32 +101,21 @@ def parse_nvue(text):
     return dict((a, p) for a, p in peers.items() if not families[a] or "ipv4-unicast" in families[a])
 
 
-SONIC_HEAD = re.compile(r"^Neighb\w*\s+V\s+AS\s.*State/PfxRcd")
-
-
-def parse_sonic(text):
-    """sonic-utilities' ``show ip bgp summary`` table: column spans from its dash line, rows up to the blank line."""
+def dash_table(text, head, what):
+    """A table under a header line (``head`` matches it) and a dash line: ({column name: index}, rows as cells), each
+    cell cut from its column's dashes to the next column's (the last to the line's end), stripped. No such table:
+    ValueError naming ``what``."""
     lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if SONIC_HEAD.match(ln)), None)
+    start = next((i for i, ln in enumerate(lines) if head.match(ln)), None)
     if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
-        raise ValueError("no `Neighbhor V AS ... State/PfxRcd` table")
-    spans = _spans(lines[start + 1])
-    names = [lines[start][s:e].strip() if e is not None else lines[start][s:].strip() for s, e in spans]
-    col = dict((name, i) for i, name in enumerate(names))
-    peers = {}
-    for line in lines[start + 2:]:
-        if not line.strip():
-            break
-        cells = [line[s:e].strip() if e is not None else line[s:].strip() for s, e in spans]
-        state = cells[col["State/PfxRcd"]]
-        peers[cells[0]] = {"state": "Established" if state.isdigit() else state, "remote_as": as_number(cells[col["AS"]])}
-    return peers
+        raise ValueError("no `%s` table" % what)
+    starts = [m.start() for m in re.finditer(r"-+", lines[start + 1])]
+    spans = [(s, starts[i + 1] if i + 1 < len(starts) else None) for i, s in enumerate(starts)]
 
+    def cells(line):
+        return [line[s:e].strip() for s, e in spans]
 
-def _spans(dashes):
-    """Column spans of a table from its dash line: each from its dashes to the next column's (the last to the end)."""
-    starts = [m.start() for m in re.finditer(r"-+", dashes)]
-    return [(s, starts[i + 1] if i + 1 < len(starts) else None) for i, s in enumerate(starts)]
+    return dict((name, i) for i, name in enumerate(cells(lines[start]))), [cells(line) for line in lines[start + 2:]]
 
 
 # --- judging ----------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The CONFIG_DB model shared by the community SONiC driver (nos/sonic_db.py), its GCU transaction (nos/gcu.py) and
-AsterNOS's CONFIG_DB opt-in (nos/asternos.py): tables (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys
+"""The CONFIG_DB model shared by the drivers that write CONFIG_DB (community SONiC, AsterNOS's CONFIG_DB opt-in) and
+their transactions (GCU): tables (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys
 joined by ``|``), their canonical text view, RFC 6902 JSON Patch between two managed views, and the patch a switch
 holding a whole CONFIG_DB is given (generic_config_updater's rules: no empty table, no op into a missing member).
 

@@ -84,7 +84,7 @@ class Changes(object):
     this run itself sent (``sent``: the ops of its commands, nos/ops.py ``sent_ops``), even where the device holds it
     beyond ``want`` (a refused batch applied up to the refused line). ``transient``: paths the NOS's own mechanism
     moves while it applies this run's change and moves back at its end (GCU's port admin-down around port-critical
-    changes, nos/gcu.py): never someone else's."""
+    changes): never someone else's."""
 
     def __init__(self, base, want, got, sent=(), transient=()):
         b, w, g = paths(base), paths(want), paths(got)

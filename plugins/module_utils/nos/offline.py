@@ -3,7 +3,7 @@
 """Per-switch configuration files rendered offline from the plan (no device reachable): what
 ``playbooks/plan.yml`` writes to ``<build>/switches/<name>.cfg``, like AVD's intended configs.
 
-A CONFIG_DB NOS (community_sonic) gets ``<build>/switches/<name>.json`` instead: the managed tables as
+A CONFIG_DB NOS (``offline_format`` json) gets ``<build>/switches/<name>.json`` instead: the managed tables as
 ``show runningconfiguration all`` prints them (JSON carries no comment; the plan report names what is
 unverified for the platform).
 

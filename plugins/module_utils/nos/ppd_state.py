@@ -11,11 +11,8 @@ Which show command, in its structured form where the NOS has one, and the captur
         ``ip address (access-lists)`` match and the ``ip next-hop`` set clause (Cisco's genieparser capture)
   nvue  ``nv show router pbr map <map> rule -o json``: per rule ``match.source-ip``, ``action.nexthop-group``
         and ``installed`` / ``installed-reason`` (NVIDIA's NVUE command reference)
-  community_sonic  ``show acl table <t>`` and ``show acl rule <t>`` (sonic-utilities acl_loader, tabulate "simple"
-        tables; no JSON form): the table's bindings, per rule its match (``SRC_IP: ...``), action (``REDIRECT:<ip>``
-        from PACKET_ACTION) and the STATE_DB status orchagent wrote (``Active``; ``N/A`` when it wrote none: the
-        rule was not created, e.g. no ARP entry for the next hop, sonic-buildimage #4457) (sonic-utilities'
-        own test output, tests/show_acl_test.py)
+  A driver's module may hold its own ``PpdRead`` on the shared judge here, as the CONFIG_DB driver does for
+        sonic-utilities' ``show acl table`` / ``show acl rule``
 
 The names the policies carry come from each driver (``ppd_pins``), the next hop from the plan's binding; the
 uplink a next hop leaves by is the plan's (the leaf uplink whose /31 peer it is: the underlay audit checks the
@@ -86,51 +83,6 @@ def parse_nvue(policy, text):
                                      "installed": body.get("installed"), "reason": body.get("installed-reason"),
                                      "rule": rule}
     return out
-
-
-def _columns(text, header):
-    """Rows of a tabulate "simple" table (the header line starting with ``header``, then a dash line): each row cut
-    at the dash runs' spans (cells may hold blanks, numbers may be right-aligned), stripped."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
-    if start is None or start + 1 >= len(lines) or not re.match(r"^-+( +-+)*\s*$", lines[start + 1]):
-        raise ValueError("no `%s` table header" % header)
-    spans = [m.span() for m in re.finditer(r"-+", lines[start + 1])]
-    # the last column runs to the line's end (a wider multi-line cell is never cut)
-    spans[-1] = (spans[-1][0], None)
-    return [[line[a:b].strip() for a, b in spans] for line in lines[start + 2:] if line.strip()]
-
-
-def parse_sonic_tables(text):
-    """``show acl table`` -> {name: {type, bindings, stage, status}}; a binding per continuation row."""
-    out, current = {}, None
-    for name, kind, binding, _desc, stage, status in _columns(text, "Name "):
-        if name:
-            current = out[name] = {"type": kind, "bindings": [], "stage": stage, "status": status}
-        if current is not None and binding:
-            current["bindings"].append(binding)
-    return out
-
-
-def parse_sonic_rules(text):
-    """``show acl rule`` -> {(table, rule): {priority, action, matches {field: value}, status}}; a match per
-    continuation row (``FIELD: value``)."""
-    out, current = {}, None
-    for table, rule, priority, action, match, status in _columns(text, "Table "):
-        if table:
-            current = out[(table, rule)] = {"priority": priority, "action": action, "matches": {}, "status": status}
-        if current is not None and ": " in match:
-            field, value = match.split(": ", 1)
-            current["matches"][field] = value
-    return out
-
-
-def redirect_hops(action):
-    """Next hops of a SONiC redirect action: ``REDIRECT:10.0.0.1`` (PACKET_ACTION) or ``REDIRECT: 10.0.0.1``
-    (REDIRECT_ACTION as acl-loader prints it), a next-hop group ``a,b`` and ``ip@port`` forms (aclorch); [] for
-    any other action."""
-    m = re.match(r"^REDIRECT:\s*(\S+)$", action or "")
-    return [hop.split("@")[0] for hop in m.group(1).split(",")] if m else []
 
 
 def _int_key(key):
@@ -239,29 +191,6 @@ class NvuePbrMap(PpdRead):
         return hops, detail
 
 
-class SonicAcl(PpdRead):
-    missing = "ACL table %s rule %s"
-
-    def commands(self, pins):
-        return [cmd % t for t in sorted(set(p["policy"] for p in pins)) for cmd in ("show acl table %s", "show acl rule %s")]
-
-    def state(self, cmds, outputs):
-        state = {}
-        for cmd, text in zip(cmds, outputs):
-            if cmd.startswith("show acl table "):
-                state.setdefault("tables", {}).update(parse_sonic_tables(text))
-            else:
-                state.update(parse_sonic_rules(text))
-        return state
-
-    def pin(self, intent, pin, entry, state, group_hops, want, probe):
-        failed = _judge_sonic_rule(pin, entry, state.get("tables", {}).get(pin["policy"]), want, probe)
-        if failed:
-            return failed
-        detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"], entry["status"])
-        return redirect_hops(entry["action"]), detail
-
-
 def commands(driver, pins):
     """Show commands that read the PPD state of ``pins`` on the driver's NOS (its ``ppd_read``)."""
     return driver.ppd_read.commands(pins)
@@ -304,23 +233,3 @@ def _judge_pin(read, intent, pin, state, group_hops):
         return finding(probe, "fail", want, actual, "host port %s: bound to %s, planned %s via %s" % (
             b["ingress"], ",".join(hops) or "nothing", b["uplink"], b["next_hop"]))
     return finding(probe, "ok", want, _path(intent, hops[0], detail))
-
-
-def _judge_sonic_rule(pin, entry, table, want, probe):
-    """A SONiC rule that cannot pin the host port: table not on the port, rule not matching the host source, or not
-    created by orchagent (status other than Active) -> the failed finding; else None."""
-    b = pin["binding"]
-    src = "%s/32" % b["source"].split("/")[0]
-    detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"] or "no action", entry["status"] or "no status")
-    if table is None or pin["ingress"] not in table["bindings"]:
-        bound = ",".join(table["bindings"]) if table else "no such table"
-        return finding(probe, "fail", want, "ACL table %s bound to %s" % (pin["policy"], bound or "no port"),
-                       "host port %s: ACL table %s is not bound to %s" % (b["ingress"], pin["policy"], pin["ingress"]))
-    if entry["matches"].get("SRC_IP") != src:
-        return finding(probe, "fail", want, "%s matching %s" % (detail, entry["matches"].get("SRC_IP") or "any source"),
-                       "host port %s: rule %s does not match the host source %s" % (b["ingress"], pin["match"], src))
-    if entry["status"] != "Active":
-        return finding(probe, "fail", want, detail, "host port %s: rule %s is not active on the switch (status %s: "
-                       "orchagent did not create it, e.g. no ARP entry for its next hop)" % (
-                           b["ingress"], pin["match"], entry["status"] or "none"))
-    return None

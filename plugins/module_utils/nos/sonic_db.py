@@ -1,14 +1,13 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Community SONiC over CONFIG_DB (platform ``community_sonic``): the switch intent as the CONFIG_DB
-tables SONiC stores (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys joined by ``|``), read
-back from ``show runningconfiguration all`` (sonic-utilities show/main.py: CONFIG_DB as JSON) and
-changed by RFC 6902 JSON Patch (``config apply-patch``, sonic-utilities generic_config_updater).
+"""Community SONiC over CONFIG_DB (platform ``community_sonic``): the switch intent as the CONFIG_DB tables SONiC
+stores, rendered by nos/sonic_tables.py (shared with AsterNOS's CONFIG_DB opt-in), read back from ``show
+runningconfiguration all`` (sonic-utilities show/main.py: CONFIG_DB as JSON) and changed by RFC 6902 JSON Patch
+(``config apply-patch``, sonic-utilities generic_config_updater: nos/gcu.py).
 
-``render(intent, qos, sections, port=...)`` -> tables is the reusable core (AsterNOS's opt-in
-``asternos_config: config_db`` goes through it). Each table this module writes is declared once as a
-``Table`` naming its section, which keys and fields are ours, and the source of every field; the
-line-source audit (nos/sources.py) and docs/switch-commands-sources.md read those declarations.
+This module is everything community SONiC adds: which keys and fields of a read-back are ours, how the render fits
+the switch's buffer model, the brownfield items, and the readers of its own show output (``show ip bgp summary``,
+``show acl table`` / ``show acl rule``) that its driver declares. Nothing else imports it but the registry.
 
 Canonical text (what ``render``/``parse`` return, compared byte for byte like every driver's): one
 line per owned key (``TABLE|key``) and one per owned field (``TABLE|key field value``), sorted. The
@@ -21,253 +20,16 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
-from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.configdb import (
     CANONICAL, commands as configdb_commands, device_patch, device_view, field_text, patch, patch_ops, tables_of, text)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.gcu import GcuTxn, flapping_ports
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import (
-    PREFIX, SECTIONS, Driver, host_of, local_destinations, ports_of)
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, routed_host_ports, svis
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, Driver, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
-
-# --- sources (full citations: docs/switch-commands-sources.md#community-sonic-config_db) --------------
-YANG = "sonic-net/sonic-buildimage src/sonic-yang-models/yang-models/%s.yang (yanglint oracle test)"
-CONF = "sonic-buildimage src/sonic-yang-models/doc/Configuration.md %s"
-QOS_J2 = "sonic-buildimage files/build_templates/qos_config.j2"
-BGPCFGD = ("sonic-buildimage dockers/docker-fpm-frr/frr/bgpd/templates/general/instance.conf.j2 and "
-           "bgpd.main.conf.j2 (bgpcfgd renders FRR from CONFIG_DB in docker_routing_config_mode "
-           "separated/unified, sonic-device_metadata.yang)")
-ACLORCH = ("sonic-net/sonic-swss orchagent/aclorch.cpp `REDIRECT:<next hop>` (PR #235); CONFIG_DB form in "
-           "sonic-buildimage issue #4457 (`\"PACKET_ACTION\": \"REDIRECT:100.32.0.2\"`)")
-
-VERIFIED = "verified"
-UNVERIFIED = "unverified"
-
-
-class Table(object):
-    """One CONFIG_DB table this driver writes: ``section`` it belongs to, ``fields`` {name: (status,
-    source)} of the fields it owns, ``key_source`` the source of the key form, and ``bare`` whether a
-    key with no field is written (an address key such as ``INTERFACE|Ethernet8|10.0.0.1/31``)."""
-
-    def __init__(self, name, section, fields, key_source, yang, bare=False):
-        self.name, self.section, self.fields = name, section, dict(fields)
-        self.key_source, self.yang, self.bare = key_source, yang, bare
-
-    def __repr__(self):
-        return "Table(%r)" % self.name
-
-
-def _v(source):
-    return (VERIFIED, source)
-
-
-def _map(table, model):
-    """A {name: {code: value}} map table: every field of an owned (AIF-) map is ours."""
-    return Table(table, "qos", {}, _v(YANG % model + "; " + QOS_J2), model)
-
-
-_WRED_FIELDS = (["ecn"] + ["%s_%s" % (c, k) for c in ("green", "yellow", "red")
-                           for k in ("min_threshold", "max_threshold", "drop_probability")]
-                + ["wred_%s_enable" % c for c in ("green", "yellow", "red")])
-TABLES = [
-    Table("PORT", "mtu", {"mtu": _v(YANG % "sonic-port" + " (mtu 1..9216); " + CONF % "Port")},
-          _v(YANG % "sonic-port"), "sonic-port"),
-    _map("DSCP_TO_TC_MAP", "sonic-dscp-tc-map"),
-    _map("TC_TO_QUEUE_MAP", "sonic-tc-queue-map"),
-    _map("TC_TO_PRIORITY_GROUP_MAP", "sonic-tc-priority-group-map"),
-    _map("MAP_PFC_PRIORITY_TO_QUEUE", "sonic-pfc-priority-queue-map"),
-    Table("PORT_QOS_MAP", "qos",
-          dict((f, _v(YANG % "sonic-port-qos-map" + "; " + QOS_J2)) for f in (
-              "dscp_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable")),
-          _v(YANG % "sonic-port-qos-map"), "sonic-port-qos-map"),
-    Table("WRED_PROFILE", "qos",
-          dict((f, _v(YANG % "sonic-wred-profile" + "; " + QOS_J2 + " AZURE_LOSSLESS")) for f in _WRED_FIELDS),
-          _v(YANG % "sonic-wred-profile"), "sonic-wred-profile"),
-    Table("SCHEDULER", "qos", {"type": _v(YANG % "sonic-scheduler" + " (DWRR/STRICT); " + QOS_J2),
-                               "weight": _v(YANG % "sonic-scheduler" + "; " + QOS_J2)},
-          _v(YANG % "sonic-scheduler"), "sonic-scheduler"),
-    Table("QUEUE", "qos", {"scheduler": _v(YANG % "sonic-queue" + "; " + QOS_J2),
-                           "wred_profile": _v(YANG % "sonic-queue" + "; " + QOS_J2)},
-          _v(YANG % "sonic-queue" + " (`<port>|<queue>`)"), "sonic-queue"),
-    Table("PFC_WD", "qos", {"action": _v(YANG % "sonic-pfcwd" + "; " + CONF % "PFC_WD"),
-                            "detection_time": _v(YANG % "sonic-pfcwd"), "restoration_time": _v(YANG % "sonic-pfcwd"),
-                            "POLL_INTERVAL": _v(YANG % "sonic-pfcwd" + " (GLOBAL)")},
-          _v(YANG % "sonic-pfcwd"), "sonic-pfcwd"),
-    # lossless headroom: the dynamic buffer model sizes a "NULL" lossless PG from the port's speed and its
-    # CABLE_LENGTH (Configuration.md BUFFER_PG); no xon/xoff is invented here
-    Table("CABLE_LENGTH", "qos", {}, _v(YANG % "sonic-cable-length" + "; " + CONF % "Cable length"), "sonic-cable-length"),
-    Table("BUFFER_PG", "qos", {"profile": _v(YANG % "sonic-buffer-pg" + " (profile NULL); " + CONF % "BUFFER_PG " +
-                                             "(dynamic buffer model: NULL = headroom calculated)")},
-          _v(YANG % "sonic-buffer-pg" + " (`<port>|<pg>`)"), "sonic-buffer-pg"),
-    Table("ACL_TABLE", "pbr", {"type": _v(YANG % "sonic-acl" + " (L3); " + CONF % "ACL and Mirroring"),
-                               "stage": _v(YANG % "sonic-acl"), "ports": _v(YANG % "sonic-acl" + " (leaf-list ports)")},
-          _v(YANG % "sonic-acl"), "sonic-acl"),
-    Table("ACL_RULE", "pbr", {"PRIORITY": _v(YANG % "sonic-acl"), "SRC_IP": _v(YANG % "sonic-acl"),
-                              "DST_IP": _v(YANG % "sonic-acl"),
-                              "PACKET_ACTION": (UNVERIFIED, ACLORCH + "; FORWARD is in sonic-acl.yang, but its "
-                                                "packet_action enumeration refuses `REDIRECT:<ip>`, so GCU's YANG "
-                                                "check refuses the redirect rule (oracle test) unless ACL_RULE is left "
-                                                "out of it (fabric.community_sonic_pbr opt-in, nos/gcu.py)")},
-          _v(YANG % "sonic-acl" + " (`<table>|<rule>`)"), "sonic-acl"),
-    Table("LOOPBACK_INTERFACE", "underlay", {}, _v(YANG % "sonic-loopback-interface" + "; " + CONF % "Loopback Interface"),
-          "sonic-loopback-interface", bare=True),
-    Table("INTERFACE", "underlay", {}, _v(YANG % "sonic-interface" + "; " + CONF % "Interface"), "sonic-interface", bare=True),
-    Table("VLAN", "underlay", {"vlanid": _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN")}, _v(YANG % "sonic-vlan"), "sonic-vlan"),
-    Table("VLAN_MEMBER", "underlay", {"tagging_mode": _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN_MEMBER")},
-          _v(YANG % "sonic-vlan"), "sonic-vlan"),
-    Table("VLAN_INTERFACE", "underlay", {}, _v(YANG % "sonic-vlan" + "; " + CONF % "VLAN_INTERFACE"), "sonic-vlan", bare=True),
-    Table("BGP_NEIGHBOR", "underlay", dict((f, _v(YANG % "sonic-bgp-neighbor" + " BGP_NEIGHBOR_TEMPLATE_LIST (\"handled "
-                                                  "by bgpcfgd\"); " + BGPCFGD)) for f in
-                                           ("asn", "name", "local_addr", "keepalive", "holdtime")),
-          _v(YANG % "sonic-bgp-neighbor" + "; " + CONF % "BGP Sessions"), "sonic-bgp-neighbor"),
-    Table("DEVICE_METADATA", "underlay", {"bgp_asn": _v(YANG % "sonic-device_metadata" + "; " + BGPCFGD +
-                                                        " (`router bgp {{ bgp_asn }}`)")},
-          _v(YANG % "sonic-device_metadata" + " (localhost)"), "sonic-device_metadata"),
-    Table("BGP_BBR", "underlay", {"status": (UNVERIFIED, YANG % "sonic-bgp-bbr" + "; general/peer-group.conf.j2 gives "
-                                             "`neighbor PEER_V4 allowas-in 1` when BGP_BBR is enabled only on a "
-                                             "DEVICE_METADATA type LeafRouter (the type is the switch's, not ours)")},
-          _v(YANG % "sonic-bgp-bbr" + "; " + CONF % "BGP BBR"), "sonic-bgp-bbr"),
-]
-TABLE = dict((t.name, t) for t in TABLES)
-# the map tables hold {code: value}: every field of an owned (AIF-) map is ours
-MAP_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE")
-
-
-def name(kind):
-    """Object names we create (SONiC map names allow ``[A-Za-z0-9][-A-Za-z0-9_]{0,31}``)."""
-    return PREFIX + kind
-
-
-DSCP_TC, TC_QUEUE, TC_PG, PFC_QUEUE = name("DSCP-TC"), name("TC-QUEUE"), name("TC-PG"), name("PFC-QUEUE")
-ECN, SCHED_ROCE, SCHED_DEFAULT = name("ECN"), name("ETS-ROCE"), name("ETS-DEFAULT")
-SCHED_STRICT, PBR = name("STRICT"), name("PBR")
-
-
-def _key(*parts):
-    return "|".join(str(p) for p in parts)
-
-
-# --- render ------------------------------------------------------------------------------------------
-def _qos(intent, qos, port, mtu):
-    ports = [port(p) for p in ports_of(intent)]
-    lossless = [int(p) for p in qos["lossless_priorities"]]
-    pfc = ",".join(str(p) for p in lossless)
-    t = {
-        "DSCP_TO_TC_MAP": {DSCP_TC: dict((str(d), str(p)) for d, p in complete_dscp_map(qos))},
-        # queue = traffic class, PG = the lossless class itself or 0 (qos_config.j2 AZURE maps)
-        "TC_TO_QUEUE_MAP": {TC_QUEUE: dict((str(tc), str(tc)) for tc in range(8))},
-        "TC_TO_PRIORITY_GROUP_MAP": {TC_PG: dict((str(tc), str(tc if tc in lossless else 0)) for tc in range(8))},
-        "MAP_PFC_PRIORITY_TO_QUEUE": {PFC_QUEUE: dict((str(p), str(p)) for p in range(8))},
-    }
-    colours = {}
-    for colour in ("green", "yellow", "red"):
-        colours.update({"%s_min_threshold" % colour: str(qos["ecn_min_kbytes"] * 1000),
-                        "%s_max_threshold" % colour: str(qos["ecn_max_kbytes"] * 1000),
-                        "%s_drop_probability" % colour: str(qos["ecn_probability_percent"]),
-                        "wred_%s_enable" % colour: "true"})
-    t["WRED_PROFILE"] = {ECN: dict(colours, ecn="ecn_all")}
-    t["SCHEDULER"] = {SCHED_ROCE: {"type": "DWRR", "weight": str(qos["ets_roce_percent"])},
-                      SCHED_DEFAULT: {"type": "DWRR", "weight": str(qos["ets_default_percent"])}}
-    queues = {str(qos["ecn_queue"]): {"scheduler": SCHED_ROCE, "wred_profile": ECN}, "0": {"scheduler": SCHED_DEFAULT}}
-    if qos.get("cnp_strict_priority"):
-        t["SCHEDULER"][SCHED_STRICT] = {"type": "STRICT"}
-        queues[str(qos["cnp_priority"])] = {"scheduler": SCHED_STRICT}
-    binding = {"dscp_to_tc_map": DSCP_TC, "tc_to_queue_map": TC_QUEUE, "tc_to_pg_map": TC_PG,
-               "pfc_to_queue_map": PFC_QUEUE, "pfc_enable": pfc}
-    if qos.get("pfc_watchdog"):
-        binding["pfcwd_sw_enable"] = pfc
-    t["PORT_QOS_MAP"] = dict((p, dict(binding)) for p in ports)
-    t["QUEUE"] = dict((_key(p, q), dict(v)) for p in ports for q, v in queues.items())
-    if qos.get("pfc_watchdog"):
-        t["PFC_WD"] = dict((p, {"action": "drop", "detection_time": str(qos["pfc_watchdog_detect_ms"]),
-                                "restoration_time": str(qos["pfc_watchdog_restore_ms"])}) for p in ports)
-        t["PFC_WD"]["GLOBAL"] = {"POLL_INTERVAL": str(qos["pfc_watchdog_poll_ms"])}
-    t["CABLE_LENGTH"] = {"AZURE": dict((p, "%dm" % qos["cable_length_m"]) for p in ports)}
-    t["BUFFER_PG"] = dict((_key(p, prio), {"profile": "NULL"}) for p in ports for prio in lossless)
-    return t
-
-
-def _mtu(intent, qos, port, mtu):
-    return {"PORT": dict((port(p), {"mtu": str(mtu)}) for p in ports_of(intent))}
-
-
-def pbr_rule(binding):
-    """The ACL rule that redirects one binding's host source (a SONiC rule name: letters, digits, ``_``, ``-``)."""
-    return re.sub(r"[^A-Za-z0-9_-]", "-", "BIND-%s" % binding["server"])
-
-
-def _pbr(intent, qos, port, mtu):
-    """One L3 ACL table on the host ports; per binding (one host source) a FORWARD rule per local
-    destination above a redirect of everything else to the binding's uplink next hop."""
-    bindings = intent.get("bindings") or []
-    if not bindings:
-        return {}
-    ingress = []
-    for b in bindings:
-        if port(b["ingress"]) not in ingress:
-            ingress.append(port(b["ingress"]))
-    rules = {}
-    local = local_destinations(intent)
-    for i, b in enumerate(bindings):
-        src = "%s/32" % host_of(b["source"])
-        base = 1000 + 10 * (len(bindings) - i)   # stable, unique per binding; local rules above the redirect
-        rule = pbr_rule(b)
-        for j, dst in enumerate(local):
-            rules[_key(PBR, "%s-LOCAL%d" % (rule, j))] = {"PRIORITY": str(base + 5000), "SRC_IP": src, "DST_IP": dst,
-                                                          "PACKET_ACTION": "FORWARD"}
-        rules[_key(PBR, rule)] = {"PRIORITY": str(base), "SRC_IP": src, "PACKET_ACTION": "REDIRECT:%s" % b["next_hop"]}
-    return {"ACL_TABLE": {PBR: {"type": "L3", "stage": "ingress", "ports": ingress}},
-            "ACL_RULE": rules}
-
-
-def _underlay(intent, qos, port, mtu):
-    if not intent.get("bgp"):
-        return {}
-    bgp = intent["bgp"]
-    t = {"LOOPBACK_INTERFACE": {"Loopback0": {}, _key("Loopback0", "%s/32" % intent["loopback"]): {}},
-         "DEVICE_METADATA": {"localhost": {"bgp_asn": str(bgp["asn"])}}}
-    intf = {}
-    for p, address in fabric_links(intent):
-        intf[port(p)] = {}
-        intf[_key(port(p), address)] = {}
-    for host in routed_host_ports(intent):
-        intf[port(host["port"])] = {}
-        intf[_key(port(host["port"]), host["address"])] = {}
-    if intf:
-        t["INTERFACE"] = intf
-    for svi in svis(intent):
-        vlan = "Vlan%d" % svi["vlan"]
-        t.setdefault("VLAN", {})[vlan] = {"vlanid": str(svi["vlan"])}
-        t.setdefault("VLAN_INTERFACE", {}).update({vlan: {}, _key(vlan, svi["address"]): {}})
-        for member in svi["members"]:
-            t.setdefault("VLAN_MEMBER", {})[_key(vlan, port(member))] = {"tagging_mode": "untagged"}
-    local = dict((n["port"], a.split("/")[0]) for n in bgp["neighbors"] for p, a in fabric_links(intent) if p == n["port"])
-    t["BGP_NEIGHBOR"] = dict((n["address"], {"asn": str(n["remote_as"]), "name": n["peer"],
-                                             "local_addr": local.get(n["port"], ""),
-                                             "keepalive": str(bgp["keepalive_seconds"]),
-                                             "holdtime": str(bgp["hold_seconds"])}) for n in bgp["neighbors"])
-    for entry in t["BGP_NEIGHBOR"].values():
-        if not entry["local_addr"]:
-            del entry["local_addr"]
-    if bgp.get("allowas_in"):
-        t["BGP_BBR"] = {"all": {"status": "enabled"}}
-    return t
-
-
-SECTION_RENDER = {"qos": _qos, "mtu": _mtu, "pbr": _pbr, "underlay": _underlay}
-
-
-def render(intent, qos, sections, port=lambda p: p, mtu=None):
-    """The switch intent as CONFIG_DB tables ({TABLE: {key: {field: str}}}; list fields as lists of
-    str): the managed part only, for the wanted ``sections``. ``port`` names a plan port on the device."""
-    mtu = intent["mtu"] if mtu is None else mtu
-    out = {}
-    for section in sections:
-        for table, rows in SECTION_RENDER[section](intent, qos, port, mtu).items():
-            out.setdefault(table, {}).update(rows)
-    return out
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_tables import (  # noqa: F401 - TABLES: the oracle test's
+    MAP_TABLES, PBR, TABLE, TABLES, pbr_rule, render)
 
 
 # --- what is ours on read-back ----------------------------------------------------------------------
@@ -487,6 +249,99 @@ def outside(config, intent, sections, port=lambda p: p):
     return out
 
 
+# --- its own show output, read for switch_validate (sonic-utilities' tables; no JSON form) -----------------------
+# the checks run on sonic-utilities' own test outputs (tests/fixtures/switches/sonic/SOURCE.md)
+BGP_HEAD = re.compile(r"^Neighb\w*\s+V\s+AS\s.*State/PfxRcd")
+
+
+def parse_bgp_summary(text):
+    """``show ip bgp summary``: sonic-utilities' table (it runs ``vtysh -c 'show ip bgp vrf default summary json'`` in
+    the bgp container and prints ``Neighbhor V AS ... State/PfxRcd NeighborName``, the header misspelt as SONiC prints
+    it), rows up to the blank line; State/PfxRcd holds the prefix count when the session is Established, else the
+    state -> {address: {state, remote_as}} (nos/bgp_state.py judges it)."""
+    col, rows = bgp_state.dash_table(text, BGP_HEAD, "Neighbhor V AS ... State/PfxRcd")
+    peers = {}
+    for cells in rows:
+        if not any(cells):
+            break
+        state = cells[col["State/PfxRcd"]]
+        peers[cells[0]] = {"state": "Established" if state.isdigit() else state,
+                           "remote_as": bgp_state.as_number(cells[col["AS"]])}
+    return peers
+
+
+def parse_acl_tables(text):
+    """``show acl table`` (sonic-utilities acl_loader, tabulate "simple") -> {name: {type, bindings, stage, status}};
+    a binding per continuation row."""
+    out, current = {}, None
+    for name, kind, binding, _desc, stage, status in bgp_state.dash_table(text, re.compile("^Name "), "Name")[1]:
+        if name:
+            current = out[name] = {"type": kind, "bindings": [], "stage": stage, "status": status}
+        if current is not None and binding:
+            current["bindings"].append(binding)
+    return out
+
+
+def parse_acl_rules(text):
+    """``show acl rule`` -> {(table, rule): {priority, action, matches {field: value}, status}}: per rule its match
+    (``SRC_IP: ...``, a match per continuation row), action (``REDIRECT:<ip>`` from PACKET_ACTION) and the STATE_DB
+    status orchagent wrote (``Active``; ``N/A`` when it wrote none: the rule was not created, e.g. no ARP entry for
+    the next hop, sonic-buildimage #4457)."""
+    out, current = {}, None
+    for table, rule, priority, action, match, status in bgp_state.dash_table(text, re.compile("^Table "), "Table")[1]:
+        if table:
+            current = out[(table, rule)] = {"priority": priority, "action": action, "matches": {}, "status": status}
+        if current is not None and ": " in match:
+            field, value = match.split(": ", 1)
+            current["matches"][field] = value
+    return out
+
+
+def redirect_hops(action):
+    """Next hops of a SONiC redirect action: ``REDIRECT:10.0.0.1`` (PACKET_ACTION) or ``REDIRECT: 10.0.0.1``
+    (REDIRECT_ACTION as acl-loader prints it), a next-hop group ``a,b`` and ``ip@port`` forms (aclorch); [] for
+    any other action."""
+    m = re.match(r"^REDIRECT:\s*(\S+)$", action or "")
+    return [hop.split("@")[0] for hop in m.group(1).split(",")] if m else []
+
+
+class AclRead(ppd_state.PpdRead):
+    """The PPD state as ``show acl table <t>`` and ``show acl rule <t>`` show it: the table bound to the host port,
+    per host source a redirect rule that orchagent made ``Active``."""
+    missing = "ACL table %s rule %s"
+
+    def commands(self, pins):
+        return [cmd % t for t in sorted(set(p["policy"] for p in pins)) for cmd in ("show acl table %s", "show acl rule %s")]
+
+    def state(self, cmds, outputs):
+        state = {}
+        for cmd, text in zip(cmds, outputs):
+            if cmd.startswith("show acl table "):
+                state.setdefault("tables", {}).update(parse_acl_tables(text))
+            else:
+                state.update(parse_acl_rules(text))
+        return state
+
+    def pin(self, intent, pin, entry, state, group_hops, want, probe):
+        b, table, finding = pin["binding"], state.get("tables", {}).get(pin["policy"]), ppd_state.finding
+        src = "%s/32" % b["source"].split("/")[0]
+        detail = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"] or "no action",
+                                            entry["status"] or "no status")
+        if table is None or pin["ingress"] not in table["bindings"]:
+            bound = ",".join(table["bindings"]) if table else "no such table"
+            return finding(probe, "fail", want, "ACL table %s bound to %s" % (pin["policy"], bound or "no port"),
+                           "host port %s: ACL table %s is not bound to %s" % (b["ingress"], pin["policy"], pin["ingress"]))
+        if entry["matches"].get("SRC_IP") != src:
+            return finding(probe, "fail", want, "%s matching %s" % (detail, entry["matches"].get("SRC_IP") or "any source"),
+                           "host port %s: rule %s does not match the host source %s" % (b["ingress"], pin["match"], src))
+        if entry["status"] != "Active":
+            return finding(probe, "fail", want, detail, "host port %s: rule %s is not active on the switch (status %s: "
+                           "orchagent did not create it, e.g. no ARP entry for its next hop)" % (
+                               b["ingress"], pin["match"], entry["status"] or "none"))
+        shown = "ACL %s rule %s %s, %s" % (pin["policy"], pin["match"], entry["action"], entry["status"])
+        return redirect_hops(entry["action"]), shown
+
+
 class SonicDbDriver(Driver):
     name = "community_sonic"
     device_type = device_type_for(name)
@@ -517,11 +372,11 @@ class SonicDbDriver(Driver):
     # nos/gcu.py preflight refuses the redirect rules without it
     opt_ins = {"pbr": ("community_sonic_pbr", "gcu_ignore_acl_rule",
                        "SONiC's sonic-acl.yang has no redirect PACKET_ACTION, so GCU refuses the rule")}
-    bgp_summary = Read("show ip bgp summary", bgp_state.parse_sonic)
-    ppd_read = ppd_state.SonicAcl("`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule "
-                                  "per host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed "
-                                  "only under `fabric.community_sonic_pbr: gcu_ignore_acl_rule`: sonic-acl.yang refuses the "
-                                  "redirect)")
+    bgp_summary = Read("show ip bgp summary", parse_bgp_summary)
+    ppd_read = AclRead("`show acl table <t>` / `show acl rule <t>`: table bound to the host port, redirect rule "
+                       "per host source (`SRC_IP`, `REDIRECT:<next hop>`), status `Active` (the rules are pushed "
+                       "only under `fabric.community_sonic_pbr: gcu_ignore_acl_rule`: sonic-acl.yang refuses the "
+                       "redirect)")
 
     def tables(self, intent, qos, sections=SECTIONS):
         return render(intent, qos, sections, port=self.port, mtu=self.mtu(intent))

@@ -278,7 +278,7 @@ DELL_SONIC += _KLISH_UNDERLAY
 
 
 def config_db_rows(tables):
-    """A CONFIG_DB driver's rows from its Table declarations (nos/sonic_db.py ``TABLES``): one per table key form and
+    """A CONFIG_DB driver's rows from its Table declarations (nos/sonic_tables.py ``TABLES``): one per table key form and
     per owned field, so a table cannot ship without its source."""
     rows = []
     for table in tables:

@@ -92,11 +92,11 @@ class Transaction(MarkerStore):
     want_image = None    # the Image it intends (prepare)
     pending = ()         # the commands of the change (prepare)
     # paths the NOS's own mechanism moves while it applies the change and moves back at its end (GCU's port
-    # admin-down, nos/gcu.py): never someone else's change
+    # admin-down around port-critical changes): never someone else's change
     transient = ()
     # the drain records (devicelock ``-d`` objects) of ended runs found when the lock was taken (devicelock.acquire)
     drain_records = ()
-    # ports an ended run's change left down that the lock's recovery brought back up (nos/gcu.py): the switch moved
+    # ports an ended run's change left down that the lock's recovery brought back up (a GCU patch's admin-down): the switch moved
     # since this run read it, by this run's own step
     recovered_ports = ()
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, sonic_db, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches")
@@ -90,14 +90,14 @@ def test_nvue_neighbor_without_an_ipv4_unicast_line_is_not_an_ipv4_session():
 
 
 def test_sonic_table_reads_the_prefix_count_as_established_and_the_state_otherwise():
-    peers = bgp_state.parse_sonic(SONIC)
+    peers = sonic_db.parse_bgp_summary(SONIC)
     assert len(peers) == 24
     assert peers["10.0.0.1"] == {"state": "Established", "remote_as": 65200}
     assert peers["10.0.0.63"] == {"state": "Active", "remote_as": 64016}
     assert sorted(a for a, p in peers.items() if p["state"] == "Established") == [
         "10.0.0.%d" % n for n in (1, 13, 17, 21, 25, 29, 5, 9)]
     # SONiC's table without a neighbor (its header laid out otherwise): no session
-    assert bgp_state.parse_sonic(SONIC_NONE) == {}
+    assert sonic_db.parse_bgp_summary(SONIC_NONE) == {}
 
 
 # --- judged against the plan ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, sonic_db, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 from .helpers import ROOT, push, simulator_module, simulator_session
@@ -146,17 +146,17 @@ def test_pins_name_what_the_drivers_render(plan):
 
 # --- community SONiC: acl-loader's tables (show acl table / show acl rule) -----------------------------------------
 def test_sonic_captures_parsed_and_a_rule_without_the_host_source_or_status_is_failed():
-    rules = ppd_state.parse_sonic_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
-    tables = ppd_state.parse_sonic_tables(capture("sonic", "sonic-utilities-show-acl-table.txt"))
+    rules = sonic_db.parse_acl_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
+    tables = sonic_db.parse_acl_tables(capture("sonic", "sonic-utilities-show-acl-table.txt"))
     assert tables == {"ENI": {"type": "ENI_REDIRECT", "bindings": ["Ethernet104", "PortChannel108"], "stage": "ingress",
                               "status": "Active"}}
     assert rules[("ENI", "Vnet100_F4939FEFC47E_OUT")] == {
         "priority": "9997", "action": "REDIRECT: 10.0.0.75", "status": "Active",
         "matches": {"DST_IP": "10.2.0.1/32", "INNER_SRC_MAC": "f4:93:9f:ef:c4:7e", "TUNNEL_VNI": "4321"}}
     assert rules[("ENI", "Vnet100_F4939FEFC47E_IN")]["status"] == "N/A"
-    assert ppd_state.redirect_hops("REDIRECT: 10.0.0.75") == ["10.0.0.75"]
-    assert ppd_state.redirect_hops("REDIRECT:10.0.0.1@Ethernet0,10.0.0.3") == ["10.0.0.1", "10.0.0.3"]
-    assert ppd_state.redirect_hops("FORWARD") == []
+    assert sonic_db.redirect_hops("REDIRECT: 10.0.0.75") == ["10.0.0.75"]
+    assert sonic_db.redirect_hops("REDIRECT:10.0.0.1@Ethernet0,10.0.0.3") == ["10.0.0.1", "10.0.0.3"]
+    assert sonic_db.redirect_hops("FORWARD") == []
     texts = [capture("sonic", "sonic-utilities-show-acl-table.txt"), capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt")]
     intent = {"uplinks": [{"port": "Ethernet49", "peer": "10.0.0.75"}]}
     out, off_port = ppd_state.judge(get_driver("community_sonic"), intent, [
@@ -179,11 +179,11 @@ def test_sonic_simulator_prints_acl_loaders_tables():
                                                             "TUNNEL_VNI": "4321"}},
               "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.0.0.74/31": {}}}
     assert ppd_show.sonic_acl_table(config, "ENI") == capture("sonic", "sonic-utilities-show-acl-table.txt")
-    want = ppd_state.parse_sonic_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
-    got = ppd_state.parse_sonic_rules(ppd_show.sonic_acl_rule(config, "ENI"))
+    want = sonic_db.parse_acl_rules(capture("sonic", "sonic-utilities-show-acl-rule-redirect.txt"))
+    got = sonic_db.parse_acl_rules(ppd_show.sonic_acl_rule(config, "ENI"))
     assert got == {("ENI", "Vnet100_F4939FEFC47E_OUT"): want[("ENI", "Vnet100_F4939FEFC47E_OUT")]}
     del config["INTERFACE"]   # the next hop no longer resolvable: orchagent creates no rule, no status
-    assert ppd_state.parse_sonic_rules(ppd_show.sonic_acl_rule(config))[("ENI", "Vnet100_F4939FEFC47E_OUT")]["status"] == "N/A"
+    assert sonic_db.parse_acl_rules(ppd_show.sonic_acl_rule(config))[("ENI", "Vnet100_F4939FEFC47E_OUT")]["status"] == "N/A"
 
 
 @pytest.fixture()
