@@ -244,6 +244,7 @@ class Applier(DrainStep, Undo, EditCheck):
     def _apply_held(self, txn, before, after, cmds, save, expected_digest):
         # compare-and-swap: the device must still be what this run read (and what a reviewer saw); read
         # under the device lock, so no other run of this collection can move it from here on
+        self._record_open(txn)   # where the NOS's record of who changed what stands before this read (NX-OS)
         base = self._unchanged(self.read_image("preflight"), expected_digest)
         if base.managed != before:
             raise RefusedError("the managed config changed since this run read it")
@@ -268,10 +269,10 @@ class Applier(DrainStep, Undo, EditCheck):
                 raise ForeignChange(step, None, "", "the running config changed since this run read it, by someone "
                                     "else; committing would overwrite it: %s" % Changes(base, want, got).describe())
 
-        saving, since = False, None
+        saving, window = False, None
         try:
             self._renew("begin")   # before the change: still ours (a run suspended past its TTL stops here)
-            since = self._record_clock(txn)
+            window = self._record_clock(txn)
             txn.begin()
             txn.stage(cmds)
             txn.commit(verify, precheck)
@@ -283,5 +284,5 @@ class Applier(DrainStep, Undo, EditCheck):
             self._undo_and_raise(txn, base, want, err, resave=saving)
         finally:
             txn.cleanup()
-        self._overwritten(txn, since, base, want)
+        self._overwritten(txn, window, base, want)
         return True

@@ -16,8 +16,20 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.undo import Appl
 class EditCheck(object):
     """The concurrent-edit steps of Applier (nos/apply.py), which provides ``driver`` and ``attempted``."""
 
+    def _record_open(self, txn):
+        """Before the image this run changes is read under its lock: where the NOS's record stands (NX-OS: the
+        accounting log's last sequence number), so the window is exact. A failure only leaves the clock window."""
+        if txn.edit_record is None:
+            return
+        try:
+            txn.record_open()
+        except Exception as exc:  # noqa: BLE001 - the clock places the window instead
+            txn.notes.append("where %s stood before this run's read could not be read (%s): the concurrent-edit "
+                             "window is placed by the device's clock" % (txn.edit_record, exc))
+
     def _record_clock(self, txn):
-        """The device's time before the first write (edits.overwritten's window), or None with a note saying why."""
+        """This run's window in the NOS's record (edits.Window) before the first write, or None with a note saying
+        why."""
         if txn.edit_record is None:
             txn.notes.append("NOT checked for a concurrent edit overwritten while this run's line for it was in flight: "
                              "this collection reads no record of who changed what on %s (unverified; "
@@ -30,17 +42,17 @@ class EditCheck(object):
                              "be read (%s)" % exc)
             return None
 
-    def _overwritten(self, txn, since, base, want):
+    def _overwritten(self, txn, window, base, want):
         """After the change is verified (and saved): the edits of someone else that the NOS recorded in this run's
         window and that the switch no longer holds, named with who, when, the key and their value (nos/edits.py).
-        ``base``: the image read under the lock before ``since`` (an edit it holds, stamped in ``since``'s second or
-        the one before, was seen by this run, not lost in flight).
+        ``base``: the image read under the lock before the window's ``seen`` (an edit it holds, recorded up to there,
+        was seen by this run, not lost in flight).
         Raises ApplyError (changed, nothing undone: this run's change is what it intended) when there is one."""
-        if since is None:
+        if window is None:
             return
         final = paths(want)   # the verify read proved the running config equals want
         try:
-            recorded = txn.recorded_edits(since, final)
+            recorded = txn.recorded_edits(window, final)
         except Exception as exc:  # noqa: BLE001
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s could not be read (%s)"
                              % (txn.edit_record, exc))
@@ -51,12 +63,11 @@ class EditCheck(object):
                 sent.add(" > ".join(op.path[:-1] + (line,)))
                 if op.kind == "unset":
                     sent.add(" > ".join(op.path[:-1] + ("no " + line,)))
-        window = [e for e in edits.settings(recorded) if e.at >= since - 1]
-        if sent and not any(e.path in sent for e in window):
+        if sent and not any(e.path in sent for e in edits.settings(recorded) if window.opens(e)):
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "
                              "own lines (command accounting off?)" % txn.edit_record)
             return
-        lost = edits.overwritten(recorded, since - 1, sent, final, read=(since, paths(base)))
+        lost = edits.overwritten(recorded, window.start, sent, final, read=(window.seen, paths(base)), by=window.by)
         if lost:
             raise ApplyError("applied and verified on %s, but this run %s; their value is NOT on the switch (this "
                              "run's is): nothing was undone; agree which value stands and re-apply it"

@@ -7,6 +7,8 @@ this run's intent. Only the NOS's record tells: NX-OS's accounting log (``show a
 accounting in its syslog (``%ACCOUNTING-6-CMD``). Each transaction parses its NOS's record into ``Edit`` s
 (nos/transactions.py); ``overwritten`` keeps those of someone else, in this run's window, whose value the switch no
 longer holds, and ``describe`` names each: "overwrote a concurrent edit by <user> at <time>: <key> <their value>".
+A window is placed by the record's sequence numbers where the NOS numbers its records (NX-OS: exact, whatever the
+clock), else by the device's clock in whole seconds (``Window``).
 Sources: docs/switches.md#concurrent-edits."""
 
 from __future__ import annotations
@@ -17,11 +19,30 @@ from collections import namedtuple
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 
 
-class Edit(namedtuple("Edit", "at user where path")):
+class Edit(namedtuple("Edit", "at user where path seq", defaults=(None,))):
     """One setting someone made, as the NOS recorded it: ``at`` the device's time (epoch seconds, the device clock
     read as UTC like ``transactions.device_clock``), ``user``, ``where`` (terminal, address), ``path`` the line
-    with its parents (``interface Ethernet1/1 > mtu 1500``), as ``Driver.paths`` names a setting."""
+    with its parents (``interface Ethernet1/1 > mtu 1500``), as ``Driver.paths`` names a setting; ``seq`` the
+    record's sequence number where the NOS prints one (NX-OS), else None."""
     __slots__ = ()
+
+
+class Window(namedtuple("Window", "by start seen")):
+    """Where this run's window lies in the NOS's record, ``by`` "seq" (the record's sequence numbers: exact) or "at"
+    (the device's clock, whole seconds). ``start``: the first position that may hold someone else's edit this run
+    could overwrite; ``seen``: up to which position an edit may predate the image this run read under its lock (one
+    that image holds was seen and changed on purpose, not lost in flight). By sequence: ``start`` is the last index
+    before that read plus one, ``seen`` the last index after it. By clock: a second before the clock read after that
+    read, and that clock read (the record counts whole seconds)."""
+    __slots__ = ()
+
+    def position(self, edit):
+        return edit.seq if self.by == "seq" else edit.at
+
+    def opens(self, edit):
+        """Whether ``edit`` lies in the window (a record without a sequence number never does by sequence)."""
+        pos = self.position(edit)
+        return pos is not None and pos >= self.start
 
 
 def settings(edits):
@@ -46,25 +67,27 @@ def holds(edit, paths):
     return False
 
 
-def overwritten(edits, since, sent_paths, final_paths, read=None):
-    """The edits of someone else, recorded at or after ``since`` (device epoch), that the switch no longer holds:
+def overwritten(edits, since, sent_paths, final_paths, read=None, by="at"):
+    """The edits of someone else, recorded at or after ``since`` (device epoch; by="seq": sequence number), that the
+    switch no longer holds:
     for each setting (``fullconfig._setting``: parent and key, whatever the value), only the last such edit counts
     (a later edit by anyone replaced the earlier one); an edit identical to a line this run sent is this run's own.
     ``final_paths``: the paths of the running config read back after the change (the verified image).
     ``read``: (``until``, paths of the image this run read under its lock before ``since`` was taken). The record
     counts whole seconds, so an edit stamped up to ``until`` may predate that read: one the read already held was
-    seen by this run and changed on purpose (a previous run finishing in the same second), not lost in flight."""
+    seen by this run and changed on purpose (a previous run finishing in the same second), not lost in flight.
+    By sequence number the same ``read`` is exact: ``until`` is the last index after that read."""
+    window = Window(by, since, None)
     last = {}
-    for e in settings(edits):
-        if e.at < since or e.path in sent_paths:
-            continue
-        last[_setting(e.path)] = e
+    for e in settings(edits):   # in the record's order
+        if window.opens(e) and e.path not in sent_paths:
+            last[_setting(e.path)] = e
     until, read_paths = read if read is not None else (None, ())
     lost = []
-    for e in sorted(last.values(), key=lambda e: e.at):
+    for e in sorted(last.values(), key=window.position):
         if holds(e, final_paths):
             continue
-        if until is not None and e.at <= until and holds(e, read_paths):
+        if until is not None and window.position(e) <= until and holds(e, read_paths):
             continue
         lost.append(e)
     return lost

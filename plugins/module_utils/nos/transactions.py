@@ -29,7 +29,7 @@ import re
 import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError, MarkerStore
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
@@ -178,14 +178,20 @@ class Transaction(MarkerStore):
     # not detected: docs/switches.md#concurrent-edits)
     edit_record = None
 
-    def record_clock(self):
-        """The device's time (epoch, read as UTC) just before the change: the start of the window in which the NOS's
-        record is searched for someone else's edits. None where the NOS has no record this collection reads."""
+    def record_open(self):
+        """Just before the image this run changes is read under its lock: where the NOS's record stands (a NOS that
+        numbers its records), kept for ``record_clock``. Nothing where the window is placed by the clock alone."""
         return None
 
-    def recorded_edits(self, since, final_paths):
-        """[edits.Edit] of every configuration line the NOS recorded since ``since`` (ours included); ``final_paths``:
-        the paths of the config read back (which lines open a block, where the record does not say)."""
+    def record_clock(self):
+        """Just before the change: this run's window in the NOS's record (``edits.Window``), in which it is searched
+        for someone else's edits. None where the NOS has no record this collection reads."""
+        return None
+
+    def recorded_edits(self, window, final_paths):
+        """[edits.Edit] of every configuration line the NOS recorded in ``window`` (ours included; more is harmless,
+        edits.overwritten places each); ``final_paths``: the paths of the config read back (which lines open a block,
+        where the record does not say)."""
         return []
 
     def push_guarded(self, step, cmds):
@@ -402,13 +408,13 @@ class EosSessionTxn(Transaction):
     edit_record = "show logging (command accounting: aaa accounting commands all default start-stop logging)"
 
     def record_clock(self):
-        return device_clock(self.io.run("record", "show clock"))
+        return clock_window(device_clock(self.io.run("record", "show clock")))
 
-    def recorded_edits(self, since, final_paths):
+    def recorded_edits(self, window, final_paths):
         now = device_clock(self.io.run("record", "show clock"))
-        minutes = int(max(0, now - since) // 60) + 2
+        minutes = int(max(0, now - window.start) // 60) + 2
         text = self.io.run("record", "show logging last %d minutes" % minutes)
-        return eos_accounting(text, time.gmtime(since).tm_year, final_paths)
+        return eos_accounting(text, time.gmtime(window.start).tm_year, final_paths)
 
     def confirm_timer(self):
         """Stop a running commit timer keeping the running config as it is (used before taking back only
@@ -482,7 +488,7 @@ def device_clock(text):
 # (syedur-rahman/networkcoder nxos_account_parse README); Cisco's NX-API reference prints the same fields without
 # their keys, after a sequence number: "17882650:Mon Jul 30 13:02:18 2018:update:64.103.223.233@pts/2:admin:configure
 # terminal ; aaa bypass-user test (FAILURE)" (tests/fixtures/switches/accounting/SOURCE.md): both are read
-NXOS_ACCT = re.compile(r"^(?:\d+:)?(?P<at>\w{3}\s+\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\d{4}):(?:type=)?update:(?:id=)?(?P<where>[^:]*?)"
+NXOS_ACCT = re.compile(r"^(?:(?P<seq>\d+):)?(?P<at>\w{3}\s+\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\d{4}):(?:type=)?update:(?:id=)?(?P<where>[^:]*?)"
                        r":(?:user=)?(?P<user>[^:]*):(?:cmd=)?(?P<cmd>.*?)\s+\((?P<res>SUCCESS|FAILURE)\)\s*$", re.M)
 
 
@@ -495,8 +501,24 @@ def nxos_accounting(text):
                 or parts[-1] in ("exit", "end"):
             continue
         at = calendar.timegm(time.strptime(" ".join(m.group("at").split()), "%a %b %d %H:%M:%S %Y"))
-        out.append(Edit(at, m.group("user"), m.group("where"), " > ".join(parts[1:])))
+        seq = int(m.group("seq")) if m.group("seq") else None
+        out.append(Edit(at, m.group("user"), m.group("where"), " > ".join(parts[1:]), seq))
     return out
+
+
+def nxos_last_index(text):
+    """`show accounting log last-index` -> the sequence number of the log's last record: "accounting-log last-index
+    : 17882653" (zongzw/ruby-monit-ng reads it so from a Nexus, tests/fixtures/switches/accounting/SOURCE.md)."""
+    m = re.search(r"^\s*accounting-log last-index\s*:\s*(-?\d+)\s*$", text or "", re.M)
+    if not m:
+        raise StepError("record", "show accounting log last-index", text, "no last index in the answer")
+    return int(m.group(1))
+
+
+def clock_window(since):
+    """The window by the device's clock read just before the change (``since``, epoch): the record counts whole
+    seconds, so it opens a second early and an edit up to ``since`` may predate the image read under the lock."""
+    return Window("at", since - 1, since)
 
 
 # EOS command accounting to syslog (`aaa accounting commands all default start-stop logging`), `show logging`:
@@ -612,11 +634,36 @@ class NxosCheckpointTxn(Transaction):
         self.io.configure("abort", list(cmds))
 
     edit_record = "show accounting log"
+    _opened = None   # the accounting log's last index before the locked read (None: the clock places the window)
+
+    def record_open(self):
+        # `show accounting log last-index` answers "accounting-log last-index : N" (the sequence number of the last
+        # record; docs/switch-commands-sources.md); a NOS that refuses it gets the clock window (record_clock)
+        self._opened = None
+        try:
+            self._opened = nxos_last_index(self.io.run("record", "show accounting log last-index"))
+        except StepError as exc:
+            self.notes.append("the accounting log's sequence numbers could not be read (%s): the concurrent-edit "
+                              "window is placed by the device's clock in whole seconds" % exc)
 
     def record_clock(self):
-        return device_clock(self.io.run("record", "show clock"))
+        if self._opened is not None:
+            try:
+                seen = nxos_last_index(self.io.run("record", "show accounting log last-index"))
+            except StepError as exc:
+                seen, why = None, "could not be read again (%s)" % exc
+            else:
+                why = "went back (%d, then %d: the log was cleared?)" % (self._opened, seen)
+            if seen is not None and seen >= self._opened:
+                return Window("seq", self._opened + 1, seen)
+            self.notes.append("the accounting log's last index %s: the concurrent-edit window is placed by the "
+                              "device's clock in whole seconds" % why)
+        return clock_window(device_clock(self.io.run("record", "show clock")))
 
-    def recorded_edits(self, since, final_paths):
+    def recorded_edits(self, window, final_paths):
+        if window.by == "seq":
+            # only the records from the window's first sequence number on (Cisco's NX-API CLI reference)
+            return nxos_accounting(self.io.run("record", "show accounting log start-seqnum %d" % max(window.start, 1)))
         return nxos_accounting(self.io.run("record", "show accounting log"))
 
     def leftovers(self):

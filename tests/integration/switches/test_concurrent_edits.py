@@ -4,7 +4,8 @@ accounting in `show logging`). Three cases, each judged the same way: their valu
 is NOT a success and names their key, value, user and time; never SUCCESS with their change lost.
 
 * in flight: the engineer sets the MTU of the very port this run's held line is for (NX-OS: its first `mtu` line;
-  EOS: `commit timer`, when the session's snapshot is copied over the running config);
+  EOS: `commit timer`, when the session's snapshot is copied over the running config); on NX-OS also with the device's
+  clock stepped back meanwhile (the window is placed by the accounting log's sequence numbers, not the clock);
 * later key: the engineer sets the MTU of the port this run sends last;
 * outside our view, during commit: the engineer sets the hostname while the run's last write is held.
 
@@ -32,11 +33,12 @@ HELD = {
     ("sonic0", "in flight"): (r"^mtu ", 0),
 }
 CASES = ("in flight", "later key", "during commit")
-# CI runs the cases no other test covers (the record's own: an edit in flight on NX-OS and EOS, an edit outside our
-# view during EOS's commit); `make bench-concurrent-edits` (AIFABRIC_CONCURRENT_FULL=1) runs every NOS x case
+# CI runs the cases no other test covers (the record's own: an edit in flight on EOS, an edit outside our view during
+# EOS's commit; NX-OS's in flight runs with its clock stepped back, test_nxos_names_an_edit_in_flight_whatever_the_device
+# _clock); `make bench-concurrent-edits` (AIFABRIC_CONCURRENT_FULL=1) runs every NOS x case and the clock mutation
 FULL = os.environ.get("AIFABRIC_CONCURRENT_FULL") == "1"
 MATRIX = [(n, c) for n in sorted(NOS) for c in CASES
-          if FULL or (n, c) in (("leaf3", "in flight"), ("leaf1", "in flight"), ("leaf1", "during commit"))]
+          if FULL or (n, c) in (("leaf1", "in flight"), ("leaf1", "during commit"))]
 
 
 def first_mtu_port(cmds):
@@ -54,8 +56,9 @@ def first_mtu_port(cmds):
     return None, 0
 
 
-def edit_during(switch_lab, name, case, mutate=None):
-    """One apply with the engineer's edit while the case's write is held -> (kept, claim, what they set)."""
+def edit_during(switch_lab, name, case, mutate=None, step_clock=0):
+    """One apply with the engineer's edit while the case's write is held -> (kept, claim, what they set).
+    ``step_clock``: seconds the device's clock steps (an NTP step) once the write is held, before the edit."""
     reset(switch_lab, name)
     run = applier(switch_lab, name, read_timeout=10)
     if mutate:
@@ -75,6 +78,8 @@ def edit_during(switch_lab, name, case, mutate=None):
     a = Background(run, planned)
     try:
         lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        if step_clock:
+            lab.set_faults(name, {"clock_offset": step_clock}, switch_lab["root"])
         with cli_session(switch_lab, name) as conn:
             if name == "leaf2":   # NVUE: the engineer's own revision, applied
                 conn.send_command("nv set system hostname operator-was-here" if case == "during commit" else
@@ -128,6 +133,34 @@ def test_mutation_without_the_record_an_edit_in_flight_is_lost_behind_success(sw
     kept, claim, _theirs, _notes = edit_during(switch_lab, "leaf3", "in flight", mutate=no_record)
     print("MUTATION no-record nxos: kept=%s claim=%s" % (kept, str(claim)[-300:]))
     assert not kept and claim == "success", (kept, str(claim))
+
+
+def _clock_window_only(run):
+    """The NX-OS window placed by the clock, as on a switch that refuses `show accounting log last-index`."""
+    real = run._transaction
+
+    def txn():
+        t = real()
+        t.record_open = lambda: None
+        return t
+    run._transaction = txn
+
+
+@pytest.mark.parametrize("mutate", [None] + ([_clock_window_only] if FULL else []),
+                         ids=["by-sequence", "mutation-by-clock"][:2 if FULL else 1])
+def test_nxos_names_an_edit_in_flight_whatever_the_device_clock(switch_lab, mutate):
+    """NX-OS places the window by the accounting log's sequence numbers (`last-index`, `start-seqnum`): the device's
+    clock stepped back 30 s while this run's line is held stamps the engineer's MTU before the run's clock read, and
+    the edit is still named. The mutation places the same window by the clock: the edit falls before it and is lost
+    behind SUCCESS, so this test can fail."""
+    kept, claim, theirs, notes = edit_during(switch_lab, "leaf3", "in flight", mutate=mutate, step_clock=-30)
+    print("CLOCK-STEP nxos %s: kept=%s %s" % ("clock" if mutate else "sequence", kept, str(claim)[-300:]))
+    assert not kept, "the engineer's value survived: the case did not race (%s)" % claim
+    if mutate:
+        assert claim == "success", str(claim)
+        return
+    assert claim != "success" and theirs in str(claim) and "by admin at " in str(claim), str(claim)
+    assert claim.rolled_back is False and not any("placed by the device's clock" in n for n in notes), notes
 
 
 def test_where_no_record_is_read_an_edit_in_flight_is_not_claimed_checked(switch_lab):

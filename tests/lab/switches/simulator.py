@@ -141,7 +141,8 @@ class Device(object):
         self.sessions = st.get("sessions", {})   # EOS configuration sessions: name -> state
         self.files = st.get("files", {})         # Linux shell: the few files the product's lock markers use
         # the NOS's record of who typed what (NX-OS `show accounting log`, EOS command accounting in `show logging`)
-        self.acct = st.get("acct", [])
+        self.acct = st.get("acct", [])   # [at, text, sequence number]
+        self.acct_seq = st.get("acct_seq", 0)   # the last record's sequence number (never reused when trimmed)
         # EOS: the config of each pending session (kept across SSH sessions of this process, like EOS does)
         self.session_trees = {k: v for k, v in getattr(self, "session_trees", {}).items() if k in self.sessions}
 
@@ -158,7 +159,7 @@ class Device(object):
         st = {"running": self.running, "startup": self.startup, "checkpoints": self.checkpoints,
               "pending": self.pending, "revision": self.revision,
               "config_entries": self.config_entries, "sessions": self.sessions, "files": self.files,
-              "acct": self.acct}
+              "acct": self.acct, "acct_seq": self.acct_seq}
         tmp = os.path.join(self.state_dir, "state.json.tmp")
         with open(tmp, "w") as fh:
             json.dump(st, fh, indent=1)
@@ -203,8 +204,10 @@ class Device(object):
 
     def record(self, text):
         """One record in the NOS's accounting log: kept in this process (every session of the device shares it) and
-        written with the state at its next change; the last 1000 (a switch's log buffer is bounded too)."""
-        self.acct.append([self.now(), text])
+        written with the state at its next change; the last 1000 (a switch's log buffer is bounded too), each with
+        its sequence number (NX-OS prints it with `start-seqnum`)."""
+        self.acct_seq += 1
+        self.acct.append([self.now(), text, self.acct_seq])
         del self.acct[:-1000]
 
     def go_down(self, secs):
@@ -602,7 +605,7 @@ class EosSession(CliSession):
 
     def show_logging(self, minutes):
         since = self.dev.now() - 60 * minutes
-        return "\n".join(text for at, text in self.dev.acct if at >= since)
+        return "\n".join(rec[1] for rec in self.dev.acct if rec[0] >= since)
 
     def pfc_counters(self):
         """EOS's JSON form (the text table's layout has no real capture; the JSON keys do, see counters_show)."""
@@ -824,7 +827,16 @@ class NxosSession(CliSession):
         if line == "show clock":
             return self.dev.show_clock()
         if line == "show accounting log":
-            return "\n".join(text for _at, text in self.dev.acct)
+            return "\n".join(rec[1] for rec in self.dev.acct)
+        if line == "show accounting log last-index":
+            # zongzw/ruby-monit-ng reads a Nexus's answer so (tests/fixtures/switches/accounting/SOURCE.md)
+            return "accounting-log last-index : %d" % self.dev.acct_seq
+        m = re.match(r"show accounting log start-seqnum (\d+)$", line)
+        if m:
+            # Cisco's NX-API CLI reference: the records from that number on, each "<seq>:" first and the
+            # fields without their keys ("17882650:Mon Jul 30 13:02:18 2018:update:<addr>@pts/2:admin:configure ...")
+            return "\n".join("%d:%s" % (rec[2], re.sub(r":type=(\w+):id=(.*?):user=(.*?):cmd=", r":\1:\2:\3:", rec[1], 1))
+                             for rec in self.dev.acct if rec[2] >= int(m.group(1)))
         if line == "show checkpoint summary":
             out = ["User Checkpoint Summary", "-" * 80]
             for i, name in enumerate(sorted(self.dev.checkpoints), 1):

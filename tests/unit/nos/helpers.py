@@ -40,13 +40,14 @@ class FakeDevice(object):
         self.name, self.nos = "sw", nos
         self.running, self.checkpoints, self.pending, self.revision, self.startup = [], {}, None, 1, []
         self.indent = {"eos": 3, "nxos": 2}.get(nos, 1)
-        self.acct = []
+        self.acct, self.acct_seq = [], 0
 
     def now(self):
         return time.time()
 
     def record(self, text):
-        self.acct.append([self.now(), text])
+        self.acct_seq += 1
+        self.acct.append([self.now(), text, self.acct_seq])
 
     def persist(self):
         pass

@@ -3,9 +3,12 @@ captures (tests/fixtures/switches/accounting/SOURCE.md)."""
 import calendar
 import os
 
+import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import eos_accounting, nxos_accounting
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (NxosCheckpointTxn, eos_accounting,
+                                                                                     nxos_accounting, nxos_last_index)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "..", "fixtures", "switches", "accounting")
@@ -35,7 +38,7 @@ def test_nxos_accounting_log_keyless_form_of_ciscos_reference():
     assert nxos_accounting(text) == []
     ok = text.splitlines()[0].replace("(FAILURE)", "(SUCCESS)")
     assert nxos_accounting(ok) == [Edit(calendar.timegm((2018, 7, 30, 13, 2, 18, 0, 0, 0)), "admin", "64.103.223.233@pts/2",
-                                        "aaa bypass-user test")]
+                                        "aaa bypass-user test", 17882650)]
 
 
 def test_nxos_failed_and_exec_records_are_not_edits():
@@ -116,3 +119,88 @@ def test_an_unset_the_switch_shows_as_a_line_is_held():
     rec = [edit(100, "interface E1 > no switchport")]
     assert edits.overwritten(rec, 100, set(), {"interface E1 > no switchport", "interface E1 > mtu 9216"}) == []
     assert edits.overwritten(rec, 100, set(), {"interface E1 > switchport"}) == rec
+
+
+def test_nxos_keyless_records_keep_their_sequence_number():
+    text = read("nxos-nxapi-show-accounting-log-start-seqnum.txt").replace("(FAILURE)", "(SUCCESS)")
+    got = nxos_accounting(text)
+    assert [(e.seq, e.path) for e in got] == [(17882650, "aaa bypass-user test"),
+                                              (17882651, "aaa bypass-user test accounting authorization")]
+    # the keyed form of a real capture prints no number
+    assert {e.seq for e in nxos_accounting(read("nxos-show-accounting-log.txt"))} == {None}
+
+
+def test_nxos_last_index_as_read_from_a_nexus():
+    # the shape zongzw/ruby-monit-ng requires of a Nexus's answer, ^accounting-log last-index : -?(\d+)$ (no captured
+    # answer found: tests/fixtures/switches/accounting/SOURCE.md)
+    assert nxos_last_index("accounting-log last-index : 17882653") == 17882653
+    assert nxos_last_index("\naccounting-log last-index : -1\n") == -1
+    with pytest.raises(StepError):
+        nxos_last_index("% Invalid command at '^' marker.")
+
+
+def sq(seq, at, path, user="bob"):
+    return Edit(at, user, "pts/1", path, seq)
+
+
+def test_by_sequence_the_window_is_exact_whatever_the_clock():
+    final = {"interface E1 > mtu 1500", "interface E2 > mtu 9216"}
+    before = {"interface E1 > mtu 9216", "interface E2 > mtu 9216"}
+    rec = [sq(10, 100, "interface E1 > mtu 4000"),            # before the locked read: outside, same second or not
+           sq(11, 100, "interface E2 > mtu 9216", "admin"),   # between the two marks, the read held it: seen
+           sq(12, 100, "interface E1 > mtu 9216"),            # restated after the second mark, in flight: lost
+           sq(13, 99, "interface E2 > mtu 1400")]             # in flight, its clock a second behind: lost
+    window = Window("seq", 11, 11)
+    lost = edits.overwritten(rec, window.start, set(), final, read=(window.seen, before), by=window.by)
+    assert lost == [rec[2], rec[3]]
+    # the same records placed by the clock: all in the read's second, so E1's restatement counts as seen (missed)
+    assert edits.overwritten(rec, 99, set(), final, read=(100, before)) == [rec[3]]
+    # a record with no number is never in a window placed by numbers
+    assert not window.opens(Edit(100, "bob", "pts/1", "interface E1 > mtu 4000"))
+
+
+class _Io(object):
+    """The two answers an NX-OS transaction reads for its window, ``last`` a list of last-index answers."""
+
+    def __init__(self, last, clock="10:00:00.000 UTC Sun Nov 29 2026"):
+        self.last, self.clock, self.sent = list(last), clock, []
+
+    def run(self, step, cmd, **kw):
+        self.sent.append(cmd)
+        if cmd == "show accounting log last-index":
+            answer = self.last.pop(0)
+            if answer.startswith("%"):
+                raise StepError(step, cmd, answer, "the device rejected it")
+            return answer
+        if cmd == "show clock":
+            return self.clock
+        return ""
+
+
+def _nxos_txn(io):
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
+    txn = NxosCheckpointTxn(get_driver("nxos"), io, "aif-x")
+    return txn
+
+
+def test_nxos_window_by_sequence_numbers_and_its_clock_fallback():
+    io = _Io(["accounting-log last-index : 41", "accounting-log last-index : 44"])
+    txn = _nxos_txn(io)
+    txn.record_open()
+    assert txn.record_clock() == Window("seq", 42, 44)
+    txn.recorded_edits(Window("seq", 42, 44), set())
+    assert io.sent[-1] == "show accounting log start-seqnum 42"
+    # refused (an NX-OS without last-index): the clock window, said in the notes
+    io = _Io(["% Invalid command at '^' marker."])
+    txn = _nxos_txn(io)
+    txn.record_open()
+    got = txn.record_clock()
+    assert got.by == "at" and got.seen == calendar.timegm((2026, 11, 29, 10, 0, 0, 0, 0, 0)) and got.start == got.seen - 1
+    assert any("placed by the device's clock" in n for n in txn.notes), txn.notes
+    txn.recorded_edits(got, set())
+    assert io.sent[-1] == "show accounting log"
+    # the log cleared in between (its index went back): the clock, never a window over numbers that mean nothing
+    io = _Io(["accounting-log last-index : 41", "accounting-log last-index : 3"])
+    txn = _nxos_txn(io)
+    txn.record_open()
+    assert txn.record_clock().by == "at" and any("went back" in n for n in txn.notes)

@@ -3,6 +3,7 @@ a config pushed through a simulated CLI and read back with the driver is a no-op
 real-device shape (NVUE range keys, EOS hidden defaults, Dell klish WRED units). Covers the Dell klish simulator,
 which the lab topology does not start."""
 import copy
+import re
 import time
 
 import pytest
@@ -195,3 +196,22 @@ def test_simulator_records_who_typed_what_in_the_nos_format(nos):
         assert "Aaa: %ACCOUNTING-6-CMD: admin vty" in text and "cmd=mtu 1500" in text
     assert [e.path for e in got][-1] == "interface %s > mtu 1500" % port
     assert abs(got[-1].at - calendar.timegm(time.gmtime())) < 5 and got[-1].user == "admin"
+
+
+def test_simulator_numbers_nxos_accounting_records_as_ciscos_reference():
+    """`show accounting log last-index` and `start-seqnum N` (Cisco's NX-API CLI reference; the answer's shape as
+    zongzw/ruby-monit-ng reads it): the records from N on, each with its number, read back through the parsers."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import nxos_accounting, nxos_last_index
+    sess = session("nxos")
+    for cmd in ["configure terminal", "interface Ethernet1/1", "mtu 1500", "end"]:
+        sess.handle(cmd)
+    last = nxos_last_index(sess.handle("show accounting log last-index"))
+    for cmd in ["configure terminal", "interface Ethernet1/2", "mtu 1400", "end"]:
+        sess.handle(cmd)
+    text = sess.handle("show accounting log start-seqnum %d" % (last + 1))
+    assert re.match(r"^%d:\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}:update:127\.0\.0\.1@pts/\d+:admin:configure terminal ; "
+                    r"interface Ethernet1/2 \(SUCCESS\)$" % (last + 1), text.splitlines()[0]), text
+    got = nxos_accounting(text)
+    assert [(e.seq, e.path) for e in got] == [(last + 1, "interface Ethernet1/2"),
+                                              (last + 2, "interface Ethernet1/2 > mtu 1400")]
+    assert nxos_last_index(sess.handle("show accounting log last-index")) == last + 2
