@@ -407,7 +407,8 @@ def main():
     try:
         try:
             plan = applier.plan()
-            before, after, cmds = plan
+            # the NOS's view of the plan's typed ops: what check mode shows and the apply sends
+            before, after, cmds = plan.before, plan.after, driver.commands(plan.ops)
         except ConnectError as exc:
             module.fail_json(msg="cannot connect to %s:%s: %s; nothing was sent" % (p["host"], p["port"], exc.reason),
                              failed_step="connect", **result)

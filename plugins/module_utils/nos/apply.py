@@ -24,6 +24,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import St
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.editcheck import EditCheck
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, check_safe
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.undo import ApplyError, Undo
@@ -47,23 +48,28 @@ def refusal(driver, intent, qos, sections):
 
 class Plan(object):
     """What a run would do on one switch, read-only: the managed views ``before`` (read) and ``after`` (rendered),
-    ``ops`` (the driver's commands between them: ``Driver.commands`` of ``Driver.diff``'s typed ops, each command
-    knowing its op), ``digest`` of the config read, ``drain`` (any drain on the switch:
+    ``ops`` (``Driver.diff``'s typed ops between them; ``commands`` is the NOS's view of them, ``Driver.commands``:
+    what check mode shows and an apply sends), ``digest`` of the config read, ``drain`` (any drain on the switch:
     DrainStep.read_drain_state, None when not drained), ``takeover`` (what a first apply would replace: nos/takeover.py),
     ``fitted`` (what the switch's own machinery does with the rendered text: Driver.fit) and ``disruptions`` (what the
     change disturbs beyond its lines: Driver.disruptions).
-    Reads as the tuple ``(before, after, ops)`` too."""
+    Reads as the tuple ``(before, after, commands)`` too."""
 
-    def __init__(self, before, after, ops, digest, drain, takeover, fitted=(), disruptions=()):
-        self.before, self.after, self.ops = before, after, ops
+    def __init__(self, driver, before, after, ops, digest, drain, takeover, fitted=(), disruptions=()):
+        self.driver, self.before, self.after, self.ops = driver, before, after, list(ops)
         self.digest, self.drain, self.takeover = digest, drain, takeover
         self.fitted, self.disruptions = list(fitted), list(disruptions)
 
+    @property
+    def commands(self):
+        """The NOS's ``Command`` s for ``ops`` (``Driver.commands``), each knowing its op."""
+        return self.driver.commands(self.ops)
+
     def __iter__(self):
-        return iter((self.before, self.after, self.ops))
+        return iter((self.before, self.after, self.commands))
 
     def __getitem__(self, index):
-        return (self.before, self.after, self.ops)[index]
+        return tuple(self)[index]
 
     @property
     def undrain(self):
@@ -103,7 +109,6 @@ class Applier(DrainStep, Undo, EditCheck):
         self.before_image = None
         self.notes = []
 
-    # ------------------------------------------------------------------ compatibility helpers
     @property
     def attempted(self):
         return self.io.attempted
@@ -141,19 +146,30 @@ class Applier(DrainStep, Undo, EditCheck):
         self.drain_state = self.read_drain_state(self.before_image)
         ops = self.driver.diff(before, after)
         self.disruptions = self.driver.disruptions(self.before_image, ops)
-        return Plan(before, after, self.driver.commands(ops), self.config_digest, self.drain_state,
+        return Plan(self.driver, before, after, ops, self.config_digest, self.drain_state,
                     brownfield.find(self.driver, self.before_image, after, self.intent, self.sections),
                     self.fit_notes, self.disruptions)
 
-    def _lock(self):
-        return DeviceLock(self.lock_key or "device-%s" % self.tag, self.lock_dir, self.lock_timeout)
-
     def apply(self, before, after, cmds, save=True, expected_digest=None):
+        """Apply ``cmds`` (``Command`` s, or the plan's typed ops) under the locks, in the NOS's transaction."""
         try:
-            with self._lock():
+            cmds = self._sendable(cmds)
+            with DeviceLock(self.lock_key or "device-%s" % self.tag, self.lock_dir, self.lock_timeout):
                 return self._apply_locked(before, after, cmds, save, expected_digest)
         except RefusedError as exc:
             raise ApplyError("refused, nothing was changed: %s" % exc, list(self.attempted), str(exc), None, step="preflight")
+
+    def _sendable(self, cmds):
+        """Typed ops (``Plan.ops``: no string among them) rendered by ``Driver.commands``; a plain string refused by name
+        (a ``Command`` without an op is the NOS's own framing its driver adds: ``exit``, ``end``)."""
+        cmds = list(cmds)
+        if cmds and not any(isinstance(cmd, str) for cmd in cmds):
+            return self.driver.commands(cmds)
+        plain = [cmd for cmd in cmds if not isinstance(cmd, Command)]
+        if plain:
+            raise RefusedError("command %r carries no op (a plain string: this run's own line would read back as "
+                               "someone else's); pass Command objects from Driver.commands(ops) (nos/ops.py)" % plain[0])
+        return cmds
 
     def _transaction(self):
         budget = 2 * self.io.read_timeout + 30
@@ -210,27 +226,23 @@ class Applier(DrainStep, Undo, EditCheck):
 
     def _renew(self, step):
         """Still ours? Renew the lease (by the device's clock) before a long step; stop when it was taken."""
-        if not self.device_lock or self._held is None:
-            return
-        started = self._clock()
-        try:
-            devicelock.renew(self._held, self.lock_ttl, step)
-        except LockLost:
-            self._held = None
-            raise
-        self.io.lease.confirm(started)
+        self._lease_step(lambda held: devicelock.renew(held, self.lock_ttl, step), self.io.lease.confirm)
 
     def _extend(self, step, seconds):
         """Still ours? Extend the lease ``seconds`` by the device's clock before one command longer than the TTL."""
+        self._lease_step(lambda held: devicelock.extend(held, self.lock_ttl, seconds, step),
+                         lambda started: self.io.lease.extended(started, seconds))
+
+    def _lease_step(self, act, confirm):
         if not self.device_lock or self._held is None:
             return
         started = self._clock()
         try:
-            devicelock.extend(self._held, self.lock_ttl, seconds, step)
+            act(self._held)
         except LockLost:
             self._held = None
             raise
-        self.io.lease.extended(started, seconds)
+        confirm(started)
 
     def _unchanged(self, image, expected_digest):
         """Compare-and-swap: ``image`` (read now) must still be what this run read, and what a reviewer saw."""

@@ -70,8 +70,9 @@ def read_one(entry, connect_factory):
     try:
         plan = applier.plan()
         digest = plan.digest
-        if plan.ops:
-            return verdict(False, "%d command(s) to send" % len(plan.ops), commands=len(plan.ops), config_digest=digest)
+        cmds = driver.commands(plan.ops)   # the NOS's view of the typed ops: what switch_config would send
+        if cmds:
+            return verdict(False, "%d command(s) to send" % len(cmds), commands=len(cmds), config_digest=digest)
         if plan.drain:
             return verdict(False, "drained: %s" % ", ".join(plan.drain["lines"]), commands=0, config_digest=digest)
         if plan.takeover:

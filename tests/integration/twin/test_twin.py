@@ -499,8 +499,10 @@ def test_a_refused_change_leaves_the_router_as_it_was(twin):
     try:
         before, _after, _cmds = tx.plan()
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
-        bad = ["router bgp %d" % twin["plan"]["spines"][name]["bgp"]["asn"], "neighbor 10.254.0.1 remote-as 99999999999",
-               "exit"]
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
+        # typed as switch_config sends lines (Applier.apply refuses a plain string): each command knows its op
+        block, neighbor = "router bgp %d" % twin["plan"]["spines"][name]["bgp"]["asn"], "neighbor 10.254.0.1 remote-as 99999999999"
+        bad = [Command(block, Op("set", (block,))), Command(neighbor, Op("set", (block, neighbor))), Command("exit")]
         with pytest.raises(ApplyError) as err:
             tx.apply(before, before, bad, save=False)
         assert "dry run" in str(err.value) and tx.attempted == []
@@ -521,11 +523,12 @@ def test_a_line_a_daemon_refuses_mid_apply_is_undone_on_the_engine(twin):
     try:
         before, _after, _cmds = tx.plan()
         whole = tx.read_image()
-        # the neighbor as switch_config sends it (Driver.commands: each command knows its op, so the run's own line
-        # is never read back as someone else's); the refused block typed by hand (it never lands)
+        # every line as switch_config sends it (Driver.commands: each command knows its op, so the run's own line is
+        # never read back as someone else's; Applier.apply refuses a plain string), the refused block too (it never lands)
         block, neighbor = "router bgp %d" % asn, "neighbor 10.254.0.250 remote-as 65099"
-        bad = [Command(block, Op("set", (block,))), Command(neighbor, Op("set", (block, neighbor))), "exit",
-               "router bgp %d" % (asn + 1), "bgp router-id 10.0.0.2", "exit"]
+        other, router_id = "router bgp %d" % (asn + 1), "bgp router-id 10.0.0.2"
+        bad = [Command(block, Op("set", (block,))), Command(neighbor, Op("set", (block, neighbor))), Command("exit"),
+               Command(other, Op("set", (other,))), Command(router_id, Op("set", (other, router_id))), Command("exit")]
         with pytest.raises(ApplyError) as err:
             tx.apply(before, before, bad, save=False)
         assert err.value.step == "stage" and "Failure to communicate" in err.value.device_error, str(err.value)

@@ -282,6 +282,35 @@ def writes(device):
     return [c for c in device.sent if not c.startswith("show ")]
 
 
+def test_the_plan_holds_typed_ops_and_its_commands_are_the_drivers_view(toy, tmp_path):
+    """Issue 35: Plan.ops are Driver.diff's typed ops; what check mode shows and the apply sends is Driver.commands of
+    them (the tuple view too), each command knowing its op."""
+    device = seeded(toy)
+    run = applier(device, toy, tmp_path)
+    plan = run.plan()
+    assert plan.ops and all(isinstance(op, Op) and not isinstance(op, str) for op in plan.ops)
+    assert plan.ops == run.driver.diff(plan.before, plan.after)
+    assert plan.commands == run.driver.commands(plan.ops) == list(plan)[2] == plan[2]
+    assert [cmd.op for cmd in plan.commands] == plan.ops
+
+
+def test_apply_refuses_a_plain_string_before_anything_is_sent(toy, tmp_path):
+    """Issue 35: a plain string knows no op (this run's own line would read back as someone else's): refused at the
+    entry, naming the command and the fix; nothing is sent, not even the lock marker."""
+    device = seeded(toy)
+    run = applier(device, toy, tmp_path)
+    plan = run.plan()
+    typed = plan.commands
+    line = '{"op": "set", "path": "hostname", "value": "x"}'
+    with pytest.raises(ApplyError) as err:
+        run.apply(plan.before, plan.after, typed + [line])
+    assert repr(line) in str(err.value) and "pass Command objects from Driver.commands(ops)" in str(err.value)
+    assert err.value.step == "preflight" and err.value.attempted == [] and writes(device) == []
+    assert device.markers == {} and device.running["hostname"] == "leaf1"
+    run.apply(plan.before, plan.after, typed)   # the driver's own Commands go through
+    assert applier(device, toy, tmp_path).plan().ops == []
+
+
 def test_plan_check_diff_apply_verify_and_idempotent(toy, tmp_path):
     device = seeded(toy)
     run = applier(device, toy, tmp_path)
