@@ -22,7 +22,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import SECT
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drainstep import DrainStep
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.editcheck import EditCheck
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, read
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
@@ -120,11 +120,7 @@ class Applier(DrainStep, Undo, EditCheck):
         self.io.close()
 
     def read_image(self, step="read"):
-        out = self.io.run(step, self.driver.show_running)
-        try:
-            return image(self.driver, out, self.intent, self.sections)
-        except ValueError as exc:
-            raise StepError(step, self.driver.show_running, out, str(exc))
+        return read(self.io, self.driver, self.intent, self.sections, step)
 
     def read(self, fresh=False):
         if fresh:

@@ -337,11 +337,7 @@ class AsterNosDriver(Driver):
         m = re.search(r" (https://\S+)$", command.strip())
         return not (command.startswith(CURL + " ") and m and m.group(1) in (PROFILES, "%s/%s" % (PROFILES, PROFILE)))
 
-    def safe_reverse(self, current, target):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.commands(self.diff(current, target))
-        check_safe(cmds, self)
-        return cmds
+    safe_reverse = Driver.checked_reverse
 
     def state(self, managed):
         return {"roce_profiles": _read(managed)}

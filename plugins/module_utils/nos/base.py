@@ -49,6 +49,17 @@ def host_of(source):
     return str(ipaddress.ip_interface(source).ip)
 
 
+def l3_ingress(intent, svi, port):
+    """{L3 interface: [bindings entering there]} for a NOS that applies PBR where host packets are routed (routed ports
+    and SVIs, not L2 members: EOS, NVUE): the SVI (``svi(vlan)``) in scheme subnet_per_leaf, each routed host port in
+    p2p; without planned host interfaces, the binding's own port (``port``: the NOS's name of a plan port)."""
+    svis = [svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
+    out = {}
+    for b in intent.get("bindings") or []:
+        out.setdefault(svis[0] if svis else port(b["ingress"]), []).append(b)
+    return out
+
+
 class Driver(object):
     """Interface every NOS driver implements (the whole contract: callers never probe a driver).
 
@@ -184,6 +195,15 @@ class Driver(object):
 
     def safe_reverse(self, current, target):
         raise self._missing("safe_reverse")
+
+    def checked_reverse(self, current, target):
+        """A ``safe_reverse`` for a family whose diff never removes a port or a table: the commands back to ``target``,
+        refused when one removes what ``protected`` names (transactions.check_safe). A family declares it
+        (``safe_reverse = Driver.checked_reverse``)."""
+        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
+        cmds = self.commands(self.diff(current, target))
+        check_safe(cmds, self)
+        return cmds
 
     def protected(self, command):
         raise self._missing("protected")

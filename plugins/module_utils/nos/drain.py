@@ -163,10 +163,6 @@ def why_not(driver):
     return driver.drain.why
 
 
-def drain_line(driver):
-    return driver.drain.line
-
-
 def is_drain_setting(driver, path):
     """True for a path that is the drain setting in any state (a CONFIG_DB field with its value, the drain line):
     what a drain or an undrain may move, and nothing else."""

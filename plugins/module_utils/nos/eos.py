@@ -19,7 +19,7 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, l3_ingress, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
@@ -212,14 +212,8 @@ class EosDriver(CliDriver):
         return out + [self.svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
 
     def pbr_ingress(self, intent):
-        """{L3 interface: [bindings entering there]}: the policy sits where host packets are routed (EOS applies
-        PBR on routed ports and SVIs, not on L2 members): the SVI in scheme subnet_per_leaf, each routed host
-        port in p2p; without planned host interfaces, the binding's own port."""
-        svis = [self.svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
-        out = {}
-        for b in intent.get("bindings") or []:
-            out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
-        return out
+        """EOS applies PBR on routed ports and SVIs, not on L2 members (base.l3_ingress)."""
+        return l3_ingress(intent, self.svi, self.port)
 
     def ppd_pins(self, intent):
         """[{binding, ingress, policy, match}] as _pbr names them: the PBR policy on the L3 ingress and the class

@@ -58,8 +58,4 @@ class FlatPathDriver(Driver):
         under it)."""
         return [Command((self.unset_prefix if op.kind == "unset" else self.set_prefix) + op.path[-1], op) for op in ops]
 
-    def safe_reverse(self, current, target):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.commands(self.diff(current, target))
-        check_safe(cmds, self)
-        return cmds
+    safe_reverse = Driver.checked_reverse

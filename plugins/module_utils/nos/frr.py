@@ -268,11 +268,8 @@ class FrrDriver(Driver):
         """Nothing: FRR holds no port MTU (the Linux/ASIC layer does), so the audit has none to compare."""
         return {}
 
-    def safe_reverse(self, current, target):
-        """FRR's diff negates an interface's lines inside ``interface X`` (never ``no interface X``)."""
-        cmds = self.commands(self.diff(current, target))
-        transactions.check_safe(cmds, self)
-        return cmds
+    # FRR's diff negates an interface's lines inside ``interface X`` (never ``no interface X``)
+    safe_reverse = Driver.checked_reverse
 
     # --- diff --------------------------------------------------------------------------
     @staticmethod

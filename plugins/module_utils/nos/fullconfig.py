@@ -14,6 +14,8 @@ import hashlib
 import json
 import re
 
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
+
 
 class Image(object):
     """``managed``: the driver's canonical managed text; ``outside``: sorted paths of every other setting;
@@ -43,6 +45,16 @@ class Image(object):
 
     def __ne__(self, other):
         return not self == other
+
+
+def read(io, driver, intent, sections, step):
+    """The switch's whole running config read now through ``io`` (nos/session.py DeviceIO), as an Image; an answer that
+    is not a config: StepError naming the step."""
+    out = io.run(step, driver.show_running)
+    try:
+        return image(driver, out, intent, sections)
+    except ValueError as exc:
+        raise StepError(step, driver.show_running, out, str(exc))
 
 
 def image(driver, running, intent, sections):

@@ -34,7 +34,7 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, image
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, read
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
     RefusedError, ShellMarkers, StepError, Transaction, _safe)
@@ -215,11 +215,7 @@ class GcuTxn(ShellMarkers, Transaction):
                 for c in cmds]
 
     def _image(self, step):
-        out = self.io.run(step, self.driver.show_running)
-        try:
-            return image(self.driver, out, self.intent, self.sections)
-        except ValueError as exc:
-            raise StepError(step, self.driver.show_running, out, str(exc))
+        return read(self.io, self.driver, self.intent, self.sections, step)
 
     @staticmethod
     def _ignore(img, ops):

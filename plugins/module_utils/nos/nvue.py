@@ -21,7 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.flatpath import FlatPathDriver
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, local_destinations, ports_of, safe_name
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, l3_ingress, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import FlatDrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
@@ -216,13 +216,8 @@ class NvueDriver(FlatPathDriver):
         return "vlan%d" % vlan
 
     def pbr_ingress(self, intent):
-        """{L3 interface: [bindings]}: NVUE applies PBR to routed ports and SVIs (not L2 bridge members): the
-        SVI in scheme subnet_per_leaf, each routed host port in p2p; without host interfaces, the binding port."""
-        svis = [self.svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
-        out = {}
-        for b in intent.get("bindings") or []:
-            out.setdefault(svis[0] if svis else self.port(b["ingress"]), []).append(b)
-        return out
+        """NVUE applies PBR to routed ports and SVIs, not L2 bridge members (base.l3_ingress)."""
+        return l3_ingress(intent, self.svi, self.port)
 
     def ppd_pins(self, intent):
         """[{binding, ingress, policy, match, group}] as render names them: the PBR map on the L3 ingress, the rule

@@ -473,11 +473,7 @@ class SonicDbDriver(Driver):
         parts = op.get("path", "").split("/")[1:]
         return len(parts) <= 1 or (op.get("op") == "remove" and len(parts) == 2 and parts[0] == "PORT")
 
-    def safe_reverse(self, current, target):
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
-        cmds = self.commands(self.diff(current, target))
-        check_safe(cmds, self)
-        return cmds
+    safe_reverse = Driver.checked_reverse
 
     def diff(self, current, intended):
         """JSON Patch ops (typed: configdb.PatchOp) from the current managed view to the intended one."""
