@@ -169,8 +169,9 @@ def with_driver_lists(text):
     driver, and those whose ``sections`` list ``underlay``. A new NOS changes them by tools/gen_docs.py, not by hand."""
     every = "[%s]" % ", ".join(sorted(PLATFORMS))
     underlay = "[%s]" % ", ".join(sorted(p for p in PLATFORMS if "underlay" in get_driver(p).sections))
-    names = "|".join(sorted(PLATFORMS, key=len, reverse=True))
-    text = re.sub(r"(?m)^(    choices: )\[(?:%s)(?:, \w+)*\]$" % names, lambda m: m.group(1) + every, text)
+    # a choices list naming two platforms or more is the platform list (whichever platform comes and goes)
+    text = re.sub(r"(?m)^(    choices: )\[([\w, ]*)\]$",
+                  lambda m: m.group(1) + every if len(set(m.group(2).split(", ")) & set(PLATFORMS)) > 1 else m.group(0), text)
     text = re.sub(r"(?m)^(switch_underlay_platforms: )\[[^\]]*\]$", lambda m: m.group(1) + underlay, text)
     return re.sub(r"(?ms)^(      switch_underlay_platforms:\n.*?^        default: )\[[^\]]*\]$",
                   lambda m: m.group(1) + underlay, text)

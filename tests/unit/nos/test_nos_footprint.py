@@ -97,3 +97,15 @@ def test_the_footprint_finds_a_nos_named_by_hand(monkeypatch, tmp_path):
     assert pattern.search("platforms: [community_sonic, eos]")
     assert pattern.search("fabric.community_sonic_pbr: gcu_ignore_acl_rule")
     assert not pattern.search("SONiC's GCU refuses it; the CONFIG_DB model (nos/configdb.py)")
+
+
+def test_the_platform_list_is_written_again_whichever_platform_goes(monkeypatch):
+    """The generated platform choices follow the registry even when the first platform of the list goes."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.verification import with_driver_lists
+    with open(os.path.join(ROOT, "plugins", "doc_fragments", "switch_platform.py")) as handle:
+        text = handle.read()
+    first = re.search(r"(?m)^    choices: \[(\w+),", text).group(1)
+    monkeypatch.delitem(platforms.PLATFORMS, first)
+    again = with_driver_lists(text)
+    assert again != text and re.search(r"(?m)^    choices: \[%s\b" % "|".join(sorted(platforms.PLATFORMS)), again)
+    assert not re.search(r"(?m)^    choices: \[.*\b%s\b" % first, again)
