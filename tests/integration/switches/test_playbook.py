@@ -47,7 +47,9 @@ def entries(switch_lab):
 
 
 def test_roles_converge_idempotent_drift_repair(switch_lab):
-    for name in SWITCHES:
+    # the stand-ins in leaf0's place (lab.EXTRA: sonic0, csonic0) too: another test that converged one with its
+    # underlay made the spines' sessions towards leaf0's addresses come up, which this test expects down
+    for name in SWITCHES + sorted(lab.EXTRA):
         reset(switch_lab, name)
 
     # converge from the baseline: every switch changes in one transaction (one config-mode entry);
