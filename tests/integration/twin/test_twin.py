@@ -234,7 +234,9 @@ def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_aud
     nexthop-group) are each found by real traffic (paths.py: route lookups and counters), by validate.yml (host route
     probes, switch PPD paths) and by the audit (audit.yml: host_network and switch drift), on that host and that leaf
     only; site.yml limited to the two repairs them and the traffic follows the plan again. Early in this file: later
-    engine tests may leave a router off the plan when they fail, which validate.yml and the audit would name too."""
+    engine tests may leave a router off the plan when they fail, which validate.yml and the audit would name too.
+    The same audit also finds the router drift of test_drift_audit_of_the_routers_... (a removed BGP neighbor and a
+    removed pbr rule on the last leaf, made after the traffic and validate.yml checks): one audit run for both."""
     if not twin["record"].get("host_endpoints"):
         pytest.skip("this twin's GPU hosts were configured by twin.py (--host-config), not by Ansible")
     plan = twin["plan"]
@@ -242,7 +244,8 @@ def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_aud
     host = sorted(plan["hosts"])[1]
     nic, other = plan["hosts"][host]["nics"][:2]
     rule = next(r for r in plan["hosts"][host]["rules"] if r["from"].split("/")[0] == nic["address"])
-    leaf_name = sorted(plan["leafs"])[1]
+    leaf_name, last_leaf = sorted(plan["leafs"])[1], sorted(plan["leafs"])[-1]
+    assert last_leaf != leaf_name
     leaf = plan["leafs"][leaf_name]
     binding = leaf["bindings"][1]
     wrong = next(b for b in leaf["bindings"] if b["spine"] != binding["spine"])
@@ -273,18 +276,23 @@ def test_injected_host_and_switch_mistakes_are_found_by_traffic_validate_and_aud
                    and " dev %s" % other["netdev"] in " " + i["actual"] for i in items[host]), items[host]
         assert any(i["item"].startswith("pinned %s " % pinned) and " dev %s " % wrong["uplink"] in i["actual"]
                    for i in items[leaf_name]), items[leaf_name]
-        # the audit: drift on that host (host_network: the rule) and that leaf (switch: the nexthop-group)
+        # the routers' drift of test_drift_audit_of_the_routers_...: a removed BGP neighbor and pbr rule on the last leaf
+        neighbor = remove_neighbor_and_pbr_rule(plan, last_leaf)
+        # the audit: drift on that host (host_network: the rule), that leaf (switch: the nexthop-group) and the last
+        # leaf (switch: its neighbor and pbr rule), nothing else
         audited, out = audit(twin["state"])
-        assert sorted(audited["summary"]["devices_drift"]) == sorted([host, leaf_name]), out[-3000:]
+        assert sorted(audited["summary"]["devices_drift"]) == sorted([host, leaf_name, last_leaf]), out[-3000:]
         drift = dict(((e["device"], e["check"]), json.dumps(e["items"])) for e in audited["entries"] if e["status"] == "drift")
-        assert set(drift) == {(host, "host_network"), (leaf_name, "switch")}, drift
+        assert set(drift) == {(host, "host_network"), (leaf_name, "switch"), (last_leaf, "switch")}, drift
         assert "table %s" % other["table"] in drift[(host, "host_network")], drift
         assert wrong_group in drift[(leaf_name, "switch")] and group in drift[(leaf_name, "switch")], drift
+        assert neighbor["address"] in drift[(last_leaf, "switch")], drift
+        assert "AIF-PBR seq 100" in drift[(last_leaf, "switch")], drift
     finally:
-        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "site.yml"), "--limit", "%s,%s" % (host, leaf_name),
-                       "--skip-tags", "validate")
+        out = playbook(twin["state"], os.path.join(ROOT, "playbooks", "site.yml"), "--limit",
+                       ",".join((host, leaf_name, last_leaf)), "--skip-tags", "validate")
     recap = dict(re.findall(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", out, re.M))
-    assert set(recap) == {host, leaf_name} and all(int(n) >= 1 for n in recap.values()), out[-3000:]
+    assert set(recap) == {host, leaf_name, last_leaf} and all(int(n) >= 1 for n in recap.values()), out[-3000:]
     wait_sessions(plan)
     assert paths.check(twin_host, 200)["failures"] == []
 
@@ -459,19 +467,29 @@ def audit(state):
         return json.load(handle), out
 
 
+def remove_neighbor_and_pbr_rule(plan, name):
+    """A leaf's first BGP neighbor and its pbr rule seq 100 removed by hand on the router -> that neighbor."""
+    leaf = plan["leafs"][name]
+    neighbor = leaf["bgp"]["neighbors"][0]
+    sh(ns(name), "vtysh", "-N", ns(name), "-c", "configure terminal", "-c", "router bgp %d" % leaf["bgp"]["asn"],
+       "-c", "no neighbor %s" % neighbor["address"], "-c", "exit", "-c", "no pbr-map AIF-PBR seq 100")
+    return neighbor
+
+
 def test_drift_audit_of_the_routers_is_clean_and_finds_an_injected_change(twin):
     """The operators' audit (playbooks/audit.yml, check mode) on the twin's routers: in sync after site.yml; a
-    removed BGP neighbor and a removed pbr rule on one leaf are listed as that leaf's drift, nothing else."""
+    removed BGP neighbor and a removed pbr rule on one leaf are listed as that leaf's drift, nothing else. On the
+    Molecule twin (its GPU hosts configured by Ansible) the injected half runs in the audit of
+    test_injected_host_and_switch_mistakes_..., beside that test's host and leaf drift (one audit run instead of two)."""
     report, out = audit(twin["state"])
     routers = sorted(list(twin["plan"]["leafs"]) + list(twin["plan"]["spines"]))
     # on the Molecule twin the GPU hosts are audited too: in sync, and NOT READY (no RDMA hardware, preflight findings)
     assert report["verdict"].split(" / ")[0] == "IN SYNC", out[-3000:]
     assert report["summary"]["devices_unreachable"] == [] and report["summary"]["devices_fail"] == []
+    if twin["record"].get("host_endpoints"):
+        return
     name = sorted(twin["plan"]["leafs"])[-1]
-    leaf = twin["plan"]["leafs"][name]
-    neighbor = leaf["bgp"]["neighbors"][0]
-    sh(ns(name), "vtysh", "-N", ns(name), "-c", "configure terminal", "-c", "router bgp %d" % leaf["bgp"]["asn"],
-       "-c", "no neighbor %s" % neighbor["address"], "-c", "exit", "-c", "no pbr-map AIF-PBR seq 100")
+    neighbor = remove_neighbor_and_pbr_rule(twin["plan"], name)
     try:
         report, out = audit(twin["state"])
         assert report["summary"]["devices_drift"] == [name], (report["summary"], out[-3000:])
