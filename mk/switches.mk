@@ -50,8 +50,10 @@ bench-races: setup
 	$(PY) tools/bench_races.py
 
 # issue 37: an engineer's edit in flight / on a key sent later / outside our view during commit, on NX-OS, EOS and
-# NVUE (CI runs three of these nine), and a command longer than the lease with the other controller at 60 s and
-# 1800 s (CI: 1800 s); prints one line per case, exits 1 on a SUCCESS over a lost edit or a lost lease
+# NVUE (CI runs two of these nine, and NX-OS in flight with its clock stepped back), Enterprise SONiC's in flight
+# (audit log) with its no-record mutation, and a command longer than the lease (NVUE's apply; NX-OS's rollback, bench
+# only) with the other controller at 60 s and 1800 s (CI: NVUE at 1800 s); prints one line per case, exits 1 on a
+# SUCCESS over a lost edit or a lost lease
 bench-concurrent-edits: setup
 	offset=$$($(PY) tests/lab/labid.py port-offset --part 3) && AIFABRIC_TEST_PORT_OFFSET=$$offset AIFABRIC_CONCURRENT_FULL=1 \
 	  $(PY) -m pytest -q -s -p no:logging $(SWITCHES_TESTS)/test_concurrent_edits.py $(SWITCHES_TESTS)/test_long_command_lease.py

@@ -535,9 +535,7 @@ def eos_accounting(text, year, final_paths):
     `end` stays pending and is resumed by name, from any terminal). The record has no mode: each line is placed at the
     deepest open block where the config read back (``final_paths``) holds that line, or a line of the same setting,
     or a block it opens; else under the innermost open block (`interface X` always opens one at the top)."""
-    final = set(final_paths)
-    heads = set(" > ".join(p.split(" > ")[:i]) for p in final for i in range(1, p.count(" > ") + 1))
-    keys = set(_setting(p) for p in final)
+    index = _final_index(final_paths)
     out, state, sessions = [], {}, {}
     for m in EOS_ACCT.finditer(text or ""):
         if m.group("mon") not in MONTHS:
@@ -565,16 +563,89 @@ def eos_accounting(text, year, final_paths):
             out.extend(Edit(at, m.group("user"), where, path) for path in sessions.pop(st["mode"], []))
             st.update(mode=None, stack=[])
         else:
-            stack = st["stack"]
-            level = 0 if cmd.startswith("interface ") else next(
-                (i for i in range(len(stack), -1, -1) if " > ".join(stack[:i] + [cmd]) in final | heads or
-                 _setting(" > ".join(stack[:i] + [cmd])) in keys), len(stack))
-            path = " > ".join(stack[:level] + [cmd])
-            st["stack"] = stack[:level] + [cmd] if (path in heads or cmd.startswith("interface ")) else stack[:level]
+            path, st["stack"] = _place(st["stack"], cmd, index)
             if st["mode"]:
                 sessions[st["mode"]].append(path)
             else:
                 out.append(Edit(at, m.group("user"), where, path))
+    return out
+
+
+def _final_index(final_paths):
+    """(paths, the blocks they open, their settings) of the config read back: where a record with no mode is placed."""
+    final = set(final_paths)
+    heads = set(" > ".join(p.split(" > ")[:i]) for p in final for i in range(1, p.count(" > ") + 1))
+    return final | heads, heads, set(_setting(p) for p in final)
+
+
+def _place(stack, cmd, index):
+    """A line typed with ``stack`` open -> (its path, the stack after it): at the deepest open block where the config
+    read back holds that line, a line of the same setting, or a block it opens; else under the innermost open block
+    (`interface X` always opens one at the top)."""
+    known, heads, keys = index
+    level = 0 if cmd.startswith("interface ") else next(
+        (i for i in range(len(stack), -1, -1) if " > ".join(stack[:i] + [cmd]) in known or
+         _setting(" > ".join(stack[:i] + [cmd])) in keys), len(stack))
+    path = " > ".join(stack[:level] + [cmd])
+    return path, (stack[:level] + [cmd] if (path in heads or cmd.startswith("interface ")) else stack[:level])
+
+
+# Enterprise SONiC klish command logging (SONiC "Audit Log" HLD, sonic-net/SONiC doc/audit-log/Audit_Log_HLD.md: the
+# management framework logs each command to syslog local4, rsyslog writes local4 to /var/log/audit.log, `show audit-log`
+# prints its tail and `show audit-log all` all of it): "Jun 2 22:57:09.060819 sonic INFO mgmt-framework#clish: User
+# "admin" command "tacacs-server key mykey"  status - success" (tests/fixtures/switches/accounting/SOURCE.md). One record
+# per command as typed, exec commands too, with no mode ("will not have command hierarchy information") and no session
+KLISH_AUDIT = re.compile(r'^\s*(?:\d{4}\s+)?(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d+)\s+(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\S+\s+'
+                         r'(?:[A-Z]+\s+)?\S*?[ck]lish(?:\[\d+\])?:\s+User\s+"(?P<user>[^"]*)"\s+command\s+"(?P<cmd>.*)"\s+'
+                         r'status\s+-\s+(?P<res>\w+)\s*$', re.M)
+THIS_RUN = "klish (this run)"
+KLISH_EXEC = ("show ", "write ", "clear ", "copy ", "ping", "traceroute", "terminal ", "reload", "sonic-cli", "do ")
+
+
+def _klish_records(text, year):
+    """(device time, match) of each audit-log line of a klish command."""
+    for m in KLISH_AUDIT.finditer(text or ""):
+        if m.group("mon") in MONTHS:
+            h, mi, se = (int(x) for x in m.group("hms").split(":"))
+            yield calendar.timegm((year, MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0)), m
+
+
+def klish_audit(text, year, final_paths, ours=(), since=None):
+    """Enterprise SONiC's audit log -> [edits.Edit] of the configuration lines that succeeded. The record names no
+    session, so the lines of this run are told apart by order: ``ours``, the commands this run typed in the window, are
+    matched in sequence from ``since`` on (an engineer's identical line is this run's own line anyway), its ``end``
+    taken while its own block is done; every other line is someone else's, one stream per user. Each stream rebuilds
+    its modes as EOS's does (``_place``: the config read back, ``final_paths``, says which lines open a block)."""
+    index = _final_index(final_paths)
+    expected = [c.strip() for c in ours if c.strip()]
+    out, state, i = [], {}, 0
+    for at, m in _klish_records(text, year):
+        if m.group("res") != "success":
+            continue
+        cmd, user = m.group("cmd").strip(), m.group("user")
+        mine = state.get(THIS_RUN, {}).get("mode")
+        ahead = next((k for k in range(i, min(i + 3, len(expected))) if cmd == expected[k]), None)
+        if since is not None and at < since:
+            where = "klish"
+        elif ahead is not None:   # this run's next line (one or two it typed may be missing from the record)
+            where, i = THIS_RUN, ahead + 1
+        elif cmd in ("end", "exit") and mine is not None and (
+                i == len(expected) or expected[i] == "configure terminal" or expected[i].startswith(("write ", "show "))):
+            where = THIS_RUN   # leaving the block this run finished (netmiko's exit_config_mode, not in ours)
+        else:
+            where = "klish"
+        st = state.setdefault(where if where == THIS_RUN else (where, user), {"mode": None, "stack": []})
+        if cmd in ("configure terminal", "configure"):
+            st.update(mode="", stack=[])
+        elif cmd.startswith(KLISH_EXEC):
+            continue   # klish refuses a configuration line outside config mode: the rest are configuration lines
+        elif cmd == "end" or (cmd == "exit" and not st["stack"]):
+            st.update(mode=None, stack=[])
+        elif cmd == "exit":
+            st["stack"].pop()
+        else:
+            path, st["stack"] = _place(st["stack"], cmd, index)
+            out.append(Edit(at, user, where, path))
     return out
 
 
@@ -791,6 +862,27 @@ class KlishReverseTxn(ShellMarkers, Transaction):
 
     def stage(self, cmds):
         self.push_guarded("stage", cmds)   # klish applies each line as it is typed
+
+    # who typed what: the audit log (SONiC "Audit Log" HLD; `show audit-log`), by the device's wall clock
+    edit_record = "show audit-log (klish command logging to /var/log/audit.log)"
+    _typed = 0   # this run's commands before the window (io.attempted)
+
+    def record_clock(self):
+        # the device's local wall clock, as the audit log stamps its lines, read as UTC (device_clock's way)
+        out = self._ok("record", "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)")
+        m = re.search(r"AIF-CLOCK=(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", out)
+        if not m:
+            raise StepError("record", "date", out, "the device did not tell its clock")
+        self._typed = len(self.io.attempted)
+        return clock_window(calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0)))
+
+    def recorded_edits(self, window, final_paths):
+        year, ours = time.gmtime(window.start).tm_year, self.io.attempted[self._typed:]
+        text = self.io.run("record", "show audit-log")
+        if not any(at < window.start for at, _m in _klish_records(text, year)):
+            # the short form prints the log's last 8 KB: read all of it when that does not reach back to the window
+            text = self.io.run("record", "show audit-log all", read_timeout=120)
+        return klish_audit(text, year, final_paths, ours, since=window.start)
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")

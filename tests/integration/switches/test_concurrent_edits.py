@@ -11,7 +11,8 @@ is NOT a success and names their key, value, user and time; never SUCCESS with t
 
 NVUE (no record read) keeps all three on the simulator. The simulator writes each NOS's record in the format of public
 captures (tests/fixtures/switches/accounting/SOURCE.md). A mutation (the record never read) loses the in-flight edit
-behind SUCCESS, so these tests can fail. Enterprise SONiC, where no record is read, says so in its notes.
+behind SUCCESS, so these tests can fail. Enterprise SONiC (klish) reads its audit log (`show audit-log`): an edit
+in flight is named there too.
 """
 import os
 
@@ -119,6 +120,17 @@ def test_an_engineers_concurrent_edit_is_kept_or_named(switch_lab, name, case):
     assert aif_objects(name, switch_lab["root"]) == []
 
 
+def _no_record(run):
+    """The NOS's record never read (its transaction says it has none)."""
+    real = run._transaction
+
+    def txn():
+        t = real()
+        t.edit_record = None
+        return t
+    run._transaction = txn
+
+
 def test_mutation_without_the_record_an_edit_in_flight_is_lost_behind_success(switch_lab):
     """The NX-OS accounting log never read: the engineer's MTU, typed while this run's line for that port was in
     flight, is overwritten and the run says SUCCESS, so the test above can fail."""
@@ -163,12 +175,17 @@ def test_nxos_names_an_edit_in_flight_whatever_the_device_clock(switch_lab, muta
     assert claim.rolled_back is False and not any("placed by the device's clock" in n for n in notes), notes
 
 
-def test_where_no_record_is_read_an_edit_in_flight_is_not_claimed_checked(switch_lab):
-    """Enterprise SONiC (klish): no record of who typed what is read (none found), so an engineer's MTU typed while
-    this run's line for that port is in flight is overwritten undetected: the run's notes say the check did NOT run
-    (docs/switches.md#concurrent-edits: unverified), never that it passed."""
-    kept, claim, _theirs, notes = edit_during(switch_lab, "sonic0", "in flight")
-    print("NO-RECORD dell_sonic in flight: kept=%s %s; notes=%s" % (kept, str(claim)[-200:], notes))
-    assert claim == "success" or claim.rolled_back is not True, str(claim)
-    if claim == "success":
-        assert any("NOT checked for a concurrent edit" in n and "unverified" in n for n in notes), notes
+@pytest.mark.parametrize("mutate", [None] + ([_no_record] if FULL else []), ids=["audit-log", "mutation-no-record"][:2 if FULL else 1])
+def test_enterprise_sonic_names_an_edit_in_flight_from_its_audit_log(switch_lab, mutate):
+    """Enterprise SONiC (klish): the audit log (`show audit-log`, klish's command logging; no mode, no session)
+    names an engineer's MTU typed, on the run's own account, while this run's line for that port is in flight. The
+    mutation (the record never read) loses it behind SUCCESS and says in its notes that the check did NOT run."""
+    kept, claim, theirs, notes = edit_during(switch_lab, "sonic0", "in flight", mutate=mutate)
+    print("AUDIT-LOG dell_sonic in flight%s: kept=%s %s; notes=%s" % (" (mutation)" if mutate else "", kept,
+                                                                      str(claim)[-300:], notes))
+    assert not kept, "the engineer's value survived: the case did not race (%s)" % claim
+    if mutate:
+        assert claim == "success" and any("NOT checked for a concurrent edit" in n for n in notes), (str(claim), notes)
+        return
+    assert claim != "success" and theirs in str(claim) and "by admin at " in str(claim), str(claim)
+    assert claim.rolled_back is False, str(claim)

@@ -6,7 +6,8 @@ extends its lease on the device over the command's whole timeout first (`devicel
 On the simulator: A (lease 60 s) is in its apply while the switch's clock moves 150 s on (A's controller clock too);
 B, another machine with lease 60 s or 1800 s, tries to take the lock: refused, naming A. A's change lands whole and
 A succeeds. A mutation (the extension ignored by the other controller) lets B take A's live lock mid-apply (B is then
-stopped only by NVUE's pending-revision check).
+stopped only by NVUE's pending-revision check). The same on NX-OS for the undo's `rollback running-config checkpoint`
+(read_timeout 300 s), in `make bench-concurrent-edits` only: A's rollback restores the switch while B is refused.
 """
 import os
 import time
@@ -80,3 +81,79 @@ def test_mutation_without_the_extension_the_other_controller_takes_a_live_lock(s
     print("MUTATION no-extension nvue: A=%s B=%s" % (str(outcome["A"])[:200], str(outcome["B"])[:200]))
     # B took A's live lock (recovering A's marker as stale); NVUE then refuses B only because A's revision is pending
     assert "holds the device lock" not in str(outcome["B"]), str(outcome["B"])
+
+
+def rollback_race(switch_lab, tmp_path, other_ttl):
+    """NX-OS: A (lease 60 s) has a line refused mid-push, so it rolls back to its checkpoint (`rollback running-config
+    checkpoint`, read_timeout 300 s: longer than its lease). While the rollback runs, the switch's clock and A's move
+    150 s on and B (another machine, lease ``other_ttl``) tries to take the lock."""
+    name = "leaf3"
+    reset(switch_lab, name)
+    a = applier(switch_lab, name, read_timeout=8, lock_dir=str(tmp_path / "a"), lock_timeout=5, lock_ttl=60)
+    b = applier(switch_lab, name, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / "b"), lock_timeout=1,
+                lock_ttl=other_ttl)
+    planned_a, planned_b = a.plan(), b.plan()
+    a.close()
+    lab.set_faults(name, {"reject": r"^mtu ", "reject_skip": 1}, switch_lab["root"])
+    outcome = {}
+    real, real_fresh = a.io.run, a.io.fresh
+
+    def fresh(step, *args, **kw):
+        if step == "abort" and "B" not in outcome:   # the rollback's own session reads the slow fault at its login
+            lab.set_faults(name, {"slow": {"re": r"^rollback running-config checkpoint ", "secs": 4, "skip": 0}},
+                           switch_lab["root"])
+        return real_fresh(step, *args, **kw)
+    a.io.fresh = fresh
+
+    def run(step, cmd, *args, **kw):
+        if cmd.startswith("rollback running-config checkpoint") and "B" not in outcome:
+            import threading
+
+            def during():
+                lab.wait_slowed(name, 0, switch_lab["root"], timeout=30)
+                lab.set_faults(name, {"clock_offset": 150}, switch_lab["root"])   # 150 s pass on the switch ...
+                a._clock = lambda: time.monotonic() + 150                           # ... and for A
+                outcome["B"] = claim_of(b, planned_b)
+            t = threading.Thread(target=during)
+            t.start()
+            try:
+                return real(step, cmd, *args, **kw)
+            finally:
+                t.join()
+        return real(step, cmd, *args, **kw)
+    a.io.run = run
+    try:
+        outcome["A"] = claim_of(a, planned_a)
+    finally:
+        a.close()
+        b.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    return outcome
+
+
+def an_nxos_rollback_longer_than_the_lease_keeps_it(switch_lab, tmp_path, other_ttl):
+    """The lease is extended on the switch over the rollback's whole timeout before it starts (session.fence):
+    B is refused naming A's extension, A's rollback restores the switch and releases its lock."""
+    outcome = rollback_race(switch_lab, tmp_path, other_ttl)
+    print("LONG-ROLLBACK nxos other_ttl=%d: A=%s B=%s" % (other_ttl, str(outcome["A"])[:300], str(outcome["B"])[:300]))
+    assert outcome["A"] != "success" and outcome["A"].rolled_back is True, str(outcome["A"])
+    assert "rolled back to checkpoint" in str(outcome["A"]), str(outcome["A"])
+    assert outcome["B"] != "success" and outcome["B"].rolled_back is None, str(outcome["B"])
+    assert "another run holds the device lock" in str(outcome["B"]) and "lease extended until" in str(outcome["B"]), str(outcome["B"])
+    assert aif_objects("leaf3", switch_lab["root"]) == []
+
+
+def mutation_without_the_extension_b_takes_the_rolling_back_lock(switch_lab, tmp_path, monkeypatch):
+    """The extension ignored: B takes A's lock in the middle of A's rollback (A's undo then says its lock was lost),
+    so the test above can fail."""
+    monkeypatch.setattr(devicelock.Marker, "extended", property(lambda self: None))
+    outcome = rollback_race(switch_lab, tmp_path, 1800)
+    print("MUTATION no-extension nxos rollback: A=%s B=%s" % (str(outcome["A"])[:250], str(outcome["B"])[:250]))
+    assert "another run holds the device lock" not in str(outcome["B"]), str(outcome["B"])
+    assert "lock" in str(outcome["A"]) and outcome["A"].rolled_back is not True, str(outcome["A"])
+
+
+if FULL:   # `make bench-concurrent-edits` only (CI: tests/unit/nos/test_devicelock.py holds the extension; NVUE's above)
+    test_an_nxos_rollback_longer_than_the_lease_keeps_it = pytest.mark.parametrize("other_ttl", [60, 1800])(
+        an_nxos_rollback_longer_than_the_lease_keeps_it)
+    test_mutation_without_the_extension_b_takes_the_rolling_back_lock = mutation_without_the_extension_b_takes_the_rolling_back_lock

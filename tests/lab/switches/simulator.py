@@ -228,6 +228,8 @@ def shell_command(dev, line):
     cmd, now = m.group(1), ""
     if cmd.startswith("echo AIF-NOW=$(date +%s); "):   # the device's clock: this simulator's
         cmd, now = cmd[len("echo AIF-NOW=$(date +%s); "):], "AIF-NOW=%d\n" % int(time.time() + dev.clock_offset())
+    if cmd == "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)":   # the device's wall clock (UTC here)
+        return "AIF-CLOCK=%s\nAIF-RC=0" % time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + dev.clock_offset()))
     lock = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
     if lock:
         path = lock.group(2).replace('"${AIF_LOCK_DIR:-/tmp}"', "/tmp")
@@ -939,11 +941,30 @@ class KlishSession(CliSession):
             return out
         return "\n".join(tree_lines(shown(self.dev.running), 1)) + "\n"
 
+    def account(self, line, out, in_config):
+        """Dell/Broadcom klish logs every command to syslog local4, which rsyslog writes to /var/log/audit.log, as
+        `User "<u>" command "<line>" status - success|failure` with no mode (SONiC "Audit Log" HLD; format:
+        tests/fixtures/switches/accounting/SOURCE.md)."""
+        if self.dev.nos != "dell_sonic" or out is None:
+            return
+        now = self.dev.now()
+        self.dev.record('%s.%06d %s INFO mgmt-framework#clish: User "admin" command "%s" status - %s' % (
+            time.strftime("%b %e %H:%M:%S", time.gmtime(now)), int(now % 1 * 1e6), self.dev.name, line,
+            "failure" if out and self.error_text in out else "success"))
+
     def exec_extra(self, line):
         # Dell/Broadcom klish: the command is `show running-configuration` (`show running-config` is taken as
         # its abbreviation, like klish's unique-prefix matching)
         if line in ("show running-configuration", "show running-configuration | no-more"):
             return self.show_running()
+        if line in ("show audit-log", "show audit-log all") and self.dev.nos == "dell_sonic":
+            # noolex/sonic-mgmt-common xfmr_auditlog.go: the whole file, or (the short form) its last 8192 bytes
+            # from the first line start in them
+            text = "".join(rec[1] + "\n" for rec in self.dev.acct)
+            if line == "show audit-log" and len(text) > 8192:
+                text = text[-8192:]
+                text = text[text.index("\n") + 1:]
+            return text
         if line == "write memory" and self.dev.nos == "dell_sonic":
             self.dev.save()
             return ""

@@ -7,7 +7,7 @@ import pytest
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (NxosCheckpointTxn, eos_accounting,
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (NxosCheckpointTxn, eos_accounting, klish_audit,
                                                                                      nxos_accounting, nxos_last_index)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,3 +204,47 @@ def test_nxos_window_by_sequence_numbers_and_its_clock_fallback():
     txn = _nxos_txn(io)
     txn.record_open()
     assert txn.record_clock().by == "at" and any("went back" in n for n in txn.notes)
+
+
+def test_klish_audit_log_of_the_sonic_hld():
+    """The SONiC Audit Log HLD's own lines: klish commands as typed (exec ones are no edit), REST and sshd lines are
+    not klish records; with no `configure terminal` seen, a successful non-exec line is a configuration line."""
+    got = klish_audit(read("sonic-audit-log-hld.txt"), 2020, set())
+    assert [(e.user, e.path) for e in got] == [("admin", "tacacs-server key mykey"), ("admin", "no tacacs-server timeout")]
+    assert got[0].at == calendar.timegm((2020, 6, 2, 22, 57, 9, 0, 0, 0))
+    # the year-first form of a community SONiC build's syslog, ident klish
+    line = '2026 Apr  9 06:36:16 sonic INFO mgmt-framework#klish: User "unknown" command "ntp server 192.0.2.1 iburst" status - success'
+    assert [(e.user, e.path) for e in klish_audit(line, 2026, set())] == [("unknown", "ntp server 192.0.2.1 iburst")]
+
+
+def _klish(lines, user="admin"):
+    """Audit-log lines of ``lines`` typed in that order, one a second (a leading "!": the command failed)."""
+    return "\n".join('Nov 29 10:00:%02d.000001 leaf INFO mgmt-framework#clish: User "%s" command "%s" status - %s'
+                     % (i, user, c.lstrip("!"), "failure" if c.startswith("!") else "success")
+                     for i, c in enumerate(lines))
+
+
+def test_klish_audit_tells_this_runs_lines_from_an_engineers_on_the_same_account():
+    # the engineer, on the run's own account, types into the port whose line this run holds; the record has no
+    # session: this run's lines are matched in order, the rest rebuild their own modes
+    final = {"interface Eth1/1 > mtu 9100", "interface Eth1/2 > mtu 9100"}
+    ours = ["configure terminal", "interface Eth1/1", "mtu 9100", "interface Eth1/2", "mtu 9100", "write memory"]
+    text = _klish(["show running-configuration", "configure terminal", "interface Eth1/1",
+                   "configure terminal", "interface Eth1/1", "mtu 1500", "end",          # the engineer
+                   "mtu 9100", "interface Eth1/2", "mtu 9100", "end", "write memory"])
+    got = klish_audit(text, 2026, final, ours)
+    theirs = [e.path for e in got if e.where != "klish (this run)"]
+    mine = [e.path for e in got if e.where == "klish (this run)"]
+    assert theirs == ["interface Eth1/1", "interface Eth1/1 > mtu 1500"]
+    assert mine == ["interface Eth1/1", "interface Eth1/1 > mtu 9100", "interface Eth1/2", "interface Eth1/2 > mtu 9100"]
+    lost = edits.overwritten(got, 0, {"interface Eth1/1 > mtu 9100", "interface Eth1/2 > mtu 9100"}, final)
+    assert [e.path for e in lost] == ["interface Eth1/1 > mtu 1500"] and lost[0].user == "admin"
+    # read as one stream (no alignment), the engineer's `end` closes this run's block too and its next port's line
+    # lands at the top: the alignment is what keeps the two apart
+    flat = klish_audit(text, 2026, final)
+    assert "mtu 9100" in [e.path for e in flat]
+
+
+def test_klish_audit_failed_lines_set_nothing():
+    assert klish_audit(_klish(["configure terminal", "interface Eth1/1", "!mtu 99999"]), 2026, set()) == [
+        Edit(calendar.timegm((2026, 11, 29, 10, 0, 1, 0, 0, 0)), "admin", "klish", "interface Eth1/1")]
