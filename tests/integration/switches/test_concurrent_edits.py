@@ -120,42 +120,31 @@ def test_an_engineers_concurrent_edit_is_kept_or_named(switch_lab, name, case):
     assert aif_objects(name, switch_lab["root"]) == []
 
 
-def _no_record(run):
-    """The NOS's record never read (its transaction says it has none)."""
-    real = run._transaction
-
-    def txn():
-        t = real()
-        t.edit_record = None
-        return t
-    run._transaction = txn
-
-
 def test_mutation_without_the_record_an_edit_in_flight_is_lost_behind_success(switch_lab):
     """The NX-OS accounting log never read: the engineer's MTU, typed while this run's line for that port was in
     flight, is overwritten and the run says SUCCESS, so the test above can fail."""
-    def no_record(run):
-        real = run._transaction
-
-        def txn():
-            t = real()
-            t.record_clock = lambda: None
-            return t
-        run._transaction = txn
-    kept, claim, _theirs, _notes = edit_during(switch_lab, "leaf3", "in flight", mutate=no_record)
+    kept, claim, _theirs, _notes = edit_during(switch_lab, "leaf3", "in flight", mutate=_with("record_clock", lambda: None))
     print("MUTATION no-record nxos: kept=%s claim=%s" % (kept, str(claim)[-300:]))
     assert not kept and claim == "success", (kept, str(claim))
 
 
-def _clock_window_only(run):
-    """The NX-OS window placed by the clock, as on a switch that refuses `show accounting log last-index`."""
-    real = run._transaction
+def _with(attr, value):
+    """A mutation: each transaction of the run gets ``attr`` = ``value``."""
+    def mutate(run):
+        real = run._transaction
 
-    def txn():
-        t = real()
-        t.record_open = lambda: None
-        return t
-    run._transaction = txn
+        def txn():
+            t = real()
+            setattr(t, attr, value)
+            return t
+        run._transaction = txn
+    return mutate
+
+
+# the NX-OS window placed by the clock, as on a switch that refuses `show accounting log last-index`
+_clock_window_only = _with("record_open", lambda: None)
+# the NOS's record never read (its transaction says it has none)
+_no_record = _with("edit_record", None)
 
 
 @pytest.mark.parametrize("mutate", [None] + ([_clock_window_only] if FULL else []),

@@ -22,24 +22,37 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import deviceloc
 NAME = "leaf2"   # NVUE
 
 
-def long_apply_race(switch_lab, tmp_path, other_ttl):
-    reset(switch_lab, NAME)
-    a = applier(switch_lab, NAME, read_timeout=8, lock_dir=str(tmp_path / "a"), lock_timeout=5, lock_ttl=60)
-    b = applier(switch_lab, NAME, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / "b"), lock_timeout=1,
+def controllers(switch_lab, name, tmp_path, other_ttl):
+    """A (lease 60 s) and B (another machine, lease ``other_ttl``) on a reset switch, each with its plan."""
+    reset(switch_lab, name)
+    a = applier(switch_lab, name, read_timeout=8, lock_dir=str(tmp_path / "a"), lock_timeout=5, lock_ttl=60)
+    b = applier(switch_lab, name, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / "b"), lock_timeout=1,
                 lock_ttl=other_ttl)
     planned_a, planned_b = a.plan(), b.plan()
     a.close()   # A's apply logs in again and reads the fault
+    return a, b, planned_a, planned_b
+
+
+def long_apply_race(switch_lab, tmp_path, other_ttl):
+    a, b, planned_a, planned_b = controllers(switch_lab, NAME, tmp_path, other_ttl)
     lab.set_faults(NAME, {"slow": {"re": r"^nv config apply -y", "secs": 4, "skip": 0}}, switch_lab["root"])
+    return race(switch_lab, NAME, a, b, planned_a, planned_b,
+                lambda step, cmd: step == "commit" and cmd.startswith("nv config apply"))
+
+
+def race(switch_lab, name, a, b, planned_a, planned_b, held):
+    """A applies; when A sends the long command (``held(step, cmd)``, slowed by the simulator), the switch's clock
+    and A's move 150 s on and B tries its own apply -> {"A": claim, "B": claim}."""
     outcome = {}
     real = a.io.run
 
     def run(step, cmd, *args, **kw):
-        if step == "commit" and cmd.startswith("nv config apply") and "B" not in outcome:
+        if held(step, cmd) and "B" not in outcome:
             import threading
 
             def during():
-                lab.wait_slowed(NAME, 0, switch_lab["root"], timeout=30)
-                lab.set_faults(NAME, {"clock_offset": 150}, switch_lab["root"])   # 150 s pass on the switch ...
+                lab.wait_slowed(name, 0, switch_lab["root"], timeout=30)
+                lab.set_faults(name, {"clock_offset": 150}, switch_lab["root"])   # 150 s pass on the switch ...
                 a._clock = lambda: time.monotonic() + 150                           # ... and for A
                 outcome["B"] = claim_of(b, planned_b)
             t = threading.Thread(target=during)
@@ -55,7 +68,7 @@ def long_apply_race(switch_lab, tmp_path, other_ttl):
     finally:
         a.close()
         b.close()
-        lab.set_faults(NAME, {}, switch_lab["root"])
+        lab.set_faults(name, {}, switch_lab["root"])
     return outcome
 
 
@@ -88,47 +101,18 @@ def rollback_race(switch_lab, tmp_path, other_ttl):
     checkpoint`, read_timeout 300 s: longer than its lease). While the rollback runs, the switch's clock and A's move
     150 s on and B (another machine, lease ``other_ttl``) tries to take the lock."""
     name = "leaf3"
-    reset(switch_lab, name)
-    a = applier(switch_lab, name, read_timeout=8, lock_dir=str(tmp_path / "a"), lock_timeout=5, lock_ttl=60)
-    b = applier(switch_lab, name, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / "b"), lock_timeout=1,
-                lock_ttl=other_ttl)
-    planned_a, planned_b = a.plan(), b.plan()
-    a.close()
+    a, b, planned_a, planned_b = controllers(switch_lab, name, tmp_path, other_ttl)
     lab.set_faults(name, {"reject": r"^mtu ", "reject_skip": 1}, switch_lab["root"])
-    outcome = {}
-    real, real_fresh = a.io.run, a.io.fresh
+    real_fresh = a.io.fresh
 
     def fresh(step, *args, **kw):
-        if step == "abort" and "B" not in outcome:   # the rollback's own session reads the slow fault at its login
+        if step == "abort":   # the rollback's own session reads the slow fault at its login
             lab.set_faults(name, {"slow": {"re": r"^rollback running-config checkpoint ", "secs": 4, "skip": 0}},
                            switch_lab["root"])
         return real_fresh(step, *args, **kw)
     a.io.fresh = fresh
-
-    def run(step, cmd, *args, **kw):
-        if cmd.startswith("rollback running-config checkpoint") and "B" not in outcome:
-            import threading
-
-            def during():
-                lab.wait_slowed(name, 0, switch_lab["root"], timeout=30)
-                lab.set_faults(name, {"clock_offset": 150}, switch_lab["root"])   # 150 s pass on the switch ...
-                a._clock = lambda: time.monotonic() + 150                           # ... and for A
-                outcome["B"] = claim_of(b, planned_b)
-            t = threading.Thread(target=during)
-            t.start()
-            try:
-                return real(step, cmd, *args, **kw)
-            finally:
-                t.join()
-        return real(step, cmd, *args, **kw)
-    a.io.run = run
-    try:
-        outcome["A"] = claim_of(a, planned_a)
-    finally:
-        a.close()
-        b.close()
-        lab.set_faults(name, {}, switch_lab["root"])
-    return outcome
+    return race(switch_lab, name, a, b, planned_a, planned_b,
+                lambda step, cmd: cmd.startswith("rollback running-config checkpoint"))
 
 
 def an_nxos_rollback_longer_than_the_lease_keeps_it(switch_lab, tmp_path, other_ttl):
