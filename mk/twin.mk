@@ -7,7 +7,8 @@
 TEST_TARGETS += test-twin
 # its traffic probes measure real time and lose packets when the machine is saturated (the podman lab's containers
 # get cpu cgroups of their own under podman's cgroupfs manager, which nice does not reach): it runs last in the lab's lane, after the podman stages,
-# when the CPU-bound lanes are done; normal priority
+# when the CPU-bound lanes are done; normal priority. Run first instead, beside switches, unit and sanity, its rollout
+# test lost probes too (2026-11-29): docs/benchmarks.md, "Why the twin still runs after the podman stages".
 TEST_LAB_TARGETS += test-twin
 TEST_TIMED_TARGETS += test-twin
 
