@@ -1,6 +1,6 @@
 """An engineer's edit that lands while this run is sending (issue 37 item 1), on the NOSes whose own record of who
-changed what this collection reads (docs/switches.md#concurrent-edits): NX-OS (`show accounting log`) and EOS (command
-accounting in `show logging`). Three cases, each judged the same way: their value is on the switch (kept), or the run
+changed what this collection reads (docs/switches.md#concurrent-edits): NX-OS (`show accounting log`), EOS (command
+accounting in `show logging`) and Enterprise SONiC (`show audit-log`). Three cases, each judged the same way: their value is on the switch (kept), or the run
 is NOT a success and names their key, value, user and time; never SUCCESS with their change lost.
 
 * in flight: the engineer sets the MTU of the very port this run's held line is for (NX-OS: its first `mtu` line;
@@ -22,7 +22,7 @@ from helpers import Background, applier, cli_session, reset
 from test_fault_matrix import aif_objects
 from test_last_moment import device_mtu, last_mtu_port
 
-NOS = {"leaf1": "eos", "leaf3": "nxos", "leaf2": "nvue"}
+NOS = {"leaf1": "eos", "leaf3": "nxos", "leaf2": "nvue", "sonic0": "dell_sonic"}
 # the held write of each case: (regex, skip) of the simulator's slow fault
 HELD = {
     ("leaf3", "in flight"): (r"^mtu ", 0), ("leaf3", "later key"): (r"^mtu ", 0),
@@ -31,7 +31,7 @@ HELD = {
     ("leaf1", "during commit"): (r"^commit timer ", 0),
     ("leaf2", "in flight"): (r"^nv config apply -y", 0), ("leaf2", "later key"): (r"^nv config apply -y", 0),
     ("leaf2", "during commit"): (r"^nv config apply -y", 0),
-    ("sonic0", "in flight"): (r"^mtu ", 0),
+    ("sonic0", "in flight"): (r"^mtu ", 0), ("sonic0", "later key"): (r"^mtu ", 0), ("sonic0", "during commit"): (r"^mtu ", -1),
 }
 CASES = ("in flight", "later key", "during commit")
 # CI runs the cases no other test covers (the record's own: an edit in flight on EOS, an edit outside our view during
