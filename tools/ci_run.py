@@ -23,6 +23,13 @@ them (unit, sanity, lint, the podman lab) cannot starve a probe into a false los
 critical path (--critical: the podman lab's stages, which the twin waits for) run at `nice -n <--critical-nice>`
 (4 by default): ahead of the CPU-bound lanes, which have time to spare, behind the timed targets.
 
+Each target runs in a session of its own whose scheduler autogroup gets the target's niceness (sched(7),
+/proc/<pid>/autogroup). With autogroups on (kernel.sched_autogroup_enabled, Debian's default) the kernel shares the CPU
+between sessions first: every simulator, FRR daemon and podman container that starts a session of its own weighs as
+much as a whole session, so `nice` inside one session shared by all targets ordered them only among themselves, and
+the critical path got a small share of one session (test-e2e: 198 s alone, 790 s in CI). Killed (SIGTERM, SIGINT),
+the run stops every target's session before it exits, so no target outlives it.
+
 `--target S` (0: none) warns, naming the longest lane, when the run took longer than S seconds: the team's aim (20 min),
 which a slower machine may miss without anything being wrong. `--budget S` (0: none) fails the run past S seconds, so
 CI cannot silently grow towards its hard limit; every target still runs and is reported. When AIF_CI_STARTED (epoch seconds) is
@@ -30,6 +37,7 @@ set, as .ci/run sets it before `make test`, the time counts from then: the fresh
 """
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -63,6 +71,7 @@ class Runner:
         self.critical = set(critical) - self.timed
         self.critical_nice = critical_nice
         self.results = {}
+        self.running = {}   # target -> Popen, each the leader of its own session
         self.lock = threading.Lock()
         self.start = time.monotonic()
 
@@ -80,9 +89,14 @@ class Runner:
             command = ["nice", "-n", str(nice)] + command
         with open(log, "w", encoding="utf-8") as out:
             proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            with self.lock:
+                self.running[target] = proc
+            group_nice(proc.pid, nice)
             # wait4: this target's own CPU plus that of every descendant it waited for
             _pid, status, usage = os.wait4(proc.pid, 0)
+            with self.lock:
+                self.running.pop(target, None)
         wall = time.monotonic() - began
         code = os.waitstatus_to_exitcode(status)
         proc.returncode = code
@@ -91,6 +105,18 @@ class Runner:
             self.results[target] = {"rc": code, "wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime,
                                     "cpu": cpu, "log": log}
         self.say("%s %s in %.0fs (CPU %.0fs)" % ("ok  " if code == 0 else "FAIL", target, wall, cpu))
+
+    def stop(self, signum, _frame):
+        """Killed: stop every running target's session (each its own process group), then exit."""
+        with self.lock:
+            procs = list(self.running.items())
+        for target, proc in procs:
+            self.say("stopping %s (signal %d)" % (target, signum))
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except OSError:
+                pass
+        sys.exit(128 + signum)   # in the main thread; the lane threads are daemons
 
     def niceness(self, target):
         if target in self.timed:
@@ -108,6 +134,16 @@ class Runner:
                 thread.start()
             for thread in threads:
                 thread.join()
+
+
+def group_nice(pid, nice):
+    """Give the autogroup of ``pid``'s session the niceness ``nice`` (sched(7)); a kernel without autogroups
+    (no /proc/<pid>/autogroup) shares by process, where the process's own nice already does it."""
+    try:
+        with open("/proc/%d/autogroup" % pid, "w", encoding="ascii") as handle:
+            handle.write(str(nice))
+    except OSError:
+        pass
 
 
 def ci_started():
@@ -186,6 +222,8 @@ def main(argv=None):
     runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s; at nice %d: %s; the rest at nice %d%s; %s"
                % (loadavg(), os.cpu_count() or 0, lane_text(lanes), skipped, " ".join(timed) or "none", args.critical_nice,
                   " ".join(critical) or "none", args.nice, budget_text(args), offset_note))
+    signal.signal(signal.SIGTERM, runner.stop)
+    signal.signal(signal.SIGINT, runner.stop)
     busy0, total0 = machine_cpu()
     threads = [threading.Thread(target=runner.run_lane, args=(lane,), daemon=True) for lane in lanes]
     for thread in threads:

@@ -14,10 +14,13 @@ FAKE_MAKE = r'''#!/bin/sh
 t="$(eval echo \${$#})"
 echo "start $t $(date +%s.%N)" >> "$CI_TRACE"
 echo "nice $t $(nice)" >> "$CI_TRACE"
+echo "session $t $(ps -o sid= -p $$)" >> "$CI_TRACE"
+if [ -r /proc/self/autogroup ]; then echo "group $t $(awk '{print $3}' /proc/self/autogroup)" >> "$CI_TRACE"; fi
 echo "offset $t ${AIFABRIC_TEST_PORT_OFFSET:--1}" >> "$CI_TRACE"
 echo "output of $t"
 case "$t" in
   slow-*) sleep 1 ;;
+  hang-*) echo "pid $t $$" >> "$CI_TRACE"; sleep 30 ;;
   fail-*) sleep 0.2; echo "the reason $t failed"; exit 3 ;;
 esac
 echo "end $t $(date +%s.%N)" >> "$CI_TRACE"
@@ -82,6 +85,39 @@ def test_timed_targets_keep_normal_priority_and_the_rest_run_niced(tmp_path):
     assert ev[("nice", "quick-unit")] == base
 
 
+def test_each_target_runs_in_a_session_of_its_own_with_its_niceness_as_the_group_s(tmp_path):
+    """Autogroups share the CPU between sessions first: a target's nice only counts within its own session, so each
+    target gets a session whose autogroup carries its niceness (timed 0, critical 3 here, the rest 10)."""
+    proc, ev = run(tmp_path, "--timed", "quick-twin", "--critical", "quick-e2e", "--critical-nice", "3",
+                   "--", "quick-unit", "quick-e2e", "quick-twin")
+    assert proc.returncode == 0, proc.stdout
+    sessions = {ev[("session", t)] for t in ("quick-unit", "quick-e2e", "quick-twin")}
+    assert len(sessions) == 3 and os.getsid(0) not in sessions
+    if os.path.exists("/proc/self/autogroup"):
+        assert [ev[("group", t)] for t in ("quick-twin", "quick-e2e", "quick-unit")] == [0, 3, 10]
+
+
+def test_a_killed_run_stops_every_target(tmp_path):
+    make = tmp_path / "make"
+    make.write_text(FAKE_MAKE)
+    make.chmod(0o755)
+    trace = tmp_path / "trace"
+    env = dict(os.environ, MAKE=str(make), CI_TRACE=str(trace))
+    runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "ci_run.py"), "--logs", str(tmp_path / "logs"),
+                               "--", "hang-a", "hang-b"], env=env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not trace.exists() or "pid hang-a" not in trace.read_text()):
+        time.sleep(0.1)
+    pid = int(re.search(r"^pid hang-a (\d+)$", trace.read_text(), re.M).group(1))
+    runner.terminate()
+    out, _err = runner.communicate(timeout=20)
+    assert runner.returncode == 128 + 15 and "stopping hang-a (signal 15)" in out
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists("/proc/%d" % pid):
+        time.sleep(0.1)
+    assert not os.path.exists("/proc/%d" % pid), "the target outlived the run"
+
+
 def test_every_target_gets_one_test_port_offset_and_a_given_one_wins(tmp_path):
     """Unset, the run claims a test port offset for the checkout (labid.claim_port_offset) and every target gets it;
     set, it is handed on as given; a malformed one stops the run with the fix before any target starts."""
@@ -98,7 +134,9 @@ def test_every_target_gets_one_test_port_offset_and_a_given_one_wins(tmp_path):
 
 def test_a_step_runs_its_targets_side_by_side_and_the_next_step_waits_for_all(tmp_path):
     """--lane "a|b c": a and b side by side, c after both (the podman stages, each with a lab of its own, then the twin)."""
-    proc, ev = run(tmp_path, "--lane", "slow-e2e|quick-hostnet slow-twin", "--", "slow-e2e", "quick-hostnet", "slow-twin")
+    # at nice 0: a nice-10 session of its own gets little CPU on a loaded machine and the walls would stretch
+    proc, ev = run(tmp_path, "--nice", "0", "--critical-nice", "0", "--lane", "slow-e2e|quick-hostnet slow-twin", "--",
+                   "slow-e2e", "quick-hostnet", "slow-twin")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ev[("start", "quick-hostnet")] < ev[("end", "slow-e2e")]        # one step: side by side
     assert ev[("start", "slow-twin")] >= max(ev[("end", "slow-e2e")], ev[("end", "quick-hostnet")])
