@@ -23,11 +23,13 @@ them (unit, sanity, lint, the podman lab) cannot starve a probe into a false los
 critical path (--critical: the podman lab's stages, which the twin waits for) run at `nice -n <--critical-nice>`
 (4 by default): ahead of the CPU-bound lanes, which have time to spare, behind the timed targets.
 
-Each target runs in a session of its own whose scheduler autogroup gets the target's niceness (sched(7),
-/proc/<pid>/autogroup). With autogroups on (kernel.sched_autogroup_enabled, Debian's default) the kernel shares the CPU
-between sessions first: every simulator, FRR daemon and podman container that starts a session of its own weighs as
-much as a whole session, so `nice` inside one session shared by all targets ordered them only among themselves, and
-the critical path got a small share of one session (test-e2e: 198 s alone, 790 s in CI). Killed (SIGTERM, SIGINT),
+Each target runs in a session of its own (sched(7), "The autogroup feature"). With autogroups on
+(kernel.sched_autogroup_enabled, Debian's default) the kernel shares the CPU between sessions first: every simulator,
+FRR daemon and podman container that starts a session of its own weighs as much as a whole session, so `nice` inside
+the one session all targets shared ordered them only among themselves, and the critical path got a small share of one
+session (test-e2e: 198 s alone, 790 s in CI). Now the timed and critical targets' sessions weigh as much as any other
+(autogroup nice 0) and every other target's session less (`--group-nice`, 4 by default: /proc/<pid>/autogroup; not 10,
+which would starve the CPU-bound lanes behind a dozen simulators). Killed (SIGTERM, SIGINT),
 the run stops every target's session before it exits, so no target outlives it.
 
 `--target S` (0: none) warns, naming the longest lane, when the run took longer than S seconds: the team's aim (20 min),
@@ -63,13 +65,14 @@ def loadavg():
 
 
 class Runner:
-    def __init__(self, logs, make, timed=(), nice=10, critical=(), critical_nice=4):
+    def __init__(self, logs, make, timed=(), nice=10, critical=(), critical_nice=4, group_nice=4):
         self.logs = logs
         self.make = make
         self.timed = set(timed)
         self.nice = nice
         self.critical = set(critical) - self.timed
         self.critical_nice = critical_nice
+        self.group_nice = group_nice
         self.results = {}
         self.running = {}   # target -> Popen, each the leader of its own session
         self.lock = threading.Lock()
@@ -92,7 +95,7 @@ class Runner:
                                     stdin=subprocess.DEVNULL, start_new_session=True)
             with self.lock:
                 self.running[target] = proc
-            group_nice(proc.pid, nice)
+            group_nice(proc.pid, 0 if target in self.timed or target in self.critical else self.group_nice)
             # wait4: this target's own CPU plus that of every descendant it waited for
             _pid, status, usage = os.wait4(proc.pid, 0)
             with self.lock:
@@ -188,6 +191,8 @@ def main(argv=None):
     parser.add_argument("--critical", action="append", default=[],
                         help="targets on the critical path (space-separated): run at --critical-nice")
     parser.add_argument("--critical-nice", type=int, default=4, help="niceness of the --critical targets")
+    parser.add_argument("--group-nice", type=int, default=4,
+                        help="autogroup niceness of the sessions of the targets neither timed nor critical (those: 0)")
     parser.add_argument("--budget", type=float, default=0, help="fail when the run's wall time exceeds this many seconds (0: no budget)")
     parser.add_argument("--target", type=float, default=0, help="warn when the run's wall time exceeds this many seconds (0: none)")
     parser.add_argument("targets", nargs="*", help="every target of the run, in order")
@@ -217,11 +222,12 @@ def main(argv=None):
     timed = [t for group in args.timed for t in group.split()]
     critical = [t for group in args.critical for t in group.split() if t not in timed]
     runner = Runner(args.logs, [os.environ.get("MAKE", "make"), "--no-print-directory"], timed, args.nice, critical,
-                    args.critical_nice)
+                    args.critical_nice, args.group_nice)
     skipped = ("; not in this run: " + " ".join(unknown)) if unknown else ""
-    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s; at nice %d: %s; the rest at nice %d%s; %s"
+    runner.say("load %s on %d CPUs; lanes: %s%s; at normal priority: %s; at nice %d: %s; the rest at nice %d (their "
+               "sessions' autogroups at nice %d)%s; %s"
                % (loadavg(), os.cpu_count() or 0, lane_text(lanes), skipped, " ".join(timed) or "none", args.critical_nice,
-                  " ".join(critical) or "none", args.nice, budget_text(args), offset_note))
+                  " ".join(critical) or "none", args.nice, args.group_nice, budget_text(args), offset_note))
     signal.signal(signal.SIGTERM, runner.stop)
     signal.signal(signal.SIGINT, runner.stop)
     busy0, total0 = machine_cpu()

@@ -87,14 +87,16 @@ def test_timed_targets_keep_normal_priority_and_the_rest_run_niced(tmp_path):
 
 def test_each_target_runs_in_a_session_of_its_own_with_its_niceness_as_the_group_s(tmp_path):
     """Autogroups share the CPU between sessions first: a target's nice only counts within its own session, so each
-    target gets a session whose autogroup carries its niceness (timed 0, critical 3 here, the rest 10)."""
+    target gets a session of its own, the timed and critical ones' autogroups at nice 0, the rest at --group-nice."""
     proc, ev = run(tmp_path, "--timed", "quick-twin", "--critical", "quick-e2e", "--critical-nice", "3",
                    "--", "quick-unit", "quick-e2e", "quick-twin")
     assert proc.returncode == 0, proc.stdout
     sessions = {ev[("session", t)] for t in ("quick-unit", "quick-e2e", "quick-twin")}
     assert len(sessions) == 3 and os.getsid(0) not in sessions
     if os.path.exists("/proc/self/autogroup"):
-        assert [ev[("group", t)] for t in ("quick-twin", "quick-e2e", "quick-unit")] == [0, 3, 10]
+        assert [ev[("group", t)] for t in ("quick-twin", "quick-e2e", "quick-unit")] == [0, 0, 4]
+        _proc, ev = run(tmp_path, "--group-nice", "7", "--", "quick-unit")
+        assert ev[("group", "quick-unit")] == 7
 
 
 def test_a_killed_run_stops_every_target(tmp_path):
@@ -134,8 +136,8 @@ def test_every_target_gets_one_test_port_offset_and_a_given_one_wins(tmp_path):
 
 def test_a_step_runs_its_targets_side_by_side_and_the_next_step_waits_for_all(tmp_path):
     """--lane "a|b c": a and b side by side, c after both (the podman stages, each with a lab of its own, then the twin)."""
-    # at nice 0: a nice-10 session of its own gets little CPU on a loaded machine and the walls would stretch
-    proc, ev = run(tmp_path, "--nice", "0", "--critical-nice", "0", "--lane", "slow-e2e|quick-hostnet slow-twin", "--",
+    # at nice 0: a niced session of its own gets less CPU on a loaded machine and the walls would stretch
+    proc, ev = run(tmp_path, "--nice", "0", "--group-nice", "0", "--lane", "slow-e2e|quick-hostnet slow-twin", "--",
                    "slow-e2e", "quick-hostnet", "slow-twin")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ev[("start", "quick-hostnet")] < ev[("end", "slow-e2e")]        # one step: side by side
