@@ -28,7 +28,7 @@ Each target runs in a session of its own (sched(7), "The autogroup feature"). Wi
 FRR daemon and podman container that starts a session of its own weighs as much as a whole session, so `nice` inside
 the one session all targets shared ordered them only among themselves, and the critical path got a small share of one
 session (test-e2e: 198 s alone, 790 s in CI). Now the timed and critical targets' sessions weigh as much as any other
-(autogroup nice 0) and every other target's session less (`--group-nice`, 4 by default: /proc/<pid>/autogroup; not 10,
+(autogroup nice 0) and every other target's session less (`--group-nice`, 6 by default: /proc/<pid>/autogroup; not 10,
 which would starve the CPU-bound lanes behind a dozen simulators). Killed (SIGTERM, SIGINT),
 the run stops every target's session before it exits, so no target outlives it.
 
@@ -65,7 +65,7 @@ def loadavg():
 
 
 class Runner:
-    def __init__(self, logs, make, timed=(), nice=10, critical=(), critical_nice=4, group_nice=4):
+    def __init__(self, logs, make, timed=(), nice=10, critical=(), critical_nice=4, group_nice=6):
         self.logs = logs
         self.make = make
         self.timed = set(timed)
@@ -191,7 +191,7 @@ def main(argv=None):
     parser.add_argument("--critical", action="append", default=[],
                         help="targets on the critical path (space-separated): run at --critical-nice")
     parser.add_argument("--critical-nice", type=int, default=4, help="niceness of the --critical targets")
-    parser.add_argument("--group-nice", type=int, default=4,
+    parser.add_argument("--group-nice", type=int, default=6,
                         help="autogroup niceness of the sessions of the targets neither timed nor critical (those: 0)")
     parser.add_argument("--budget", type=float, default=0, help="fail when the run's wall time exceeds this many seconds (0: no budget)")
     parser.add_argument("--target", type=float, default=0, help="warn when the run's wall time exceeds this many seconds (0: none)")
