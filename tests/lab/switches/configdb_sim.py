@@ -9,10 +9,15 @@ What it answers, in the formats of sonic-net/sonic-utilities (commit 691b1bbc, 2
 * ``show runningconfiguration all``: show/main.py ``all``: ``json.dumps(config, indent=4)`` plus ``bgpraw`` (FRR's
   running config, a string);
 * ``sudo -n config apply-patch F``: config/main.py ``apply_patch`` + generic_config_updater/generic_updater.py
-  ``PatchApplier.apply``: the RFC 6902 patch is simulated on the whole CONFIG_DB (the ``jsonpatch`` library, as GCU
-  does), an empty table is refused (EmptyTableError's text), the result is validated against SONiC's YANG models
-  (``Given patch will produce invalid config. Error: ...``, patch_sorter.py) before anything changes, then applied op
-  by op; a failure prints ``Failed to apply patch due to: ...`` and click's usage + ``Error: ...``, exit status 2;
+  ``PatchApplier.apply``: the RFC 6902 patch is simulated on the whole CONFIG_DB as GCU read it once at its start
+  (the ``jsonpatch`` library, as GCU does), an empty table is refused (EmptyTableError's text), the result is validated
+  against SONiC's YANG models (``Given patch will produce invalid config. Error: ...``, patch_sorter.py) before
+  anything changes, then applied change by change to GCU's image of that first read, each differing key written whole
+  (ChangeApplier, gcu_model.apply_change: a concurrent edit of another field of such a key is reverted), and a fresh
+  read is compared with the target (a concurrent edit of any other key fails it); a failure prints ``Failed to apply
+  patch due to: ...`` and click's usage + ``Error: ...``, exit status 2;
+* ``sudo config interface mtu P N``: config/main.py ``interface mtu`` -> scripts/portconfig ``set_mtu``:
+  ``mod_entry("PORT", P, {"mtu": N})`` (one field), silent;
 * ``apply-patch`` / ``rollback`` ``-i/--ignore-path /TABLE`` (hidden option): that table left out of the YANG check;
   a rollback is validated like a patch (GCU's replace of the checkpoint);
 * ``checkpoint`` / ``rollback`` / ``delete-checkpoint`` / ``list-checkpoints`` (``Checkpoint 'x' does not exist``),
@@ -225,8 +230,8 @@ class SonicShell(object):
                 # a replace: the diff to the checkpoint, sorted as a patch (port-critical moves included)
                 import jsonpatch
                 patch = list(jsonpatch.JsonPatch.from_diff(self.running, cps[args[0]]))
-                rc, out = self._apply_changes(gcu_model.sort(self.running, patch), cps[args[0]], on_op, False, sub,
-                                              "CHECKPOINT_NAME", "Config rolled back successfully.")
+                rc, out = self._apply_changes(gcu_model.sort(self.running, patch), copy.deepcopy(self.running), cps[args[0]],
+                                              on_op, False, sub, "CHECKPOINT_NAME", "Config rolled back successfully.")
                 return rc, out if rc == 0 else "Failed to rollback config\n" + out.split("\n", 1)[1]
             del cps[args[0]]
             self.persist()
@@ -241,21 +246,34 @@ class SonicShell(object):
             self.running.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})["hostname"] = args[0]
             self.persist()
             return 0, ""
+        if sub == "interface" and len(args) == 3 and args[0] == "mtu":
+            # scripts/portconfig: "Invalid port" for a name PORT lacks (raised: a traceback, exit status 1), else
+            # mod_entry of the one field (the other fields of the key stay)
+            port, mtu = args[1], args[2]
+            if port not in self.running.get("PORT", {}) or not mtu.isdigit():
+                return 1, "Exception: Invalid port %s\n" % port
+            self.running["PORT"][port]["mtu"] = mtu
+            self.persist()
+            return 0, ""
         if sub == "apply-patch" and len(args) == 1:
             return self.apply_patch(args[0], on_op, reject, ignored)
         return 2, usage(sub, "", "No such command '%s'." % sub)
 
     def apply_patch(self, path, on_op, reject, ignored=()):
-        """GCU's PatchApplier.apply (generic_updater.py:96-160) as gcu_model.py models it: simulate, the field-operation
-        validators, empty tables, YANG, then the sorted changes (port-critical admin-down moves included) one by one,
-        buffermgrd after each (traditional model), and the final check without the backend tables."""
+        """GCU's PatchApplier.apply (generic_updater.py:106-160) as gcu_model.py models it: CONFIG_DB read once
+        (l.113), the patch simulated on that read (l.117: its RFC 6902 ``test`` ops are judged against it), the
+        field-operation validators, empty tables, YANG (the sorter's reads, patch_sorter.py:2402, 2660, fall in the same
+        instant here), then the sorted changes one by one, each applied to GCU's own image of that first read and written
+        whole key by key (gcu_model.apply_change), buffermgrd after each change (traditional model), and the final
+        comparison of a fresh read with the target without the backend tables (l.152-158)."""
         import jsonpatch
         try:
             if path not in self.state["files"]:
                 raise ValueError("[Errno 2] No such file or directory: '%s'" % path)
             ops = json.loads(self.state["files"][path])
-            target = jsonpatch.apply_patch(self.running, ops)   # GCU's PatchWrapper.simulate_patch
-            refused = gcu_model.field_refusal(self.running, target)
+            old_config = copy.deepcopy(self.running)   # generic_updater.py:113 get_config_db_as_json: the one read
+            target = jsonpatch.apply_patch(old_config, ops)   # l.117 PatchWrapper.simulate_patch
+            refused = gcu_model.field_refusal(old_config, target)
             if refused:
                 raise ValueError(refused)
             empty = sorted(t for t, rows in target.items() if not rows)
@@ -268,14 +286,20 @@ class SonicShell(object):
                 raise ValueError("Given patch will produce invalid config. Error: %s" % "; ".join(errors))
         except Exception as exc:  # noqa: BLE001 - GCU reports every failure the same way
             return 2, "Failed to apply patch due to: %s\n%s" % (exc, usage("apply-patch", "PATCH_FILE_PATH", exc))
-        return self._apply_changes(gcu_model.sort(self.running, ops), target, on_op, reject, "apply-patch", "PATCH_FILE_PATH",
-                                   "Patch applied successfully.")
+        return self._apply_changes(gcu_model.sort(old_config, ops), old_config, target, on_op, reject, "apply-patch",
+                                   "PATCH_FILE_PATH", "Patch applied successfully.")
 
-    def _apply_changes(self, changes, target, on_op, reject, command, metavar, success):
+    def _apply_changes(self, changes, old_config, target, on_op, reject, command, metavar, success):
+        """generic_updater.py:144-158: ``current_config = old_config``, then ``current_config =
+        changeapplier.apply(current_config, change)`` for each change: the image GCU read at the start, never CONFIG_DB
+        re-read (gcu_model.apply_change). Each op is a change of its own, as upstream's sorter makes them (one
+        ``JsonChange(move.get_jsonpatch())`` per move, patch_sorter.py:2674); ``on_op(i)`` runs after the i-th is
+        written, where GCU sleeps 1 s (change_applier.py:173) and other writers of CONFIG_DB go on."""
         log = ["Patch Applier: localhost: Patch application starting.",
                "Patch Applier: localhost: applying %d change%s in order:" % (len(changes), "s" if len(changes) != 1 else "")]
         total = sum(len(c) for c in changes)
         stop = total // 2 if reject else None
+        image = copy.deepcopy(old_config)
         i = 0
         for change in changes:
             for op in change:
@@ -283,7 +307,10 @@ class SonicShell(object):
                 if stop is not None and i > stop:
                     return 2, "Failed to apply patch due to: change %d failed in orchagent\n%s" % (
                         i, usage(command, metavar, "change %d failed in orchagent" % i))
-                self._set(jsonpatch_apply(self.running, [op]))
+                if op["op"] == "remove" and op["path"].count("/") == 1 and op["path"][1:] not in image:
+                    continue   # the model's whole-table remove after its keys: redis dropped the emptied table already
+                image = gcu_model.apply_change(self.running, image, [op])
+                self.persist()
                 if op["path"].endswith("/admin_status") and op.get("value") == "down":
                     self.state.setdefault("flaps", []).append(op["path"].split("/")[2])
                 if on_op is not None:
@@ -293,7 +320,7 @@ class SonicShell(object):
                 if gcu_model.buffermgrd(new, self.state["pg_profile_lookup"]):
                     self._set(new)
             log.append("Patch Applier:   * %s" % json.dumps(change))
-        if not gcu_model.same(self.running, target):
+        if not gcu_model.same(self.running, target):   # generic_updater.py:154-158: a fresh read against the target
             message = "localhost: after applying patch to config, there are still some parts not updated"
             return 2, "Failed to apply patch due to: %s\n%s" % (message, usage(command, metavar, message))
         return 0, "\n".join(log + [success]) + "\n"
@@ -302,11 +329,6 @@ class SonicShell(object):
         self.running.clear()
         self.running.update(config)
         self.persist()
-
-
-def jsonpatch_apply(config, ops):
-    import jsonpatch
-    return jsonpatch.apply_patch(config, ops)
 
 
 def _without(config, ignored):

@@ -16,6 +16,15 @@ sonic-net/sonic-swss @ e6b0c5b5:
   table add) is not modelled: tests/unit/nos/test_gcu_model.py names the upstream cases it reproduces.
 * ``BACKEND_TABLES``: the final check leaves BUFFER_PG, BUFFER_PROFILE and FLEX_COUNTER_TABLE out
   (change_applier.py:82-86, generic_updater.py:152-158).
+* ``apply_change``: ChangeApplier.apply (change_applier.py:127-135, 141-179): each change is applied to GCU's own
+  image of CONFIG_DB (the config PatchApplier.apply read ONCE at its start, generic_updater.py:111-113, 147-150, then
+  carried from change to change), and every key whose data differs between that image before and after the change
+  is written whole with ``set_entry`` (swsscommon ConfigDBConnector: the entry holds exactly the new data, a field it
+  lacks is deleted; None deletes the key). CONFIG_DB itself is never re-read between changes, so an edit someone
+  makes after GCU's first read to any field of a key a later change writes is reverted, and an edit to any other key
+  stays and fails the final comparison (generic_updater.py:152-158). ``oracle_apply_change`` runs upstream's own
+  ChangeApplier on the same change (tests/unit/nos/test_gcu_model.py holds the model to it and to upstream's
+  change_applier_test.py data).
 * ``buffermgrd``: the traditional buffer model (sonic-swss cfgmgr/buffermgr.cpp ``doSpeedUpdateTask``): for a port with
   a cable length (CABLE_LENGTH|AZURE), a speed and PORT_QOS_MAP ``pfc_enable``, buffermgrd writes CONFIG_DB
   ``BUFFER_PROFILE|pg_lossless_<speed>_<cable>_profile`` (from pg_profile_lookup.ini, pool ingress_lossless_pool) unless
@@ -162,6 +171,64 @@ def _dataacl(old, new):
     return None
 
 
+# --- ChangeApplier: how a change reaches CONFIG_DB ------------------------------------------------------------------
+def set_entry(db, table, key, data):
+    """swsscommon ConfigDBConnector.set_entry, as change_applier.py:46-47 (set_config) calls it: ``data`` None deletes
+    the key; else the key holds exactly ``data`` (the fields it lacks are deleted: change_applier_test.py's set_entry
+    mock replaces the whole entry). A table left without keys is gone (redis has no empty hash:
+    prune_empty_table's comment, change_applier.py:50-60)."""
+    if data is None:
+        db.get(table, {}).pop(key, None)
+        if table in db and not db[table]:
+            db.pop(table)
+        return
+    db.setdefault(table, {})[key] = copy.deepcopy(data)
+
+
+def prune_empty_table(data):
+    """change_applier.py:50-60."""
+    for table in [t for t in data if not data[t]]:
+        data.pop(table)
+    return data
+
+
+def apply_change(db, image, change, on_write=None):
+    """ChangeApplier.apply (change_applier.py:141-147 with _upd_data l.127-135): ``change`` (a JSON patch) applied to
+    ``image`` (GCU's config, not ``db``), each differing key written to ``db`` whole, tables in sorted order; returns
+    the new image (upd_data), which the next change is applied to (generic_updater.py:147-150). ``on_write(table,
+    key)`` after each key is written."""
+    import jsonpatch
+    upd = prune_empty_table(jsonpatch.apply_patch(image, change))
+    for table in sorted(set(image) | set(upd)):
+        run_tbl, upd_tbl = image.get(table, {}), upd.get(table, {})
+        for key in sorted(set(run_tbl) | set(upd_tbl)):
+            if run_tbl.get(key) != upd_tbl.get(key):
+                set_entry(db, table, key, upd_tbl.get(key))
+                if on_write is not None:
+                    on_write(table, key)
+    return upd
+
+
+def oracle_apply_change(db, image, change):
+    """Upstream's ChangeApplier.apply (change_applier.py) on ``change`` with its set_config writing into ``db`` (its
+    services validators off, its 1 s sleep skipped); returns (upd_data, the (table, key, data) it wrote)."""
+    _oracle_modules()
+    import generic_config_updater.change_applier as ca
+    import generic_config_updater.gu_common as gu
+    import jsonpatch
+    from unittest import mock
+    written = []
+
+    def set_config(_db, table, key, data):
+        written.append((table, key, copy.deepcopy(data)))
+        set_entry(db, table, key, data)
+    with mock.patch.object(ca, "get_config_db", return_value="config_db"), \
+            mock.patch.object(ca, "set_config", side_effect=set_config), mock.patch.object(ca.time, "sleep"), \
+            mock.patch.object(ca.ChangeApplier, "updater_conf", {"tables": {}, "services": {}}):
+        upd = ca.ChangeApplier().apply(copy.deepcopy(image), gu.JsonChange(jsonpatch.JsonPatch(change)))
+    return upd, written
+
+
 # --- upstream's own code as the oracle -------------------------------------------------------------------------------
 _LOADED = {}
 
@@ -173,7 +240,8 @@ def _oracle_modules():
         return _LOADED["fov"], _LOADED["gu"]
     stubs = {}
     for name in ("sonic_py_common", "sonic_py_common.device_info", "sonic_py_common.logger",
-                 "sonic_py_common.multi_asic", "swsscommon", "swsscommon.swsscommon", "sonic_yang", "sonic_yang_ext"):
+                 "sonic_py_common.multi_asic", "swsscommon", "swsscommon.swsscommon", "sonic_yang", "sonic_yang_ext",
+                 "jsondiff"):
         if name not in sys.modules:
             stubs[name] = sys.modules[name] = types.ModuleType(name)
     common = sys.modules["sonic_py_common"]
@@ -181,8 +249,15 @@ def _oracle_modules():
         setattr(common, sub, sys.modules["sonic_py_common." + sub])
     sys.modules["sonic_py_common.multi_asic"].DEFAULT_NAMESPACE = ""
     sys.modules["sonic_py_common.multi_asic"].is_multi_asic = lambda: False
-    sys.modules["sonic_py_common.logger"].Logger = type("Logger", (), {"__init__": lambda self, *a, **k: None})
+    sys.modules["sonic_py_common.logger"].Logger = type("Logger", (), dict(
+        (name, lambda self, *a, **k: None) for name in ("__init__", "log", "log_notice", "log_info", "log_debug",
+                                                        "log_error", "log_warning", "set_min_log_priority_debug",
+                                                        "set_min_log_priority_notice")))
+    for level in ("DEBUG", "INFO", "NOTICE", "WARNING", "ERROR"):
+        setattr(sys.modules["sonic_py_common.logger"].Logger, "LOG_PRIORITY_" + level, level)
     sys.modules["swsscommon"].swsscommon = sys.modules["swsscommon.swsscommon"]
+    if not hasattr(sys.modules["swsscommon.swsscommon"], "ConfigDBConnector"):
+        sys.modules["swsscommon.swsscommon"].ConfigDBConnector = object   # change_applier.py imports it (mocked away)
     if ORACLE not in sys.path:
         sys.path.insert(0, ORACLE)
     import generic_config_updater.field_operation_validators as fov
@@ -280,6 +355,8 @@ def sort(old, patch):
              for p in flap if old.get("PORT", {}).get(p, {}).get("admin_status") == "up"]
     other, critical = [], []
     for op in patch:
+        if op["op"] == "test":   # the sorter moves from the diff of current and target: a test op moves nothing
+            continue
         op = copy.deepcopy(op)
         parts = _pointer_parts(op["path"])
         if op["op"] == "add" and parts[0] == "PORT" and isinstance(op.get("value"), dict):
