@@ -1,15 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The CONFIG_DB model shared by the drivers that write CONFIG_DB (community SONiC, AsterNOS's CONFIG_DB opt-in) and
-their transactions (GCU): tables (``TABLE`` -> ``key`` -> ``{field: string}``, composite keys
-joined by ``|``), their canonical text view, RFC 6902 JSON Patch between two managed views, and the patch a switch
-holding a whole CONFIG_DB is given (generic_config_updater's rules: no empty table, no op into a missing member).
-
-Pure data functions: no driver, no transaction, no NOS session (so none of the three imports another through here).
+"""The CONFIG_DB model shared by community SONiC, AsterNOS's CONFIG_DB opt-in and the GCU transaction: tables
+(``TABLE`` -> ``key`` -> ``{field: string}``, composite keys joined by ``|``), their canonical text view, RFC 6902
+JSON Patch between two managed views, and the patch a switch holding a whole CONFIG_DB is given (generic_config_updater's
+rules: no empty table, no op into a missing member). Pure data: none of the three imports another through here.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections import namedtuple
@@ -59,14 +58,22 @@ def patch(have, want):
     import jsonpatch   # controller-only dependency (requirements.txt), imported when a diff is asked for
     ops = []
     for table in sorted(set(have) | set(want)):
-        sub = jsonpatch.make_patch(have.get(table, {}), want.get(table, {})).patch
-        for op in sub:
-            op = dict(op)
-            op["path"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["path"]
+        for op in jsonpatch.make_patch(have.get(table, {}), want.get(table, {})).patch:
+            op = dict(op, path=pointer(table) + op["path"])
             if "from" in op:
-                op["from"] = "/" + table.replace("~", "~0").replace("/", "~1") + op["from"]
+                op["from"] = pointer(table) + op["from"]
             ops.append(op)
     return ops
+
+
+def pointer(*keys):
+    """Keys -> a JSON pointer (RFC 6901 escapes)."""
+    return "".join("/" + str(k).replace("~", "~0").replace("/", "~1") for k in keys)
+
+
+def parts(ptr):
+    """A JSON pointer -> its keys (inverse of ``pointer``)."""
+    return tuple(k.replace("~1", "/").replace("~0", "~") for k in ptr.split("/")[1:])
 
 
 VERBS = {"add": "set", "replace": "set", "remove": "unset"}
@@ -81,8 +88,6 @@ class PatchOp(namedtuple("PatchOp", "kind path value verb source")):
     @classmethod
     def of(cls, op):
         """A JSON Patch op (dict) -> PatchOp."""
-        def parts(ptr):
-            return tuple(p.replace("~1", "/").replace("~0", "~") for p in ptr.split("/")[1:])
         return cls(VERBS.get(op["op"], op["op"]), parts(op["path"]), op.get("value"), op["op"],
                    parts(op["from"]) if "from" in op else None)
 
@@ -102,12 +107,12 @@ class PatchOp(namedtuple("PatchOp", "kind path value verb source")):
         return _field_lines(self.path, self.value) if self.kind == "set" else []
 
 
-def _field_lines(parts, value):
-    if isinstance(value, dict) and len(parts) < 3:
-        return [line for key in sorted(value) for line in _field_lines(parts + (key,), value[key])]
-    if len(parts) < 3:
-        return [parts[-1]] if parts else []
-    return ["%s %s" % (parts[-1], field_text(value))]
+def _field_lines(keys, value):
+    if isinstance(value, dict) and len(keys) < 3:
+        return [line for key in sorted(value) for line in _field_lines(keys + (key,), value[key])]
+    if len(keys) < 3:
+        return [keys[-1]] if keys else []
+    return ["%s %s" % (keys[-1], field_text(value))]
 
 
 def patch_ops(ops):
@@ -125,24 +130,20 @@ def device_view(managed, outside_paths):
     tables and keys the switch holds (values only where the Image keeps them), the owned tables, and for every key that
     is not wholly ours the names of its fields that are not ours ({TABLE: {key: set(fields)}})."""
     owned = tables_of(managed)
-    config = json.loads(json.dumps(owned))
+    config = copy.deepcopy(owned)
     foreign = {}
     for path in outside_paths:
-        parts = path.split(" > ", 2)
-        if len(parts) < 2:
+        bits = path.split(" > ", 2)
+        if len(bits) < 2:
             continue   # a non-table entry: nothing a patch touches
-        table, key = parts[0], parts[1]
+        table, key = bits[0], bits[1]
         config.setdefault(table, {}).setdefault(key, {})
         fields = foreign.setdefault(table, {}).setdefault(key, set())
-        if len(parts) == 3:
-            field, _sp, value = parts[2].partition(" ")
+        if len(bits) == 3:
+            field, _sp, value = bits[2].partition(" ")
             config[table][key][field] = value
             fields.add(field)
     return config, owned, foreign
-
-
-def pointer(*parts):
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def device_patch(ops, config, owned, foreign, managed):
@@ -158,20 +159,16 @@ def device_patch(ops, config, owned, foreign, managed):
       replace or drop them); a PORT key is never removed;
     * move/copy ops become the adds and removes they stand for (one explicit op per field)."""
     import jsonpatch
-    tables = []
+    by_table = {}
     for op in ops:
-        table = op["path"].split("/")[1].replace("~1", "/").replace("~0", "~")
-        if table not in tables:
-            tables.append(table)
+        by_table.setdefault(parts(op["path"])[0], []).append(op)
     out = []
-    for table in tables:
+    for table, mine in by_table.items():
         if table not in managed:   # a table this driver does not manage (the drain's BGP_DEVICE_GLOBAL): as it is
-            out += [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
+            out += mine
             continue
         have = owned.get(table, {})
-        want = jsonpatch.apply_patch({table: json.loads(json.dumps(have))},
-                                     [op for op in ops if op["path"].split("/")[1] == table.replace("~", "~0").replace("/", "~1")]
-                                     )[table]
+        want = jsonpatch.apply_patch({table: copy.deepcopy(have)}, mine)[table]
         theirs = foreign.get(table, {})
         if not config.get(table):
             if want:
@@ -182,11 +179,10 @@ def device_patch(ops, config, owned, foreign, managed):
             continue
         for key in sorted(set(have) | set(want)):
             before, after = have.get(key), want.get(key)
-            shared = key in theirs   # the key is not wholly ours
             if before == after:
                 continue
             if after is None:
-                if table == "PORT" or (shared and theirs[key]):
+                if table == "PORT" or theirs.get(key):   # the key also holds fields not ours
                     out += [{"op": "remove", "path": pointer(table, key, f)} for f in sorted(before)]
                 else:
                     out.append({"op": "remove", "path": pointer(table, key)})
