@@ -94,11 +94,12 @@ class GcuTxn(ShellMarkers, Transaction):
         """The patch for this switch (configdb.device_patch over the before-image), written to a file."""
         if self.base_image is None:
             raise StepError("stage", None, "", "no before-image to build the device patch from")
-        ops = self._device_ops(self._ops_of(cmds), self.base_image)
+        config, owned, foreign = configdb.device_view(self.base_image.managed, self.base_image.outside)
+        ops = configdb.device_patch(self._ops_of(cmds), config, owned, foreign, managed=self.driver.config_tables)
         self.staged = ops
-        self.flaps = self._flaps(ops, self.base_image)
-        self.transient = transient_paths(self.flaps)
-        config = configdb.device_view(self.base_image.managed, self.base_image.outside)[0]
+        self.flaps = flapping_ports(ops, config)
+        # what GCU's own admin-down moves show while the patch is applied (Changes(transient=...))
+        self.transient = set("PORT > %s > admin_status %s" % (p, a) for p in self.flaps for a in ("down", "up"))
         self.put_file("stage", self.patch_file(), _compact(guarded(ops, config)))
 
     def commit(self, verify, precheck=None):
@@ -231,10 +232,6 @@ class GcuTxn(ShellMarkers, Transaction):
     def _device_ops(self, ops, img):
         return configdb.device_patch(ops, *configdb.device_view(img.managed, img.outside), managed=self.driver.config_tables)
 
-    @staticmethod
-    def _flaps(ops, img):
-        return flapping_ports(ops, configdb.device_view(img.managed, img.outside)[0])
-
     def _checkpoints(self, step):
         """``config list-checkpoints``: a JSON list of names (config/main.py, json.dumps indent 4)."""
         out = self._ok(step, "%s list-checkpoints" % CONFIG, note="config list-checkpoints failed")
@@ -256,7 +253,7 @@ def flapping_ports(ops, config):
     them) on a switch holding ``config``: a port-critical row of the port changes and the port is admin up now."""
     ports = set()
     for op in ops:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        parts = configdb.parts(op["path"])
         if not parts or parts[0] not in PORT_CRITICAL:
             continue
         keys = [parts[1]] if len(parts) > 1 else list((op.get("value") or {}).keys())
@@ -301,14 +298,6 @@ def _critical_rows(config, port):
             for t in PORT_CRITICAL]
 
 
-def transient_paths(ports):
-    """The paths GCU's own admin-down moves show while a patch is applied (Changes(transient=...))."""
-    out = set()
-    for port in ports:
-        out.update(("PORT > %s > admin_status down" % port, "PORT > %s > admin_status up" % port))
-    return out
-
-
 def guarded(ops, config):
     """``ops`` preceded by an RFC 6902 ``test`` of the value this run read at every path it replaces or removes (or
     adds over an existing member): GCU simulates the whole patch on the CONFIG_DB it reads when ``apply-patch`` starts
@@ -322,7 +311,7 @@ def guarded(ops, config):
         if op.get("op") not in ("replace", "remove", "add") or path in seen:
             continue
         node, found = config, True
-        for part in [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]:
+        for part in configdb.parts(path):
             if isinstance(node, dict) and part in node:
                 node = node[part]
             else:
