@@ -1,17 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Community SONiC over CONFIG_DB (platform ``community_sonic``): the switch intent as the CONFIG_DB tables SONiC
-stores, rendered by nos/sonic_tables.py (shared with AsterNOS's CONFIG_DB opt-in), read back from ``show
-runningconfiguration all`` (sonic-utilities show/main.py: CONFIG_DB as JSON) and changed by RFC 6902 JSON Patch
-(``config apply-patch``, sonic-utilities generic_config_updater: nos/gcu.py).
-
-This module is everything community SONiC adds: which keys and fields of a read-back are ours, how the render fits
-the switch's buffer model, the brownfield items, and the readers of its own show output (``show ip bgp summary``,
-``show acl table`` / ``show acl rule``) that its driver declares. Nothing else imports it but the registry.
-
-Canonical text (what ``render``/``parse`` return, compared byte for byte like every driver's): one
-line per owned key (``TABLE|key``) and one per owned field (``TABLE|key field value``), sorted. The
-offline artifact and the device exchange JSON; text is only the comparable view.
+"""Community SONiC over CONFIG_DB (platform ``community_sonic``): the intent as CONFIG_DB tables (nos/sonic_tables.py,
+shared with AsterNOS's opt-in), read back from ``show runningconfiguration all`` (sonic-utilities show/main.py: CONFIG_DB
+as JSON), changed by RFC 6902 JSON Patch (``config apply-patch``, generic_config_updater: nos/gcu.py). This module is
+what community SONiC adds: which keys and fields of a read-back are ours, the fit to the switch's buffer model, the
+brownfield items and the readers of its own show output. Canonical text (nos/configdb.py ``text``) is only the
+comparable view; the offline artifact and the device exchange JSON.
 """
 
 from __future__ import annotations
@@ -28,6 +22,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import sv
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainSetting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.takeover import _item
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_tables import (  # noqa: F401 - TABLES: the oracle test's
     MAP_TABLES, PBR, TABLE, TABLES, pbr_rule, render)
 
@@ -40,10 +35,8 @@ def _owned_keys(table, key, intent, sections, port):
         return None
     ports = set(port(p) for p in ports_of(intent))
     parts = key.split("|")
-    if table in MAP_TABLES or table in ("WRED_PROFILE", "SCHEDULER", "ACL_TABLE"):
+    if table in MAP_TABLES or table in ("WRED_PROFILE", "SCHEDULER", "ACL_TABLE", "ACL_RULE"):
         return "*" if key.startswith(PREFIX) else None
-    if table == "ACL_RULE":
-        return "*" if parts[0].startswith(PREFIX) else None
     if table in ("PORT", "PORT_QOS_MAP"):
         return set(spec.fields) if key in ports else None
     if table == "PFC_WD":
@@ -54,7 +47,7 @@ def _owned_keys(table, key, intent, sections, port):
         return set(spec.fields) if parts[0] in ports else None
     if table == "CABLE_LENGTH":
         return ports if key == "AZURE" else None
-    if table in ("INTERFACE",):
+    if table == "INTERFACE":
         return "*" if parts[0] in ports else None
     if table == "LOOPBACK_INTERFACE":
         return "*" if parts[0] == "Loopback0" else None
@@ -78,7 +71,9 @@ def _ownership(table, key, row, intent, sections, port, planned):
         own = None   # the switch's own PG (PG 0's lossy profile, a template's `3-4`, buffermgrd's pg_lossless rows)
     if table == "QUEUE" and own is None and isinstance(row, dict) and "qos" in sections \
             and key.split("|")[0] in planned:
-        own = _queue_fields(row)
+        # the switch's own scheduler.N on the other queues stays the switch's. Known limit: a queue we configure that
+        # held the switch's own scheduler has it replaced; the GCU rollback brings it back only when this run fails
+        own = set(f for f in ("scheduler", "wred_profile") if str(row.get(f, "")).startswith(PREFIX)) or None
     return own
 
 
@@ -198,38 +193,13 @@ def _lossless_queue_notes(tables, config):
     return notes
 
 
-def _queue_fields(fields):
-    """A plan port's queue: its scheduler / wred_profile fields are ours when they name our objects (the switch's
-    own scheduler.N on the other queues stays the switch's). Known limit: a queue we configure that held the
-    switch's own scheduler has it replaced; the GCU rollback brings it back only when this run fails (nos/gcu.py)."""
-    own = set(f for f in ("scheduler", "wred_profile") if str(fields.get(f, "")).startswith(PREFIX))
-    return own or None
-
-
-def owned_tables(config, intent, sections, port=lambda p: p):
-    """A whole CONFIG_DB (``show runningconfiguration all``) -> the owned tables, same shape as render."""
-    out = {}
-    planned = set(port(p) for p in ports_of(intent))
-    for table in sorted(config):
-        rows = config[table]
-        if not isinstance(rows, dict):
-            continue
-        for key in sorted(rows):
-            own = _ownership(table, key, rows[key], intent, sections, port, planned)
-            if own is None or not isinstance(rows[key], dict):
-                continue
-            fields = dict(rows[key]) if own == "*" else dict((f, v) for f, v in rows[key].items() if f in own)
-            if own == "*" or fields:
-                out.setdefault(table, {})[key] = fields
-    return out
-
-
-def outside(config, intent, sections, port=lambda p: p):
-    """Every (TABLE, key, field) path of a whole CONFIG_DB that is not ours, as sorted text paths; a key of the
-    switch's own with no field shows as ``TABLE|key``. A key whose fields are all ours (one we created) has none:
-    it comes and goes with them. A port keeps its own fields (lanes, speed) here, so a patch that removed a PORT
-    key would show as their loss (and configdb.device_patch never removes one)."""
-    out = []
+def split(config, intent, sections, port=lambda p: p):
+    """A whole CONFIG_DB (``show runningconfiguration all``) -> (the owned tables, same shape as render; every
+    (TABLE, key, field) that is not ours, as sorted text lines). A key of the switch's own with no field shows as
+    ``TABLE|key``; a key whose fields are all ours (one we created) has no line: it comes and goes with them. A port
+    keeps its own fields (lanes, speed) outside, so a patch that removed a PORT key would show as their loss (and
+    configdb.device_patch never removes one)."""
+    owned, out = {}, []
     planned = set(port(p) for p in ports_of(intent))
     for table in sorted(config):
         rows = config[table]
@@ -238,15 +208,16 @@ def outside(config, intent, sections, port=lambda p: p):
             continue
         for key in sorted(rows):
             own = _ownership(table, key, rows[key], intent, sections, port, planned)
+            fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
+            mine = dict(fields) if own == "*" else dict((f, v) for f, v in fields.items() if f in (own or ()))
+            if own is not None and isinstance(rows[key], dict) and (own == "*" or mine):
+                owned.setdefault(table, {})[key] = mine
             if own == "*" or derived(config, table, key, rows[key]):
                 continue
-            fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
             if own is None and not fields:
                 out.append("%s|%s" % (table, key))   # a bare key of the switch's own (an address, a loopback)
-            for field in sorted(fields):
-                if own is None or field not in own:
-                    out.append("%s|%s %s %s" % (table, key, field, field_text(fields[field])))
-    return out
+            out += ["%s|%s %s %s" % (table, key, f, field_text(fields[f])) for f in sorted(fields) if f not in mine]
+    return owned, out
 
 
 # --- its own show output, read for switch_validate (sonic-utilities' tables; no JSON form) -----------------------
@@ -420,11 +391,7 @@ class SonicDbDriver(Driver):
     def intended_image(self, base, after):
         """``base`` with ``after`` as its managed view, less the switch's own values of the fields ``after`` sets (a
         QUEUE row of the switch's whose scheduler/wred_profile become ours: one field, one value)."""
-        mine = set()
-        for line in after.splitlines():
-            head, _sp, rest = line.partition(" ")
-            if rest:
-                mine.add("%s > %s" % (self.path(head), rest.partition(" ")[0]))
+        mine = set(self.value(path)[0] for path in self.paths(after) if path.count(" > ") == 2)
         want = base.with_managed(after)
         want.outside = [p for p in base.outside if self.value(p)[0] not in mine]
         return want
@@ -444,7 +411,7 @@ class SonicDbDriver(Driver):
                             "%s; their links, BGP sessions and hosts flap" % (len(ports), ", ".join(ports))}]
 
     def parse(self, running, intent, sections=SECTIONS):
-        return text(owned_tables(self.config(running), intent, sections, port=self.port))
+        return text(split(self.config(running), intent, sections, port=self.port)[0])
 
     # --- family hooks: CONFIG_DB is its own driver family (nos/base.py Driver) -------------------------
     @staticmethod
@@ -458,7 +425,7 @@ class SonicDbDriver(Driver):
         return [self.path(line) for line in managed.splitlines() if line.strip()]
 
     def outside(self, running, intent, sections=SECTIONS):
-        return sorted(self.path(line) for line in outside(self.config(running), intent, sections, port=self.port))
+        return sorted(self.path(line) for line in split(self.config(running), intent, sections, port=self.port)[1])
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):
         return takeover_items(tables_of(before_image.managed), tables_of(after),
@@ -479,9 +446,7 @@ class SonicDbDriver(Driver):
         """JSON Patch ops (typed: configdb.PatchOp) from the current managed view to the intended one."""
         return patch_ops(patch(tables_of(current), tables_of(intended)))
 
-    def commands(self, ops):
-        """One JSON string per op (keys sorted): what the GCU transaction builds the switch's patch from."""
-        return configdb_commands(ops)
+    commands = staticmethod(configdb_commands)   # one JSON string per op: the GCU transaction's patch is built from them
 
     def state(self, managed):
         return {"tables": tables_of(managed)}
@@ -533,11 +498,6 @@ def takeover_items(before, after, config=None):
                                "cable length %s of %s would become %s: its lossless headroom is recomputed" % (
                                    cable, port, planned or "none")))
     return items + _vlan_items(after, config) + _mtu_items(before, after, config)
-
-
-def _item(kind, item, actual, expected, message):
-    from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
-    return takeover._item(kind, item, actual, expected, message)
 
 
 def _bgp_items(before, after, config):
