@@ -28,53 +28,42 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.sonic_tables imp
 
 
 # --- what is ours on read-back ----------------------------------------------------------------------
-def _owned_keys(table, key, intent, sections, port):
-    """The fields of ``table|key`` that are ours ('*' = the whole key), or None."""
+def _ownership(table, key, row, intent, sections, planned):
+    """The fields of one CONFIG_DB row ``table|key`` that are ours ('*' = the whole key), or None. ``planned``: the
+    plan's port names, computed once per read."""
     spec = TABLE.get(table)
     if spec is None or spec.section not in sections:
         return None
-    ports = set(port(p) for p in ports_of(intent))
-    parts = key.split("|")
+    first = key.split("|")[0]
     if table in MAP_TABLES or table in ("WRED_PROFILE", "SCHEDULER", "ACL_TABLE", "ACL_RULE"):
         return "*" if key.startswith(PREFIX) else None
     if table in ("PORT", "PORT_QOS_MAP"):
-        return set(spec.fields) if key in ports else None
+        return set(spec.fields) if key in planned else None
     if table == "PFC_WD":
         if key == "GLOBAL":
             return {"POLL_INTERVAL"}
-        return set(spec.fields) - {"POLL_INTERVAL"} if key in ports else None
-    if table == "BUFFER_PG":
-        return set(spec.fields) if parts[0] in ports else None
+        return set(spec.fields) - {"POLL_INTERVAL"} if key in planned else None
+    if table == "BUFFER_PG":   # not the switch's own PG (PG 0's lossy profile, a template's `3-4`, buffermgrd's rows)
+        return set(spec.fields) if first in planned and _our_pg(key, row) else None
+    if table == "QUEUE":
+        if not isinstance(row, dict) or first not in planned:
+            return None
+        # a plan port's queue: the fields that name our AIF- objects (the switch's own scheduler.N on the other queues
+        # stays the switch's). Known limit: a queue we configure that held the switch's own scheduler has it replaced;
+        # the GCU rollback brings it back only when this run fails (nos/gcu.py)
+        return set(f for f in ("scheduler", "wred_profile") if str(row.get(f, "")).startswith(PREFIX)) or None
     if table == "CABLE_LENGTH":
-        return ports if key == "AZURE" else None
+        return planned if key == "AZURE" else None
     if table == "INTERFACE":
-        return "*" if parts[0] in ports else None
+        return "*" if first in planned else None
     if table == "LOOPBACK_INTERFACE":
-        return "*" if parts[0] == "Loopback0" else None
-    vlans = set("Vlan%d" % s["vlan"] for s in svis(intent))
+        return "*" if first == "Loopback0" else None
     if table in ("VLAN", "VLAN_INTERFACE", "VLAN_MEMBER"):
-        return "*" if parts[0] in vlans else None
+        return "*" if first in set("Vlan%d" % s["vlan"] for s in svis(intent)) else None
     if table == "BGP_NEIGHBOR":
-        return "*" if len(parts) == 1 else None   # the default-VRF sessions are the plan's whole
-    if table == "DEVICE_METADATA":
-        return {"bgp_asn"} if key == "localhost" else None
-    if table == "BGP_BBR":
-        return {"status"} if key == "all" else None
-    return None
-
-
-def _ownership(table, key, row, intent, sections, port, planned):
-    """Which fields of one CONFIG_DB row are ours (see _owned_keys); a QUEUE row of a planned port is ours only
-    in the fields that name our AIF- objects. ``planned``: the plan's port names, computed once per read."""
-    own = _owned_keys(table, key, intent, sections, port)
-    if table == "BUFFER_PG" and own is not None and not _our_pg(key, row):
-        own = None   # the switch's own PG (PG 0's lossy profile, a template's `3-4`, buffermgrd's pg_lossless rows)
-    if table == "QUEUE" and own is None and isinstance(row, dict) and "qos" in sections \
-            and key.split("|")[0] in planned:
-        # the switch's own scheduler.N on the other queues stays the switch's. Known limit: a queue we configure that
-        # held the switch's own scheduler has it replaced; the GCU rollback brings it back only when this run fails
-        own = set(f for f in ("scheduler", "wred_profile") if str(row.get(f, "")).startswith(PREFIX)) or None
-    return own
+        return "*" if first == key else None   # the default-VRF sessions are the plan's whole
+    # DEVICE_METADATA|localhost bgp_asn, BGP_BBR|all status
+    return set(spec.fields) if key == {"DEVICE_METADATA": "localhost", "BGP_BBR": "all"}.get(table) else None
 
 
 def _our_pg(key, row):
@@ -207,7 +196,7 @@ def split(config, intent, sections, port=lambda p: p):
             out.append("%s %s" % (table, json.dumps(rows, sort_keys=True)))
             continue
         for key in sorted(rows):
-            own = _ownership(table, key, rows[key], intent, sections, port, planned)
+            own = _ownership(table, key, rows[key], intent, sections, planned)
             fields = rows[key] if isinstance(rows[key], dict) else {"": rows[key]}
             mine = dict(fields) if own == "*" else dict((f, v) for f, v in fields.items() if f in (own or ()))
             if own is not None and isinstance(rows[key], dict) and (own == "*" or mine):
