@@ -18,7 +18,6 @@ HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import is_drain_child
 
 
 def parse_tree(text):
@@ -179,7 +178,7 @@ class CliDriver(Driver):
                 if kept:
                     out.append((line, kept))
             elif self._owned(line, sections) or any(rx.match(line) for rx in extra):
-                out.append((line, [c for c in children if not is_drain_child(self, line, c[0])]))
+                out.append((line, [c for c in children if not self.drain.is_child(line, c[0])]))
         return self.canonical(out)
 
     def _hconfig(self, text):
@@ -231,7 +230,7 @@ class CliDriver(Driver):
             if shown is not None:
                 walk([(shown, children)], "")
             else:   # an owned block: only a maintenance drain line in it is not ours (nos/drain.py)
-                walk([c for c in children if is_drain_child(self, line, c[0])], line + " > ")
+                walk([c for c in children if self.drain.is_child(line, c[0])], line + " > ")
         return sorted(out)
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):

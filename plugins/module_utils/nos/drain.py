@@ -1,33 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Maintenance drain: before a change that can disturb forwarding, the switch announces its routes with
-the BGP GRACEFUL_SHUTDOWN community (RFC 8326), so its neighbours move traffic to the other paths; the
-change is applied and verified; then the drain is taken back. Pure logic: which line drains a NOS, how
-a managed config looks drained, and which changes need a drain (apply.py runs the three steps).
+"""Maintenance drain: before a change that can disturb forwarding, the switch announces its routes with the BGP
+GRACEFUL_SHUTDOWN community (RFC 8326), so its neighbours move traffic away; the change is applied and verified; then
+the drain is taken back (nos/drainstep.py runs the steps). Each driver declares its drain (``DrainLine``,
+``FlatDrainLine``, ``DrainSetting`` or ``NoDrain(why)``) with its source beside it.
 
-One line per NOS, inside the default-VRF ``router bgp`` the underlay section owns. The line is a
-maintenance state, not intent: the drivers leave it out of the managed view (a switch someone else
-drained stays drained, and is never "drift"), so it shows in the Image's ``outside`` part, where apply.py
-checks that its drain added exactly that line and its undrain took exactly that line back.
-
-* FRR 8.4: ``bgp graceful-shutdown`` (FRR user guide, BGP, "Graceful Shutdown"; accepted and printed by
-  the FRR 8.4.4 engine of the twin, after ``no bgp ebgp-requires-policy``). FRR receivers lower a
-  GSHUT-tagged path to local-preference 0 by themselves.
-* NX-OS: ``graceful-shutdown activate`` (cisco.nxos ``nxos_bgp_global``: ``graceful_shutdown.activate``;
-  Cisco Nexus 9000 Unicast Routing Guide, BGP graceful shutdown). Receivers honour it by default
-  (``graceful-shutdown aware``).
-* NVUE: ``nv set router bgp graceful-shutdown on`` (NVIDIA NVUE command reference, BGP).
-* community SONiC: not a line but a CONFIG_DB field, ``BGP_DEVICE_GLOBAL|STATE tsa_enabled`` ``true`` / ``false``
-  (SONiC's traffic shift away, the state its ``TSA`` / ``TSB`` scripts set), changed by a GCU patch; the drain and
-  the undrain each move only that field (``is_drain_setting``), proven by the read-back.
-
-``auto`` drains spines (their traffic has the other spines to go to) and not host-facing leafs (their hosts are
-single-homed on them: nothing to move, measured to cost probes on the twin); ``always`` drains both.
-
-No drain here (the run goes on undrained and says so): EOS drains through maintenance mode (``maintenance``
-/ ``unit System`` / ``quiesce``, Arista EOS User Manual, Maintenance Mode), a block outside the managed
-``router bgp``; Enterprise SONiC klish: no vendor source for a graceful-shutdown line found; AsterNOS: no BGP is
-configured there (Easy RoCE QoS only).
+The drain line is a maintenance state, not intent: drivers leave it out of the managed view (a switch someone else
+drained stays drained and is never drift), so it shows in the Image's ``outside`` part, where the drain step checks
+that the drain added exactly that line (or CONFIG_DB field) and the undrain took exactly it back.
+``auto`` drains spines, not host-facing leafs (single-homed hosts: nothing to move; see ``single_homed_leaf``).
 """
 
 from __future__ import annotations
@@ -154,50 +135,12 @@ class DrainSetting(NoDrain):
         return None
 
 
-# --- what apply.py and switch_facts ask, of the driver's declaration ---------------------------------------
-def supported(driver):
-    return bool(driver.drain)
-
-
-def why_not(driver):
-    return driver.drain.why
-
-
-def is_drain_setting(driver, path):
-    """True for a path that is the drain setting in any state (a CONFIG_DB field with its value, the drain line):
-    what a drain or an undrain may move, and nothing else."""
-    return driver.drain.is_setting(driver, path)
-
-
-def is_drain_child(driver, parent, child):
-    """True for the drain line under the default-VRF ``router bgp``: a maintenance state, never part of
-    the managed view (a switch someone else drained stays drained; ours is added and taken back here)."""
-    return driver.drain.is_child(parent, child)
-
-
-def drain_paths(driver, outside):
-    """The drain line(s) in an Image's ``outside`` paths."""
-    return driver.drain.paths(driver, outside)
-
-
 def drained_by_anyone(driver, outside):
     """Every drain the running config shows (ours or an engineer's): our drain line, or the NOS's own
     maintenance mode where the driver knows its shape (``maintenance_drain``, reported by the audit; this
     collection never sends it)."""
     rx = driver.maintenance_drain
-    return drain_paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
-
-
-def blocked(driver, managed, outside):
-    """Why this switch cannot be drained by this collection now, or None."""
-    return driver.drain.blocked(driver, managed, outside)
-
-
-def commands(driver, managed, on):
-    """Config commands that add (``on``) or take back the drain line, for the NOS's plain push
-    (the transaction's ``push_reverse``); None when the managed config has no ``router bgp`` of ours.
-    A CONFIG_DB NOS: one JSON Patch op setting the drain field (``blocked`` says when the switch lacks it)."""
-    return driver.drain.commands(driver, managed, on)
+    return driver.drain.paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
 
 
 def single_homed_leaf(intent):

@@ -39,7 +39,7 @@ class DrainStep(object):
         state["records"] = [m.name + "-d" for m in recs]
         ended = [m for m in recs if m.ended() or m.stale(self.lock_ttl, now)]
         if ended:
-            state["undrain"] = drainmod.supported(self.driver)
+            state["undrain"] = bool(self.driver.drain)
             state["by"] = ("this collection: run %s drained it and ended before undraining it; the next apply takes the "
                            "drain back" % ", ".join(m.describe(now) for m in ended))
         elif recs:
@@ -65,7 +65,7 @@ class DrainStep(object):
         then remove the records. A switch without the drain line only loses the record."""
         names = ", ".join(m.name for m in records)
         now = self.read_image("undrain")
-        if drainmod.supported(self.driver) and drainmod.drain_paths(self.driver, now.outside):
+        if self.driver.drain and self.driver.drain.paths(self.driver, now.outside):
             try:
                 got = self._push_drain(now, False)
                 if save:
@@ -96,11 +96,12 @@ class DrainStep(object):
 
     def _no_drain_because(self, before):
         """Why a change that calls for a drain goes on undrained, or None."""
-        if not drainmod.supported(self.driver):
-            return drainmod.why_not(self.driver)
+        if not self.driver.drain:
+            return self.driver.drain.why
         if self.drain == "auto" and drainmod.single_homed_leaf(self.intent):
             return "a leaf: its hosts are single-homed on it, so there is no other path to drain them to"
-        return drainmod.blocked(self.driver, before, self.before_image.outside if self.before_image is not None else ())
+        outside = self.before_image.outside if self.before_image is not None else ()
+        return self.driver.drain.blocked(self.driver, before, outside)
 
     def _apply_drained(self, txn, before, after, cmds, save, expected_digest):
         """Drain, apply (verified, undone on failure), undrain: the drain is part of the transaction. Only
@@ -115,7 +116,7 @@ class DrainStep(object):
             self.notes.append(self.drained)
             return self._apply_held(txn, before, after, cmds, save, expected_digest)
         pre = self._unchanged(self.read_image("drain"), expected_digest)
-        found = drainmod.drain_paths(self.driver, pre.outside)
+        found = self.driver.drain.paths(self.driver, pre.outside)
         if found:
             self.drained = "the switch was already drained, not by this run (%s): left drained" % ", ".join(found)
             self.notes.append(self.drained)
@@ -187,7 +188,7 @@ class DrainStep(object):
 
     def _push_drain(self, ref, on):
         """Add (``on``) or take back the drain line, then prove that exactly that line moved; returns the Image."""
-        cmds = drainmod.commands(self.driver, ref.managed, on)
+        cmds = self.driver.drain.commands(self.driver, ref.managed, on)
         step = "drain" if on else "undrain"
         dtx = self._transaction()
         try:
@@ -195,12 +196,12 @@ class DrainStep(object):
         finally:
             dtx.cleanup()
         got = self.read_image(step)
-        moved = drainmod.drain_paths(self.driver, got.outside if on else ref.outside)
+        moved = self.driver.drain.paths(self.driver, got.outside if on else ref.outside)
 
         def rest(img):   # everything but the drain setting (a line, or a CONFIG_DB field in either state)
-            return set(p for p in img.outside if not drainmod.is_drain_setting(self.driver, p))
+            return set(p for p in img.outside if not self.driver.drain.is_setting(self.driver, p))
         if got.managed != ref.managed or rest(got) != rest(ref) or len(moved) != 1 \
-                or bool(drainmod.drain_paths(self.driver, got.outside)) != on:
+                or bool(self.driver.drain.paths(self.driver, got.outside)) != on:
             raise StepError(step, "; ".join(cmds), "", "the config read back is not the %s plus only the drain line: %s"
                             % ("before-image" if on else "applied config", differences(got, ref)))
         return got
@@ -214,7 +215,7 @@ class DrainStep(object):
         try:
             self.io.fresh("undrain")
             now = self.read_image("undrain")
-            if not drainmod.drain_paths(self.driver, now.outside):
+            if not self.driver.drain.paths(self.driver, now.outside):
                 self._close_drain(txn)
                 return "undrained (no drain line left on the switch)"
             self._push_drain(now, False)

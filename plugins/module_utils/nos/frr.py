@@ -32,7 +32,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, local_destinations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import cli_op, flatten
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine, is_drain_child
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 FRR_SECTIONS = ("underlay", "pbr")
@@ -218,7 +218,7 @@ class FrrDriver(Driver):
             elif kind == "router bgp" and "underlay" in sections and name.isdigit():
                 # the default-VRF instance is the plan's, whole (but a maintenance drain: nos/drain.py);
                 # `router bgp ASN vrf NAME` is not ours
-                out[(kind, name)] = [ln for ln in lines if not is_drain_child(self, "router bgp " + name, ln)]
+                out[(kind, name)] = [ln for ln in lines if not self.drain.is_child("router bgp " + name, ln)]
             elif kind in ("nexthop-group", "pbr-map") and "pbr" in sections and name.startswith(PREFIX):
                 out[(kind, name)] = lines
         return self._text(out)

@@ -24,7 +24,7 @@ def leaf(platform):
 def running_with_drain(driver, managed, on):
     """What the switch prints after the drain commands: the managed config plus the drain line where the NOS
     prints it (FRR 8.4.4: after `no bgp ebgp-requires-policy`, seen on the engine)."""
-    cmds = drain.commands(driver, managed, on)
+    cmds = driver.drain.commands(driver, managed, on)
     if driver.name == "nvue":
         return managed + cmds[0] + "\n"
     lines = managed.splitlines()
@@ -37,7 +37,7 @@ def running_with_drain(driver, managed, on):
 def test_drain_line_is_outside_the_managed_view(platform):
     driver, intent, qos = leaf(platform)
     managed = driver.render(intent, qos, SECTIONS)
-    cmds = drain.commands(driver, managed, True)
+    cmds = driver.drain.commands(driver, managed, True)
     assert CASES[platform][1] is None or cmds[1] == CASES[platform][1], cmds
     running = running_with_drain(driver, managed, True)
     plain, drained = image(driver, managed, intent, SECTIONS), image(driver, running, intent, SECTIONS)
@@ -45,16 +45,16 @@ def test_drain_line_is_outside_the_managed_view(platform):
     assert drained.managed == plain.managed == managed
     assert driver.commands(driver.diff(drained.managed, managed)) == []
     # the drain line is the one thing the outside part gained
-    assert set(drained.outside) - set(plain.outside) == set(drain.drain_paths(driver, drained.outside))
-    assert len(drain.drain_paths(driver, drained.outside)) == 1
-    assert drain.drain_paths(driver, plain.outside) == []
+    assert set(drained.outside) - set(plain.outside) == set(driver.drain.paths(driver, drained.outside))
+    assert len(driver.drain.paths(driver, drained.outside)) == 1
+    assert driver.drain.paths(driver, plain.outside) == []
 
 
 @pytest.mark.parametrize("platform", sorted(CASES))
 def test_undrain_commands_take_back_only_the_drain_line(platform):
     driver, intent, qos = leaf(platform)
     managed = driver.render(intent, qos, SECTIONS)
-    off = drain.commands(driver, managed, False)
+    off = driver.drain.commands(driver, managed, False)
     assert [c for c in off if "graceful-shutdown" in c] == [
         {"frr": " no bgp graceful-shutdown", "nxos": "  no graceful-shutdown activate",
          "nvue": "nv unset router bgp graceful-shutdown"}[platform]]
@@ -62,13 +62,13 @@ def test_undrain_commands_take_back_only_the_drain_line(platform):
 
 def test_no_router_bgp_no_drain():
     driver, intent, qos = leaf("nxos")
-    assert drain.commands(driver, driver.render(intent, qos, ("qos", "mtu", "pbr")), True) is None
+    assert driver.drain.commands(driver, driver.render(intent, qos, ("qos", "mtu", "pbr")), True) is None
 
 
 @pytest.mark.parametrize("platform", ["eos", "dell_sonic", "asternos"])
 def test_unsupported_nos_says_why(platform):
     driver = get_driver(platform)
-    assert not drain.supported(driver) and drain.why_not(driver)
+    assert not driver.drain and driver.drain.why
 
 
 def test_reasons_name_the_disturbing_change():

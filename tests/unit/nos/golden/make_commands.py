@@ -83,8 +83,8 @@ def corpus():
                     entry[label] = cmds if isinstance(cmds, str) else [str(c) for c in cmds]
                     if not isinstance(cmds, str):
                         entry[label + "_lines"] = _lines(drv, cmds)
-                for on in ((True, False) if drain.supported(drv) else ()):
-                    cmds = drain.commands(drv, full, on)
+                for on in ((True, False) if drv.drain else ()):
+                    cmds = drv.drain.commands(drv, full, on)
                     entry["drain_%s" % on] = None if cmds is None else [str(c) for c in cmds]
                     if cmds:
                         entry["drain_%s_lines" % on] = _lines(drv, cmds)
