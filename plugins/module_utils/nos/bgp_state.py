@@ -1,26 +1,13 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""BGP session state read from a switch's own show output, one parser per NOS, judged against the plan by one
-function (``judge``): every planned neighbor Established with the planned remote AS, no unplanned session.
-
-Each driver declares its read (``bgp_summary = Read(command, parser)``, nos/base.py). The commands, and the capture
-each parser is tested on (tests/fixtures/switches/SOURCE.md):
-  frr   ``vtysh -c 'show bgp ipv4 unicast summary json'``: ``peers`` -> address -> ``state`` / ``remoteAs``
-        (FRR 8.4 itself, the routed twin)
-  eos   ``show ip bgp summary vrf all | json``: ``vrfs.default.peers`` -> address -> ``peerState`` / ``asn`` (a string,
-        asdot where the switch prints asdot) (napalm's EOS driver sends this command; its captured answer)
-  nxos  ``show bgp all summary vrf all | json``: ``TABLE_vrf.ROW_vrf`` (``vrf-name-out`` default) -> ``TABLE_af.ROW_af``
-        -> ``TABLE_saf.ROW_saf`` (``af-name`` IPv4 Unicast) -> ``TABLE_neighbor.ROW_neighbor`` -> ``neighborid``,
-        ``neighboras``, ``state``; NX-OS gives a ROW as an object, not a one-element list, when there is one
-        (napalm's NX-OS driver sends this command; its captured answers)
-  nvue  ``nv show vrf default router bgp neighbor``: the Cumulus Linux 5.12+ table ``Neighbor AS State ...
-        Afi-Safi``, columns as wide as their dashes, one line per address family, the AS blank while a session is
-        down (NVIDIA's Cumulus Linux user guide, Troubleshooting BGP, 5.12 and 5.14)
-  A driver's module may hold its own parser on the shared pieces here (``as_number``, ``dash_table``), as the
-        CONFIG_DB driver does for sonic-utilities' ``show ip bgp summary`` table
-
-The NVUE ``-o json`` summary has no published example, so its table is read instead. Pure: no Ansible, no I/O.
-"""
+"""BGP session state from a switch's own show output, one parser per NOS (a driver declares ``bgp_summary =
+Read(command, parser)``), judged against the plan by ``judge``: every planned neighbor Established with the planned
+remote AS, no unplanned session. Each parser is tested on a capture (tests/fixtures/switches/SOURCE.md): frr on FRR 8.4
+itself (the routed twin); eos (``vrfs.default.peers``, the AS a string, asdot where the switch prints it) and nxos
+(``TABLE_vrf`` ... ``ROW_neighbor``, a single ROW given as an object) on the answers captured for napalm's drivers,
+which send these commands; nvue on the Cumulus Linux 5.12+ ``Neighbor AS State ... Afi-Safi`` table (NVIDIA's CL user
+guide, Troubleshooting BGP, 5.12 and 5.14; its ``-o json`` form has no published example). A driver's module may hold
+its own parser on the shared pieces (``as_number``, ``dash_table``). Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 

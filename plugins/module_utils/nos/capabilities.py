@@ -1,13 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What each platform of a plan will not configure and what its checks cannot verify, from its driver's declarations.
-
-plan.yml prints these as warnings and writes them in report.md (module fabric_artifacts), before any switch is
-touched: an AsterNOS leaf gets a lossless QoS profile only, a Dell SONiC leaf's BGP sessions are not read back, and
-so on. Every word comes from the driver class: ``sections`` (what it renders; the switch role pushes no other),
-``opt_ins`` (a section it renders that a fabric key must enable), ``checks`` (what switch_validate runs there) and
-the reasons its ``bgp_summary`` / ``ppd_read`` give when they are ``facts.Unsupported``. No table keyed by platform.
-"""
+"""What each platform of a plan will not configure and what its checks cannot verify, in words from its driver's
+declarations (``sections``, ``opt_ins``, ``checks``, the ``why`` of an ``Unsupported`` ``bgp_summary`` / ``ppd_read``):
+plan.yml prints them as warnings and writes them in report.md before any switch is touched."""
 
 from __future__ import annotations
 

@@ -1,20 +1,10 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Switch RoCE counters per NOS: PFC pause frames, ECN-marked packets, lossless-queue drops, PFC watchdog events.
-
-Pure functions (no Ansible, no network): one parser per NOS and show command, each tested on real captured
-output (tests/fixtures/switches/, sources in SOURCE.md there; tests/unit/nos/test_counters.py).
-
-Every parser returns the same shape::
-
-    {port: {priority: {counter: value}}}
-
-``priority`` is the PFC priority / traffic class (EOS: tx-queue) as a string ("0".."7"), or ``"all"`` where the NOS
-counts per port only (EOS/NX-OS PFC tables, the NVUE port ECN counter, Linux drops). Counters (absent when the NOS does not
-give them): ``pfc_rx``, ``pfc_tx`` (pause frames), ``ecn_marked`` (packets), ``drops`` (packets),
-``drop_bytes``, ``wd_storms``, ``wd_restores`` (PFC watchdog events), ``wd_state`` (the watchdog's word for the
-queue now: SONiC ``stormed``/``operational``, NVUE ``DEADLOCK``/``OK``).
-"""
+"""Switch RoCE counters: one parser per NOS and show command, each tested on real captured output
+(tests/fixtures/switches/SOURCE.md, tests/unit/nos/test_counters.py); a driver declares its ``counters`` and
+``counter_evidence``. Every parser returns ``{port: {priority: {counter: value}}}``: ``priority`` the PFC priority /
+traffic class as a string, or ``"all"`` where the NOS counts per port only; counters ``COUNTERS`` plus ``wd_state`` (the
+watchdog's word for the queue now), absent where the NOS does not give them. Pure: no Ansible, no network."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -25,7 +15,6 @@ import re
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 
 COUNTERS = ("pfc_rx", "pfc_tx", "ecn_marked", "drops", "drop_bytes", "wd_storms", "wd_restores")
-EVENT_COUNTERS = ("pfc_rx", "pfc_tx", "drops", "wd_storms")     # a rise since the last audit is a finding
 
 
 def _num(text):
@@ -232,10 +221,8 @@ def parse_linux_tc(text):
 
 
 # ------------------------------------------------------------------------------------- shared reads
-# Each driver declares its ``counters`` (a list of facts.Read: command, parser, where) and ``counter_evidence``
-# ({counter: "verified" | "unverified"}, absent: its commands do not give it). Evidence levels
-# (tests/fixtures/switches/SOURCE.md): "verified": tested on real captured output or the vendor's own printed output;
-# "unverified": the format is known only from code or our reading of docs, no captured output was found.
+# ``counter_evidence``: "verified" tested on real captured or vendor-printed output, "unverified" the format known only
+# from code or docs (tests/fixtures/switches/SOURCE.md); absent: the NOS's commands do not give it.
 # SONiC's sonic-utilities tables, from the Linux shell under klish (Dell SONiC, AsterNOS):
 SONIC = [Read("show pfc counters", parse_sonic_pfc, "shell"), Read("show queue counters", parse_sonic_queue, "shell"),
          Read("show queue wredcounters", parse_sonic_wred, "shell"), Read("show pfcwd stats", parse_sonic_pfcwd, "shell")]

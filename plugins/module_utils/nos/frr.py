@@ -1,27 +1,17 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""FRR 8.4 driver: a Linux router whose control plane is FRR (whitebox Linux, community SONiC's
-bgpd, the routing suite under Cumulus), reached with netmiko device_type ``linux``: a shell that
-runs ``vtysh``.
+"""FRR 8.4 driver: a Linux router whose control plane is FRR (whitebox Linux, community SONiC's bgpd, Cumulus's
+routing suite), reached with netmiko device_type ``linux``: a shell that runs ``vtysh``. Command sources:
+docs/switch-commands-sources.md#frr-84.
 
-Managed config, in FRR's own ``show running-config`` form (integrated config, profile
-``frr defaults traditional``):
-  underlay  ``interface`` addresses (loopback, fabric /31s, the leaf's host SVI or routed host
-            ports; other interfaces, e.g. management, are never read or touched), the
-            default-VRF ``router bgp`` (RFC 7938 eBGP from the plan's ``bgp``), owned whole
-  pbr       ``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N`` (first the leaf's local
-            destinations ``set vrf unchanged`` = the main table, then per host source
-            ``set nexthop-group`` of the bound spine), ``pbr-policy`` on the host-facing L3
-            interface (the SVI in scheme A, each routed host port in scheme B)
-  qos, mtu  nothing: FRR has no QoS, and port MTU is the Linux/ASIC layer's, not FRR's
-Command sources: docs/switch-commands-sources.md#frr-84.
+Managed config, in FRR's own ``show running-config`` form (integrated config, ``frr defaults traditional``): underlay
+(``interface`` addresses of loopback, fabric /31s and the host SVI or routed host ports; the default-VRF ``router bgp``,
+owned whole) and pbr (``nexthop-group AIF-NH-*``, ``pbr-map AIF-PBR seq N``: the leaf's local destinations ``set vrf
+unchanged`` first, then per host source ``set nexthop-group`` of the bound spine; ``pbr-policy`` on the host-facing L3
+interface). qos and mtu render nothing: FRR has no QoS, and port MTU is the Linux/ASIC layer's.
 
-FRR 8.4's vtysh has no candidate/commit for bgpd, pbrd and zebra interfaces, so the
-transaction (``transactions.FrrVtyshTxn``, run by the shared ``apply.Applier`` flow with the
-controller lock and the compare-and-swap read) checks the change with ``vtysh -C -f`` (dry run),
-applies it with ``vtysh -f``, re-reads the whole running config and compares, and on any failure
-applies the computed reverse and proves it by read-back; save with ``write memory``.
-"""
+FRR 8.4's vtysh has no candidate/commit, so ``transactions.FrrVtyshTxn`` dry-runs the change (``vtysh -C -f``),
+applies it (``vtysh -f``), re-reads and compares, and on failure applies the computed reverse, proven by read-back."""
 
 from __future__ import annotations
 

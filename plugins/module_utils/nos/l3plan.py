@@ -1,11 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The routed side of one leaf/spine slice, as CLI drivers (NX-OS, klish) need it: fabric /31s,
-the host-facing L3 interface(s) and where the PPD policy binds.
-
-Pure: reads the slice fields fabric/underlay.py planned (``loopback``, ``uplinks``/``downlinks``
-with ``address``/``prefixlen``, ``host_interfaces``, ``bgp``, ``bindings``).
-"""
+"""The routed side of one leaf/spine slice as CLI drivers (NX-OS, klish) need it, from the fields fabric/underlay.py
+planned: fabric /31s, the host-facing L3 interface(s) and where the PPD policy binds. Pure."""
 
 from __future__ import annotations
 

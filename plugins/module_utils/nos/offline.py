@@ -1,16 +1,10 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Per-switch configuration files rendered offline from the plan (no device reachable): what
-``playbooks/plan.yml`` writes to ``<build>/switches/<name>.cfg``, like AVD's intended configs.
-
-A CONFIG_DB NOS (``offline_format`` json) gets ``<build>/switches/<name>.json`` instead: the managed tables as
-``show runningconfiguration all`` prints them (JSON carries no comment; the plan report names what is
-unverified for the platform).
-
-Each file holds every line the switch role would push to an empty switch (the managed sections:
-QoS, MTU, PBR, and the underlay where the driver renders it), in the NOS's own syntax, headed by comments naming the platform and what the
-platform table (fabric/platforms.py) marks unverified for it.
-"""
+"""Per-switch configuration files rendered offline from the plan (no device reachable), what ``playbooks/plan.yml``
+writes to ``<build>/switches/<name>.cfg`` like AVD's intended configs: every line the switch role would push to an
+empty switch, in the NOS's own syntax, headed by comments naming the platform and what fabric/platforms.py marks
+unverified. A CONFIG_DB NOS (``offline_format`` json) gets ``<name>.json``: its managed tables as ``show
+runningconfiguration all`` prints them."""
 
 from __future__ import annotations
 

@@ -1,29 +1,19 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""PPD forwarding state read from a vendor switch's own show output, judged against the plan: per host port,
-the policy that holds the port's host source and the next hop it sends that traffic to right now.
-
-Which show command, in its structured form where the NOS has one, and the capture each parser is tested on
-(tests/fixtures/switches/SOURCE.md):
-  eos   ``show policy-map type pbr | json``: ``policyMaps`` -> policy -> ``configuredIngressIntfs`` and
-        ``classMap`` -> entry -> ``configuredAction.setNexthop.nexthops`` (Arista's own ANTA fixture)
-  nxos  ``show route-map`` (text; NX-OS's ``| json`` form has no capture with a next hop): per sequence the
-        ``ip address (access-lists)`` match and the ``ip next-hop`` set clause (Cisco's genieparser capture)
-  nvue  ``nv show router pbr map <map> rule -o json``: per rule ``match.source-ip``, ``action.nexthop-group``
-        and ``installed`` / ``installed-reason`` (NVIDIA's NVUE command reference)
-  A driver's module may hold its own ``PpdRead`` on the shared judge here, as the CONFIG_DB driver does for
-        sonic-utilities' ``show acl table`` / ``show acl rule``
-
-The names the policies carry come from each driver (``ppd_pins``), the next hop from the plan's binding; the
-uplink a next hop leaves by is the plan's (the leaf uplink whose /31 peer it is: the underlay audit checks the
-addresses). Each driver declares its read (``ppd_read``: one of the classes below); a NOS without one reports
-the check not run (nos/validation.py). Pure: no Ansible, no I/O.
-"""
+"""PPD forwarding state read from a vendor switch's own show output, judged against the plan: per host port, the
+policy holding the port's host source and the next hop it sends that traffic to now. A driver declares its read
+(``ppd_read``: a ``PpdRead`` below, or its own on the shared judge) and names its policies (``ppd_pins``); a NOS
+without one reports the check not run. Each parser is tested on a capture (tests/fixtures/switches/SOURCE.md): eos
+``show policy-map type pbr | json`` (Arista's ANTA fixture); nxos ``show route-map`` text (Cisco's genieparser
+capture; its ``| json`` form has no capture with a next hop); nvue ``nv show router pbr map <map> rule -o json``
+(NVIDIA's NVUE command reference). Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 
 import json
 import re
+
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.bgp_state import finding
 
 ERROR = re.compile(r"^\s*(% ?Invalid|% ?Incomplete|% ?Ambiguous|Error:|ERROR:)", re.M)
 
@@ -90,10 +80,6 @@ def _int_key(key):
 
 
 # --- judging --------------------------------------------------------------------------------------
-def finding(probe, status, expected="", actual="", message=""):
-    return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
-
-
 def uplink_of(intent, next_hop):
     """The leaf uplink whose /31 peer ``next_hop`` is (plan), or None."""
     return next((u["port"] for u in intent.get("uplinks") or [] if u.get("peer") == next_hop), None)
@@ -189,11 +175,6 @@ class NvuePbrMap(PpdRead):
             return finding(probe, "fail", want, _path(intent, hops[0], detail) if hops else detail,
                            "host port %s: the PBR rule is not installed" % pin["binding"]["ingress"])
         return hops, detail
-
-
-def commands(driver, pins):
-    """Show commands that read the PPD state of ``pins`` on the driver's NOS (its ``ppd_read``)."""
-    return driver.ppd_read.commands(pins)
 
 
 def judge(driver, intent, pins, outputs):

@@ -1,14 +1,9 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Section objects: one per managed concern of a CLI driver (qos, mtu, pbr, underlay), holding the
-concern's render function next to the line forms that recognise its lines when the running config is
-read back -- the shape of the ``PARSERS`` of ansible.netcommon's resource modules (rm_base
-network_template: each parser has a ``name``, a ``getval`` regex and a ``setval`` template), so a
-driver never keeps a format string in one place and an "owned" regex in another.
-
-A driver lists its ``Section`` objects; CliDriver derives the read-back tables (top-level lines owned,
-interface children managed) from them and renders by running each wanted section's function.
-"""
+"""Section objects: one per managed concern of a CLI driver (qos, mtu, pbr, underlay), its render function next to the
+line forms that recognise its lines on read-back, the shape of ansible.netcommon's resource-module ``PARSERS``
+(rm_base network_template: ``name``, ``getval`` regex, ``setval`` template). ``attach`` derives a CliDriver's read-back
+tables from them."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
         if "ppd_paths" in checks and not driver.ppd_read.route_lookup:
             # a vendor NOS: the PBR state it shows (policy per host source, its next hop), not a route lookup
             pins = driver.ppd_pins(record)
-            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in ppd_state.commands(driver, pins)]
+            outputs = [conn.send_command(cmd, read_timeout=60) for cmd in driver.ppd_read.commands(pins)]
             result["findings"] += ppd_state.judge(driver, record, pins, outputs)
         elif "ppd_paths" in checks:
             if remote is None:

@@ -1,40 +1,15 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Brownfield guard: the objects of a switch's running config that the plan owns whole and would replace,
-although this collection did not put them there.
+"""Brownfield guard: the objects of a switch's running config that the plan owns whole and would replace, although
+this collection did not put them there (a leaf with its own ``router bgp 65001``: the first push would send ``no router
+bgp 65001``). Ordinary drift to the diff; named here as a *takeover*, so the run refuses them unless the operator allows
+it for that switch (``switch_takeover: true``), and check mode and the audit say so.
 
-The managed view a driver reads (``driver.parse``) holds every line the plan owns, whoever wrote it: on a
-switch the operator already routes (a leaf with its own ``router bgp 65001``, OSPF and addressed uplinks) the
-first push would send ``no router bgp 65001`` and ``no ip address ...`` on the uplinks. Those lines are
-ordinary drift to the diff; here they are named as a *takeover*, so the run can refuse them unless the
-operator allows it for that switch (``switch_takeover: true``), and check mode and the audit can say so.
-
-One engine for every NOS, on the same parse the diff uses: the driver's managed view of the switch
-(``before``) and the rendered intent (``after``), both flattened by the driver's own ``paths`` (nos/base.py),
-plus the Image's ``outside`` paths. What the diff removes or replaces is ``before - after``; each such path,
-and each outside setting the plan would collide with, is classified by the driver family's
-``takeover_forms`` (regexes over paths, in the NOS's syntax; docs/switches.md#brownfield-guard):
-
-* ``bgp``: a BGP instance under another ASN than the plan's (global or per VRF, e.g. NVUE's
-  ``vrf default router bgp autonomous-system``), replaced whole with every neighbor and VRF under it; under the
-  plan's own ASN, an interface (unnumbered) neighbor or a peer group the plan would remove (the plan only ever
-  renders numbered neighbors, so those are someone else's);
-* ``address``: an address (``ip address``, ``ipv4 address``, ``ipv6 address``) on an interface the plan owns
-  (port, loopback, SVI) that the plan would replace or remove, or hold beside its own in another syntax;
-* ``policy``: a policy bound by name on an interface (PBR, service-policy, QoS map bindings) that is not one of
-  ours (``AIF-`` names) and that the plan would remove or replace;
-* ``qos``: a global QoS policy (NX-OS ``system qos`` / ``service-policy type network-qos``) or a DSCP map entry
-  (EOS ``qos map dscp 46 to traffic-class 5``, NVUE ``qos mapping ... dscp 46 switch-priority 5``) the plan would
-  replace or remove;
-* ``vlan``: a port's access VLAN the plan would move (``switchport access vlan 10`` -> ours, NVUE ``bridge domain
-  br_default access``);
-* ``collision``: an SVI or VLAN the plan would create that already exists for another purpose (their address,
-  description or name on it), named as a collision;
-* ``mtu``: an MTU change on a port routed by someone else (an address the plan does not put there): its peers
-  keep their MTU.
-
-Pure: no Ansible, no network.
-"""
+One engine for every NOS, on the parse the diff uses: the managed view read (``before``) and the rendered intent
+(``after``), flattened by the driver's ``paths``, plus the Image's ``outside`` paths; what the diff removes or
+replaces, and each outside setting the plan collides with, is classified by the family's forms (regexes over paths)
+into ``KINDS``: docs/switches.md#brownfield-guard-a-takeover-is-not-drift has each kind, its forms and an example.
+Pure: no Ansible, no network."""
 
 from __future__ import annotations
 

@@ -1,25 +1,13 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Switch-side traffic validation against the plan: which commands to run on a switch and how to
-judge their output. Pure: no Ansible, no I/O (module switch_validate runs the commands over the
-switch's netmiko session).
-
-Checks (each yields findings ``{probe, status ok/fail/skipped, expected, actual, message}``, the
-shape the validation report reads):
-  bgp_sessions  every planned session Established with the planned remote AS, no unplanned session
-  ppd_paths     per host port, the path to a host on another leaf goes via the bound spine's /31 on the
-                bound uplink; every destination on the same leaf is not pinned (kernel ``ip route get
-                DST from SRC iif INGRESS``: the forwarding decision itself, PBR rules included)
-  failover      (on request; takes a bound uplink down) the path leaves the uplink for the ECMP set,
-                and returns to the pin when the link is back; times measured on the switch
-
-Witnessed on FRR 8.4 on Linux (the routed twin: real bgpd JSON, real kernel ``ip route get``;
-captures in tests/fixtures/switches/frr/). ``ppd_paths`` on EOS, NX-OS, NVUE and community SONiC reads the switch's own PBR
-state instead (nos/ppd_state.py: the policy holding each host source and its next hop, parsers tested on
-real captures); ``bgp_sessions`` there reads each NOS's own BGP summary (nos/bgp_state.py, parsers tested
-on real captures). Which checks run on a NOS is its driver's ``checks``; any other is reported skipped with
-"unverified: not implemented for <platform>", never silently.
-"""
+"""Switch-side traffic validation against the plan: which commands to run and how to judge their output (module
+switch_validate runs them over the switch's session). Checks, each yielding findings ``{probe, status ok/fail/skipped,
+expected, actual, message}``: ``bgp_sessions`` (nos/bgp_state.py), ``ppd_paths`` (per host port, the path to another
+leaf's host goes via the bound spine on the bound uplink and a same-leaf destination is not pinned: the kernel's ``ip
+route get`` on FRR, the NOS's own PBR state elsewhere, nos/ppd_state.py) and ``failover`` (on request: a bound uplink
+down, the path leaves for the ECMP set and returns; times measured on the switch). Witnessed on FRR 8.4 (the routed
+twin, captures in tests/fixtures/switches/frr/). A check not in the driver's ``checks`` is reported skipped, never
+silently. Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 
@@ -27,13 +15,10 @@ import json
 import re
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.bgp_state import finding
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
 FAILOVER_TIMEOUT_MS = 5000
-
-
-def finding(probe, status, expected="", actual="", message=""):
-    return {"probe": probe, "status": status, "expected": expected, "actual": actual, "message": message}
 
 
 def unsupported(driver, checks):

@@ -1,10 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the collection verifies on each switch OS, read from what each driver declares (nos/base.py Driver): the
-counters its show commands are parsed for (``counters``, ``counter_evidence``), the forwarding checks switch_validate
-runs (``checks``, the BGP summary it reads: ``bgp_summary``, the PBR state: ``ppd_read``) and its drain (``drain``).
-docs/platforms.md carries it
-(tools/gen_docs.py), so the docs cannot claim more than the code does. Pure: no Ansible, no I/O."""
+"""What the collection verifies on each switch OS, from each driver's declarations (``counters``,
+``counter_evidence``, ``checks``, ``bgp_summary``, ``ppd_read``, ``drain``): docs/platforms.md and the generated
+per-NOS docs (tools/gen_docs.py), so the docs cannot claim more than the code does. Pure: no Ansible, no I/O."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def read(switch_lab, name):
     pins = drv.ppd_pins(dev["intent"])
     conn = netmiko_factory(params(switch_lab, name), drv)()
     try:
-        outputs = [conn.send_command(c, read_timeout=30) for c in ppd_state.commands(get_driver(dev["platform"]), pins)]
+        outputs = [conn.send_command(c, read_timeout=30) for c in get_driver(dev["platform"]).ppd_read.commands(pins)]
     finally:
         conn.disconnect()
     return ppd_state.judge(get_driver(dev["platform"]), dev["intent"], pins, outputs)
