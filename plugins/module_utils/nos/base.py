@@ -230,10 +230,6 @@ class Driver(object):
                     for port, prios in _port_table(text, self.port_abbrev).items())
 
 
-def _key(path):
-    return Driver.value(path)[0]
-
-
 def drift(before, after, driver):
     """[{item, expected, actual}] between managed views (driver paths): a changed value pairs under one item; a missing
     line has ``actual`` None, an unexpected one ``expected`` None."""
@@ -243,8 +239,8 @@ def drift(before, after, driver):
     extra = [p for p in cur if p not in want_set]
     items = {}
     for path in missing:
-        items.setdefault(_key(path), [[], []])[0].append(path.rpartition(" > ")[2])
+        items.setdefault(Driver.value(path)[0], [[], []])[0].append(path.rpartition(" > ")[2])
     for path in extra:
-        items.setdefault(_key(path), [[], []])[1].append(path.rpartition(" > ")[2])
+        items.setdefault(Driver.value(path)[0], [[], []])[1].append(path.rpartition(" > ")[2])
     return [{"item": k, "expected": "; ".join(v[0]) or None, "actual": "; ".join(v[1]) or None}
             for k, v in sorted(items.items())]

@@ -36,20 +36,18 @@ def parse_tree(text):
     return root
 
 
-def flatten(text):
-    """Indented config text -> each line with its parents, joined with ``" > "`` (``!`` comments, blank lines
-    and ``exit`` skipped): the one flattener of "a line with its parents" (nos/base.py Driver.paths)."""
-    out, stack = [], []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("!") or line == "exit":
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, line))
-        out.append(" > ".join(s[1] for s in stack))
+def walk(nodes, prefix="", out=None):
+    """(line, children) nodes -> each line with its parents, joined with ``" > "`` (after ``prefix``), in text order."""
+    out = [] if out is None else out
+    for line, kids in nodes:
+        out.append(prefix + line)
+        walk(kids, prefix + line + " > ", out)
     return out
+
+
+def flatten(text):
+    """Indented config text -> its lines with their parents: the one flattener of nos/base.py Driver.paths."""
+    return walk(parse_tree(text))
 
 
 def cli_op(path):
@@ -93,14 +91,9 @@ class CliDriver(Driver):
     section_objects = ()
     # top-level lines owned by us, per section (regex on the line; a section line owns its whole block)
     owned_sections = {}
-    # top-level single lines owned by us, per section (kept for drivers without section objects)
-    owned_lines = {}
     # interface child lines we manage, per section
     interface_children = {}
     interface_re = r"interface (\S+)$"
-
-    def _sort_key(self, line):
-        return line
 
     def child_rank(self, parent, child):
         """Rank of ``child`` under ``parent`` in canonical order (lower first; ties: natural order)."""
@@ -152,18 +145,10 @@ class CliDriver(Driver):
         return "\n".join(lines) + ("\n" if lines else "")
 
     def _child_managed(self, line, sections, interface=None):
-        for sec in sections:
-            for pat in self.interface_children.get(sec, ()):
-                if re.match(pat, line):
-                    return True
-        return False
+        return any(re.match(pat, line) for sec in sections for pat in self.interface_children.get(sec, ()))
 
     def _owned(self, line, sections):
-        for sec in sections:
-            for pat in self.owned_sections.get(sec, ()) + self.owned_lines.get(sec, ()):
-                if re.match(pat, line):
-                    return True
-        return False
+        return any(re.match(pat, line) for sec in sections for pat in self.owned_sections.get(sec, ()))
 
     def parse(self, running, intent, sections=SECTIONS):
         ports = self.managed_interfaces(intent, sections)
@@ -213,24 +198,19 @@ class CliDriver(Driver):
         """Every line outside the managed view. Which interface lines are ours is asked of the section objects
         (``managed_child``, ``owns_interface``; EOS overrides)."""
         out = []
-
-        def walk(nodes, prefix):
-            for line, kids in nodes:
-                out.append(prefix + line)
-                walk(kids, prefix + line + " > ")
         for line, children in parse_tree(running):
             m = re.match(self.interface_re, line)
             if m:
                 name = m.group(1)
                 if not self.owns_interface(name, intent, sections, children):
                     out.append(line)   # a port itself is never ours to remove (a loopback/SVI the underlay made is)
-                walk([c for c in children if not self.managed_child(name, c[0], intent, sections)], line + " > ")
+                walk([c for c in children if not self.managed_child(name, c[0], intent, sections)], line + " > ", out)
                 continue
             shown = self.outside_global(line, intent, sections)
             if shown is not None:
-                walk([(shown, children)], "")
+                walk([(shown, children)], "", out)
             else:   # an owned block: only a maintenance drain line in it is not ours (nos/drain.py)
-                walk([c for c in children if self.drain.is_child(line, c[0])], line + " > ")
+                walk([c for c in children if self.drain.is_child(line, c[0])], line + " > ", out)
         return sorted(out)
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):

@@ -25,6 +25,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDr
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links
 
 
 # Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
@@ -152,7 +153,7 @@ class EosDriver(CliDriver):
                 # only our VLAN, whatever else the line lists; its children (name, state) are not ours
                 vlans = self.host_vlans(intent)
                 out += [("vlan %d" % v, []) for v in _vlan_ids(line.split()[1]) if v in vlans]
-            elif self._owned_global(line, sections):
+            elif self._owned(line, sections):
                 out.append((line, children))
         return self.canonical(_visible(out))
 
@@ -171,9 +172,6 @@ class EosDriver(CliDriver):
             return False
         return any(re.match(pat, line) for sec in sections for pat in patterns.get(sec, ()))
 
-    def _owned_global(self, line, sections):
-        return self._owned(line, sections)
-
     def owns_interface(self, interface, intent, sections=(), children=()):
         """Interfaces the underlay creates (Loopback0, the host SVI): ours whole, not part of the outside view."""
         return interface in self.virtual_interfaces(intent)
@@ -181,7 +179,7 @@ class EosDriver(CliDriver):
     def outside_global(self, line, intent, sections):
         """A top-level line as the outside view keeps it: None when it is managed; a ``vlan`` list without our
         VLAN (EOS prints ``vlan 10,100`` once VLAN 100 joins VLAN 10)."""
-        if self._owned_global(line, sections):
+        if self._owned(line, sections):
             return None
         if "underlay" in sections and re.match(r"vlan [\d,-]+$", line):
             ids = _vlan_ids(line.split()[1])
@@ -354,8 +352,7 @@ def _underlay(drv, intent, qos):
     bgp = intent["bgp"]
     nodes = [IP_ROUTING.node()]
     intfs = {"Loopback0": [IP_ADDRESS.node(address="%s/32" % intent["loopback"])]}
-    routed = [(u["port"], u["address"], u["prefixlen"]) for u in intent.get("uplinks") or []]
-    routed += [(d["port"], d["address"], d["prefixlen"]) for d in intent.get("downlinks") or [] if "leaf" in d]
+    routed = fabric_links(intent)
     for iface in intent.get("host_interfaces") or []:
         if iface["kind"] == "svi":
             nodes.append(VLAN.node(vlan=iface["vlan"]))
@@ -363,10 +360,9 @@ def _underlay(drv, intent, qos):
             for member in iface["members"]:
                 intfs[drv.port(member)] = [ACCESS_VLAN.node(vlan=iface["vlan"]), ACCESS_MODE.node(), SWITCHPORT.node()]
         else:
-            address, prefixlen = iface["address"].split("/")
-            routed.append((iface["port"], address, int(prefixlen)))
-    for port, address, prefixlen in routed:
-        intfs[drv.port(port)] = [NO_SWITCHPORT.node(), IP_ADDRESS.node(address="%s/%d" % (address, prefixlen))]
+            routed.append((iface["port"], iface["address"]))
+    for port, address in routed:
+        intfs[drv.port(port)] = [NO_SWITCHPORT.node(), IP_ADDRESS.node(address=address)]
     lines = [("router-id %s" % bgp["router_id"], []),
              ("timers bgp %d %d" % (bgp["keepalive_seconds"], bgp["hold_seconds"]), []),
              ("maximum-paths %d" % bgp["maximum_paths"], [])]

@@ -24,6 +24,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Comma
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import cli_op, flatten
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links
 
 FRR_SECTIONS = ("underlay", "pbr")
 PBR_MAP = PREFIX + "PBR"
@@ -85,13 +86,7 @@ class FrrDriver(Driver):
 
     def interface_addresses(self, intent):
         """(interface, address) the underlay puts on this router, in plan order."""
-        out = [("lo", "%s/32" % intent["loopback"])]
-        for uplink in intent.get("uplinks") or []:
-            out.append((uplink["port"], "%s/%d" % (uplink["address"], uplink["prefixlen"])))
-        for down in intent.get("downlinks") or []:
-            if "leaf" in down:   # spine downlink: a fabric /31
-                out.append((down["port"], "%s/%d" % (down["address"], down["prefixlen"])))
-        return out + self.host_l3_interfaces(intent)
+        return [("lo", "%s/32" % intent["loopback"])] + fabric_links(intent) + self.host_l3_interfaces(intent)
 
     def managed_interfaces(self, intent):
         return set(pair[0] for pair in self.interface_addresses(intent))

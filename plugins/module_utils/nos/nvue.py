@@ -25,6 +25,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREF
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import FlatDrainLine
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links
 
 # managed paths (regex on the text after "nv set "), per section
 MANAGED = {
@@ -229,9 +230,7 @@ class NvueDriver(FlatPathDriver):
     def underlay_lines(self, intent):
         bgp = intent["bgp"]
         lines = ["interface lo ipv4 address %s/32" % intent["loopback"]]
-        routed = ["%s ipv4 address %s/%d" % (self.port(u["port"]), u["address"], u["prefixlen"]) for u in intent.get("uplinks") or []]
-        routed += ["%s ipv4 address %s/%d" % (self.port(d["port"]), d["address"], d["prefixlen"])
-                   for d in intent.get("downlinks") or [] if "leaf" in d]
+        routed = ["%s ipv4 address %s" % (self.port(port), address) for port, address in fabric_links(intent)]
         for iface in intent.get("host_interfaces") or []:
             if iface["kind"] == "svi":
                 svi = self.svi(iface["vlan"])

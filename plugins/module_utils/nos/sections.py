@@ -94,7 +94,6 @@ def attach(driver_class, *sections):
     (``owned_sections``: top-level lines; ``interface_children``; ``l3_children``)."""
     driver_class.section_objects = tuple(sections)
     driver_class.owned_sections = read_back(sections, "top")
-    driver_class.owned_lines = {}
     driver_class.interface_children = read_back(sections, "children")
     driver_class.l3_children = read_back(sections, "l3_children")
     return driver_class
