@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sudolog
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, read
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
-    RefusedError, ShellMarkers, StepError, Transaction, _safe)
+    RefusedError, ShellMarkers, StepError, Transaction, _safe, clock_window)
 
 CONFIG = "sudo -n config"
 CHECKPOINTS = "/etc/sonic/checkpoints"   # generic_updater.py FileSystemConfigRollbacker: <name>.cp.json
@@ -114,6 +115,17 @@ class GcuTxn(ShellMarkers, Transaction):
 
     def save(self):
         return self._ok("save", "%s save -y" % CONFIG, note="config save failed")
+
+    # who wrote CONFIG_DB in this run's window (an edit GCU reverted leaves no trace in CONFIG_DB): nos/sudolog.py
+    edit_record = sudolog.RECORD
+
+    def record_clock(self):
+        return clock_window(sudolog.clock(self._ok("record", sudolog.CLOCK)))
+
+    def recorded_edits(self, window, final_paths):
+        _status, out = self._shell("record", sudolog.READ)
+        own = [" > ".join(op.path[:-1] + (line,)) for op in sent_ops(self.io.attempted) for line in op.lines()]
+        return sudolog.edits(out, time.gmtime(window.start).tm_year, _safe(self.tag), own)
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")
