@@ -14,6 +14,7 @@ captures (tests/fixtures/switches/accounting/SOURCE.md). A mutation (the record 
 behind SUCCESS, so these tests can fail. Enterprise SONiC (klish) reads its audit log (`show audit-log`): an edit
 in flight is named there too.
 """
+import json
 import os
 
 import lab
@@ -178,3 +179,57 @@ def test_enterprise_sonic_names_an_edit_in_flight_from_its_audit_log(switch_lab,
         return
     assert claim != "success" and theirs in str(claim) and "by admin at " in str(claim), str(claim)
     assert claim.rolled_back is False, str(claim)
+
+
+# community SONiC (csonic0): GCU reads CONFIG_DB once when `config apply-patch` starts and writes each key it changes
+# whole from that image (configdb_sim.py, held to upstream's ChangeApplier), so the window is the whole apply-patch;
+# the engineer acts where GCU sleeps after its first change (fault slow gcu_change). Who wrote what is read from sudo's
+# syslog records (nos/sudolog.py). Bench only (AIFABRIC_CONCURRENT_FULL=1): CI runs the same cases on the lab's model
+# without SSH (tests/unit/nos/test_gcu_concurrent_edits.py).
+CSONIC_CASES = [c for c in CASES if FULL]
+
+
+def csonic_edit_during(switch_lab, case):
+    """One apply of the qos and mtu sections on csonic0 (its ports at MTU 4200, so the patch writes every port's MTU)
+    with the engineer's edit after GCU's first change -> (kept, claim, what they set)."""
+    name = "csonic0"
+    reset(switch_lab, name)
+    ports = sorted(lab.read_state(name, switch_lab["root"])["running"]["PORT"])
+    with cli_session(switch_lab, name) as conn:
+        for port in ports:
+            conn.send_command("sudo config interface mtu %s 4200" % port)
+    run = applier(switch_lab, name, sections=("qos", "mtu"), read_timeout=20)
+    planned = run.plan()
+    run.close()
+    mtu = [json.loads(c)["path"].split("/")[2] for c in planned[2] if json.loads(c)["path"].endswith("/mtu")]
+    assert mtu, planned[2]
+    port = mtu[0] if case == "in flight" else mtu[-1]
+    lab.set_faults(name, {"slow": [{"gcu_change": 1, "secs": 3}]}, switch_lab["root"])
+    a = Background(run, planned)
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        with cli_session(switch_lab, name) as conn:
+            conn.send_command("sudo config hostname operator-was-here" if case == "during commit" else
+                              "sudo config interface mtu %s 1500" % port)
+    finally:
+        a.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    running = lab.read_state(name, switch_lab["root"])["running"]
+    if case == "during commit":
+        return running["DEVICE_METADATA"]["localhost"]["hostname"] == "operator-was-here", a.claim, "operator-was-here"
+    return running["PORT"][port]["mtu"] == "1500", a.claim, "PORT > %s > mtu 1500" % port
+
+
+@pytest.mark.parametrize("case", CSONIC_CASES, ids=[c.replace(" ", "-") for c in CSONIC_CASES])
+def test_community_sonic_an_edit_during_apply_patch_is_kept_or_named(switch_lab, case):
+    kept, claim, theirs = csonic_edit_during(switch_lab, case)
+    print("CONCURRENT community_sonic %s: kept=%s %s" % (case, kept, str(claim)[-500:]))
+    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
+    if not kept:
+        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
+        assert claim.rolled_back is False, str(claim)
+    if claim != "success":
+        assert claim.rolled_back is not True, str(claim)
+        assert theirs in str(claim), str(claim)
+    assert aif_objects("csonic0", switch_lab["root"]) == []

@@ -123,10 +123,14 @@ def yang_errors(config):
 class SonicShell(object):
     """One switch's shell. ``state``: the dict described above; ``persist()``: called after every change."""
 
-    def __init__(self, state, persist=lambda: None, clock=time.time, validate=yang_errors):
+    def __init__(self, state, persist=lambda: None, clock=time.time, validate=yang_errors, user="admin", tty=1, record=None):
         self.state, self.persist, self.clock, self.validate = state, persist, clock, validate
-        for key, empty in (("running", {}), ("startup", {}), ("checkpoints", {}), ("files", {})):
+        for key, empty in (("running", {}), ("startup", {}), ("checkpoints", {}), ("files", {}), ("acct", [])):
             state.setdefault(key, copy.deepcopy(empty))
+        self.user, self.tty = user, tty
+        # the syslog: a record appended to state["acct"] as [device time, line, sequence] (the SSH simulator: the
+        # device's one record, Device.record)
+        self.record = record or (lambda text: state["acct"].append([self.clock(), text, len(state["acct"]) + 1]))
         self.checked = []   # which checker judged each apply-patch (yanglint / subset), for the tests' figures
 
     @property
@@ -154,8 +158,34 @@ class SonicShell(object):
         rc, out = self.command(cmd, on_op, reject)
         return "%s%s%sAIF-RC=%d" % (now, out, "" if not out or out.endswith("\n") else "\n", rc)
 
+    def sudo_logged(self, cmd):
+        """sudo's syslog record of a command it runs (before it runs), in SONiC's rsyslog file format (rsyslog.conf.j2
+        template SONiCFileFormat: time with microseconds, host, severity, tag): ``Jan 22 17:34:44.534159 <host> NOTICE
+        sudo:    admin : TTY=pts/2 ; PWD=/home/admin ; USER=root ; COMMAND=/usr/bin/docker ps`` (a line a SONiC user
+        quoted, sonic-net/sonic-buildimage pull request 17874). The commands' directory (/usr/local/bin for
+        sonic-utilities' console scripts) is unverified; the product reads the command's base name."""
+        argv = cmd.split()[1:]
+        if argv[:1] == ["-n"]:
+            argv = argv[1:]
+        if not argv:
+            return
+        where = {"config": "/usr/local/bin/", "grep": "/usr/bin/", "cat": "/usr/bin/"}.get(argv[0], "/usr/bin/")
+        now = self.clock()
+        host = self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", "sonic")
+        self.record("%s.%06d %s NOTICE sudo:    %s : TTY=pts/%s ; PWD=/home/%s ; USER=root ; COMMAND=%s%s" % (
+            time.strftime("%b %e %H:%M:%S", time.gmtime(now)), int(now % 1 * 1e6), host, self.user, self.tty, self.user,
+            where, " ".join(argv)))
+
     def command(self, cmd, on_op=None, reject=False):
         files = self.state["files"]
+        if cmd.startswith("sudo "):
+            self.sudo_logged(cmd)
+        if cmd == "date +%Y-%m-%dT%H:%M:%S":   # coreutils date: the device's wall clock (the simulator's is UTC)
+            return 0, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock())) + "\n"
+        m = re.match(r"^sudo -n grep -h -s -F ' sudo: ' ((?:/var/log/\S+ ?)+)$", cmd)
+        if m:   # rsyslog writes sudo's (authpriv) records to one of these files: here one log holds them
+            lines = [rec[1] for rec in self.state["acct"] if " sudo: " in rec[1]]
+            return (0 if lines else 1), "".join(line + "\n" for line in lines)
         m = re.match(r"^\( set -C; printf '%s\\n' '([^']*)' > (\S+) \)$", cmd)
         if m:
             path = m.group(2).replace(LOCK_DIR, "/tmp")

@@ -315,7 +315,7 @@ class Session(object):
         if not isinstance(self.slow_seen, dict):
             self.slow_seen = {}
         for i, spec in enumerate(specs):
-            if re.search(spec["re"], line):
+            if spec.get("re") and re.search(spec["re"], line):
                 self.slow_seen[i] = self.slow_seen.get(i, 0) + 1
                 if self.slow_seen[i] == int(spec.get("skip", 0)) + 1:
                     with open(os.path.join(self.dev.state_dir, "slowed-%d" % i), "w") as fh:
@@ -1240,17 +1240,46 @@ class CommunitySonicSession(Session):
         if acl:
             show = ppd_show.sonic_acl_table if acl.group(1) == "table" else ppd_show.sonic_acl_rule
             return show(dev.running, acl.group(2))
-        state = {"running": dev.running, "startup": dev.startup, "checkpoints": dev.checkpoints, "files": dev.files}
+        state = {"running": dev.running, "startup": dev.startup, "checkpoints": dev.checkpoints, "files": dev.files,
+                 "acct": dev.acct}
 
         def persist():
             dev.startup, dev.checkpoints, dev.files = state["startup"], state["checkpoints"], state["files"]
             dev.persist()
-        shell = configdb_sim.SonicShell(state, persist, clock=lambda: time.time() + dev.clock_offset())
-        out = shell.line(line, on_op=lambda i: self.count_config(),
-                         reject="config apply-patch" in line and self.rejected(line))
+
+        def on_op(i):
+            self.count_config()
+            self.gcu_pause(i)
+        shell = configdb_sim.SonicShell(state, persist, clock=dev.now, tty=self.tty, record=dev.record)
+        out = shell.line(line, on_op=on_op, reject="config apply-patch" in line and self.rejected(line))
         if out is None:
             return "-bash: %s: command not found" % line.split()[0]
         return out
+
+    def gcu_pause(self, i):
+        """Fault ``slow`` with ``gcu_change: n`` (no ``re``): after the n-th change of this session's apply-patch, where
+        GCU sleeps 1 s (change_applier.py:173), sleep ``secs`` with the device unlocked, so another session's write
+        lands between GCU's changes as on a switch (GCU takes no lock: generic_updater.py ConfigLock is a TODO). Writes
+        ``slowed-<index>`` like ``slow_down``; once per session."""
+        slow = self.f.get("slow")
+        for index, spec in enumerate(slow if isinstance(slow, list) else [slow] if slow else []):
+            if spec.get("gcu_change") != i or getattr(self, "gcu_paused", False):
+                continue
+            self.gcu_paused = True
+            with open(os.path.join(self.dev.state_dir, "slowed-%d" % index), "w") as fh:
+                fh.write("config apply-patch, after change %d" % i)
+            held = 0
+            while True:   # the session's dispatch holds the device's RLock (maybe nested): release it all
+                try:
+                    self.dev.lock.release()
+                except RuntimeError:
+                    break
+                held += 1
+            try:
+                time.sleep(float(spec["secs"]))
+            finally:
+                for _ in range(held):
+                    self.dev.lock.acquire()
 
     def counter_show(self, line):
         ports = sorted(self.dev.running.get("PORT", {}))
