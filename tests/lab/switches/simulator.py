@@ -1278,8 +1278,9 @@ class CommunitySonicSession(Session):
             try:
                 time.sleep(float(spec["secs"]))
             finally:
-                for _ in range(held):
+                while held:
                     self.dev.lock.acquire()
+                    held -= 1
 
     def counter_show(self, line):
         ports = sorted(self.dev.running.get("PORT", {}))

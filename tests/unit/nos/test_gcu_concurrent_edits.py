@@ -8,9 +8,15 @@ import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import ApplyError
 
-from .test_gcu_transaction import Switch, applier, configdb_sim, plan  # noqa: F401 - plan is a fixture
+from .helpers import plan_on_platform
+from .test_gcu_transaction import Switch, applier, configdb_sim
 
 SECTIONS = ("qos", "mtu")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return plan_on_platform("lab", "community_sonic")
 
 
 class EditingSwitch(Switch):
@@ -127,5 +133,6 @@ def test_sudos_record_parses_in_the_format_a_sonic_user_quoted():
             "COMMAND=/usr/local/bin/config interface mtu Ethernet12 1500\n")
     got = sudolog.edits(text, 2026, "aif-run", ["PORT > Ethernet0 > mtu 9100"])
     assert [(e.user, e.where, e.path[:40]) for e in got] == [
-        ("admin", "this run", "PORT > Ethernet0 > mtu 9100"), ("bob", "pts/3", "PORT > Ethernet8 > mtu 1500"), ("bob", "pts/3", "`sonic-db-cli CONFIG_DB hset PORT|Ethern")]
+        ("admin", "this run", "PORT > Ethernet0 > mtu 9100"), ("bob", "pts/3", "PORT > Ethernet8 > mtu 1500"),
+        ("bob", "pts/3", "`sonic-db-cli CONFIG_DB hset PORT|Ethern")]
     assert got[1].at == 1769103285   # 2026-01-22 17:34:45, the device's wall clock read as UTC
