@@ -1,9 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shared machinery for hierarchical (Cisco-like) CLIs: EOS, NX-OS, Enterprise SONiC klish.
-
-Remediation uses hier_config (the field's library for CLI config diffs).
-"""
+"""Shared machinery for hierarchical (Cisco-like) CLIs (EOS, NX-OS, Enterprise SONiC klish); remediation by
+hier_config (the field's library for CLI config diffs)."""
 
 from __future__ import annotations
 
@@ -63,9 +61,8 @@ def natural_key(text):
 
 
 def sort_tree(nodes, ordered_re=r"policy-map ", rank=None):
-    """Children in natural order, except under ``ordered_re`` parents (order is semantic there);
-    ``rank(parent, child)`` (optional) puts children that must come first (e.g. a BGP neighbor's
-    ``remote-as`` before its address-family) ahead of the natural order."""
+    """Children in natural order, except under ``ordered_re`` parents (order is semantic there); ``rank(parent,
+    child)`` puts children that must come first (a BGP neighbor's ``remote-as``) ahead."""
     out = []
     for line, children in nodes:
         kids = sort_tree(children, ordered_re, rank)
@@ -104,23 +101,19 @@ class CliDriver(Driver):
         return 0
 
     def managed_interfaces(self, intent, sections):
-        """Interfaces whose managed children parse() reads: the plan's ports (drivers that render the
-        underlay add loopback and SVI)."""
+        """Interfaces whose managed children parse() reads: the plan's ports (an underlay adds loopback and SVI)."""
         return set(self.port(p) for p in ports_of(intent))
 
     def created_interfaces(self, intent, sections):
-        """Interfaces the driver creates (not physical ports): their header line is managed, so a
-        rollback may remove them."""
+        """Interfaces the driver creates (not physical ports): their header is managed, a rollback may remove them."""
         return self.managed_interfaces(intent, sections) - set(self.port(p) for p in ports_of(intent))
 
     def managed_child(self, interface, line, intent, sections):
-        """Whether one child line of ``interface`` is managed: the interface is one parse() reads and a section
-        object's child form matches the line (EOS tells loopback/SVI children apart: its own override)."""
+        """Whether one child line of ``interface`` is managed: parse() reads the interface, a child form matches."""
         return interface in self.managed_interfaces(intent, sections) and self._child_managed(line, sections, interface)
 
     def owns_interface(self, interface, intent, sections=SECTIONS, children=()):
-        """Whether the ``interface`` header line itself is managed (outside the outside view): an interface the
-        underlay creates (loopback, SVI) while it holds a managed line. A physical port never is."""
+        """Whether the ``interface`` header itself is managed: a created one holding a managed line, never a port."""
         return interface in self.created_interfaces(intent, sections) and any(
             self.managed_child(interface, c[0], intent, sections) for c in children)
 
@@ -136,8 +129,7 @@ class CliDriver(Driver):
         return self.canonical(self.render_tree(intent, qos, sections))
 
     def canonical(self, nodes):
-        """Canonical order: owned global sections sorted, then interfaces sorted; children sorted
-        (natural order) except where order is semantic (policy-map classes)."""
+        """Canonical order: global sections, then interfaces, each sorted; children too (sort_tree)."""
         glob = sorted([n for n in nodes if not re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
         intfs = sorted([n for n in nodes if re.match(self.interface_re, n[0])],
                        key=lambda n: (self.interface_rank(re.match(self.interface_re, n[0]).group(1)), natural_key(n[0])))
@@ -195,8 +187,7 @@ class CliDriver(Driver):
         return line
 
     def outside(self, running, intent, sections=SECTIONS):
-        """Every line outside the managed view. Which interface lines are ours is asked of the section objects
-        (``managed_child``, ``owns_interface``; EOS overrides)."""
+        """Every line outside the managed view (``managed_child``, ``owns_interface`` say which are ours)."""
         out = []
         for line, children in parse_tree(running):
             m = re.match(self.interface_re, line)
@@ -224,8 +215,8 @@ class CliDriver(Driver):
     mtu_path = r"^interface (\S+) > mtu (\d+)$"   # ``interface X`` / `` mtu N`` as paths
 
     def safe_reverse(self, current, target):
-        """Commands taking the managed view ``current`` back to ``target`` without ever removing an interface:
-        a port that has no managed line in ``target`` gets ``no <line>`` per managed child."""
+        """Commands back to ``target`` that never remove an interface: a port left with no managed line gets ``no
+        <line>`` per managed child."""
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import CREATED, VIRTUAL_INTERFACE, check_safe
         cmds = self.commands(self.diff(current, target))
         cur = dict(parse_tree(current))

@@ -85,9 +85,8 @@ def asternos_cli_mode():
 
 
 def prompt_config_checks(conn):
-    """netmiko 4.8's dell_sonic driver (CiscoSSHConnection) checks config mode with a *timing* read: 2 s of
-    silence per check, 5 per change (~11 s of a SONiC apply, measured on the lab). Read up to the klish prompt
-    instead, as the driver's own ``config_mode`` already does (pattern ``#``); the answer is the same."""
+    """netmiko 4.8's dell_sonic driver checks config mode with a *timing* read (2 s of silence each, ~11 s of a SONiC
+    apply on the lab): read up to the klish prompt instead, as its own ``config_mode`` does."""
     orig_check = conn.check_config_mode
 
     def check_config_mode(check_string=")#", pattern="", force_regex=False):
@@ -96,9 +95,8 @@ def prompt_config_checks(conn):
 
 
 def asternos_prompt_reads(conn):
-    """netmiko 4.8's AsterNOS driver checks config mode and saves with *timing* reads: each waits
-    for 2 s of silence (4 per config push, 2 per save: ~13 s of sleeping per change). Read up to the
-    klish prompt instead; the answers are the same, only the waiting goes."""
+    """netmiko 4.8's AsterNOS driver checks config mode and saves with *timing* reads (~13 s of sleeping per change):
+    read up to the klish prompt instead."""
     prompt = KLISH_PROMPT
     prompt_config_checks(conn)
 
@@ -113,9 +111,8 @@ def asternos_prompt_reads(conn):
 
 
 def asternos_bash_home(conn):
-    """The AsterNOS driver works in the switch's Linux shell (REST with curl, lock markers, sonic-utilities shows):
-    leave netmiko's klish with the Asterfusion-written driver's own ``system bash`` (``_enter_bash_cli``, prompt
-    ``$``); a save goes back into klish for ``write`` + ``y`` and returns to the shell."""
+    """Work in the AsterNOS Linux shell, entered by netmiko's own ``_enter_bash_cli`` (``system bash``, prompt ``$``);
+    a save goes back into klish for ``write`` + ``y``."""
     conn._enter_bash_cli()
     conn.set_base_prompt(alt_prompt_terminator="$")
     shell, klish = r"\$\s*$", r"#\s*$"
@@ -133,9 +130,8 @@ def asternos_bash_home(conn):
 
 
 def with_credentials(entries, credentials, key, label):
-    """``entries`` (dicts named by ``key``) with each one's password and secret from ``credentials`` put back: modules
-    that reach many switches take them apart, so that only these values are no_log. ValueError names a credentials
-    entry for an unknown name (``label``: what the entries are called) or a key other than password and secret."""
+    """``entries`` (dicts named by ``key``) with their password and secret from ``credentials`` (kept apart to be
+    no_log); ValueError names an entry for an unknown name (``label``) or another key."""
     credentials = credentials or {}
     unknown = sorted(set(credentials) - set(e.get(key) for e in entries), key=str)
     if unknown:

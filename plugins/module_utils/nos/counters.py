@@ -115,8 +115,7 @@ def _json(text):
 
 
 def parse_eos_pfc(text):
-    """EOS `show priority-flow-control counters | json`: interfaceCounters -> IF -> rxFrames / txFrames, per port
-    (all priorities); the key names of Arista's own test framework (ANTA) and its fixture."""
+    """EOS `show priority-flow-control counters | json`: interfaceCounters -> IF -> rxFrames / txFrames (ANTA's keys)."""
     out = {}
     for port, cnt in sorted((_json(text).get("interfaceCounters") or {}).items()):
         _put(out, port, "all", pfc_rx=cnt.get("rxFrames"), pfc_tx=cnt.get("txFrames"))

@@ -46,8 +46,7 @@ class NoDrain(Unsupported):
 
 
 class DrainLine(NoDrain):
-    """One line inside the default-VRF ``router bgp`` the underlay section owns; ``close`` ends the NOS's block
-    (FRR's ``exit``) in the commands that add or take it back."""
+    """One line inside the default-VRF ``router bgp``; ``close`` ends the NOS's block (FRR's ``exit``)."""
 
     def __init__(self, line, close=None):
         NoDrain.__init__(self, None)
@@ -82,8 +81,7 @@ class DrainLine(NoDrain):
 
 
 class FlatDrainLine(DrainLine):
-    """A flat NOS's drain line, its own full path (Driver.paths): set by ``line``, taken back by ``off``, once the
-    managed view holds a line starting ``within`` (BGP of the plan)."""
+    """A flat NOS's drain line, set by ``line`` and taken back by ``off`` once the managed view has ``within``."""
 
     def __init__(self, line, off, within):
         DrainLine.__init__(self, line)
@@ -100,9 +98,8 @@ class FlatDrainLine(DrainLine):
 
 
 class DrainSetting(NoDrain):
-    """Not a line but a setting (a CONFIG_DB field at ``setting``, JSON pointer ``pointer``) turned ``on`` / ``off``
-    by one JSON Patch op, once the managed view holds a line starting ``ours`` (BGP of the plan); the drain and
-    the undrain each move only that field."""
+    """A setting (a CONFIG_DB field, JSON pointer ``pointer``) turned ``on`` / ``off`` by one JSON Patch op once the
+    managed view holds ``ours`` (BGP of the plan)."""
 
     def __init__(self, setting, on, off, pointer, ours):
         NoDrain.__init__(self, None)
@@ -136,9 +133,7 @@ class DrainSetting(NoDrain):
 
 
 def drained_by_anyone(driver, outside):
-    """Every drain the running config shows (ours or an engineer's): our drain line, or the NOS's own
-    maintenance mode where the driver knows its shape (``maintenance_drain``, reported by the audit; this
-    collection never sends it)."""
+    """Every drain the running config shows: our drain line, or the NOS's own maintenance mode (``maintenance_drain``)."""
     rx = driver.maintenance_drain
     return driver.drain.paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
 

@@ -1,15 +1,9 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Arista EOS driver (netmiko device_type arista_eos).
-
-Transaction: EOS configuration session (``configure session``, ``commit`` / ``commit timer``,
-``abort``). Command sources: docs/switch-commands-sources.md#arista-eos.
-
-Sections: qos, mtu (physical ports), pbr (policy on the L3 ingress: the host SVI in scheme subnet_per_leaf, each
-routed host port in scheme p2p), underlay (``ip routing``, Loopback0, routed fabric /31s, the host VLAN + SVI or
-routed /31 host ports, and the default-VRF ``router bgp`` block, owned whole). Line forms follow pyavd's
-eos_cli_config_gen (tests/unit/nos/test_eos_pyavd_oracle.py).
-"""
+"""Arista EOS driver (netmiko arista_eos), applied in a configuration session (``configure session``, ``commit`` /
+``commit timer``, ``abort``). Sections qos, mtu, pbr (on the L3 ingress), underlay (``ip routing``, Loopback0, fabric
+/31s, the host VLAN + SVI or routed host ports, the default-VRF ``router bgp``, owned whole). Line forms follow pyavd's
+eos_cli_config_gen (tests/unit/nos/test_eos_pyavd_oracle.py); sources: docs/switch-commands-sources.md#arista-eos."""
 
 from __future__ import annotations
 
@@ -26,10 +20,6 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links
-
-
-# Arista's IP MTU ceiling (9214, platform table `mtu`): Driver.mtu() caps the switch MTU there. Sources:
-# docs/platforms.md and docs/switches.md#mtu-per-platform.
 
 
 def default_traffic_class(dscp):
@@ -65,13 +55,9 @@ def _vlan_ids(spec):
 
 
 def _visible(nodes):
-    """What EOS prints in ``show running-config`` for a managed tree: EOS leaves out lines equal to its
-    defaults and groups DSCPs that share a traffic class on one ``qos map dscp`` line. Both sides of a
-    comparison go through here: the rendered intent and the parsed running config.
-      * ``qos map dscp D.. to traffic-class T`` -> one line per DSCP; lines equal to the default map dropped;
-      * ``tx-queue N`` / ``priority strict`` is the tx-queue default (the non-default form EOS shows is
-        ``no priority``) -> dropped; a ``tx-queue N`` left without children is dropped too (EOS shows no
-        empty tx-queue block)."""
+    """A managed tree as EOS prints it (both the render and the parse go through here): ``qos map dscp`` one line per
+    DSCP, entries equal to the default map dropped; ``priority strict`` (the tx-queue default; EOS shows the other
+    form, ``no priority``) dropped, and a ``tx-queue`` left empty with it."""
     out = []
     for line, children in nodes:
         if any(re.match(pat, line) for pat in _HIDDEN):
@@ -91,7 +77,7 @@ def _visible(nodes):
 
 
 class EosDriver(CliDriver):
-    sections = SECTIONS + ("underlay",)   # switch_config accepts section underlay for this driver
+    sections = SECTIONS + ("underlay",)
     name = "eos"
     device_type = device_type_for(name)
     indent = 3
@@ -106,7 +92,7 @@ class EosDriver(CliDriver):
     counters = [Read("show priority-flow-control counters | json", roce_counters.parse_eos_pfc),
                 Read("show qos interfaces ecn counters queue | json", roce_counters.parse_eos_ecn),
                 Read("show priority-flow-control counters watchdog | json", roce_counters.parse_eos_pfc_watchdog)]
-    line_sources = sources.EOS   # the public source of every line it renders (nos/sources.py)
+    line_sources = sources.EOS
     counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", wd_storms="unverified",
                             wd_restores="unverified")
     checks = ("bgp_sessions", "ppd_paths")
@@ -123,8 +109,7 @@ class EosDriver(CliDriver):
                     for port, prios in roce_counters.parse_eos_pfc(text).items())
 
     def canonical(self, nodes):
-        """CliDriver's canonical order, except that an interface's switchport lines come first: EOS takes
-        ``ip address`` only on a routed port, so ``no switchport`` must be sent before it."""
+        """CliDriver's order, an interface's switchport lines first (EOS takes ``ip address`` only on a routed port)."""
         glob = sorted([n for n in nodes if not re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
         intfs = sorted([n for n in nodes if re.match(self.interface_re, n[0])], key=lambda n: natural_key(n[0]))
         intfs = [(line, sorted(kids, key=lambda k: 0 if re.match(r"(no )?switchport", k[0]) else 1))
@@ -133,8 +118,7 @@ class EosDriver(CliDriver):
         return "\n".join(lines) + ("\n" if lines else "")
 
     def render(self, intent, qos, sections=SECTIONS):
-        """The managed config as EOS shows it (defaults left out, see _visible): what parse() returns
-        once the config is applied, so a satisfied intent reads back equal."""
+        """The managed config as EOS shows it (``_visible``): what ``parse`` reads once it is applied."""
         return self.canonical(_visible(self.render_tree(intent, qos, sections)))
 
     def render_explicit(self, intent, qos, sections=SECTIONS):
@@ -157,13 +141,11 @@ class EosDriver(CliDriver):
                 out.append((line, children))
         return self.canonical(_visible(out))
 
-    # --- what is ours in a full running config (parse above; fullconfig's outside view) -----------------
     @staticmethod
     def host_vlans(intent):
         return set(i["vlan"] for i in intent.get("host_interfaces") or [] if i["kind"] == "svi")
 
     def managed_child(self, interface, line, intent, sections):
-        """Whether one child line of ``interface`` belongs to a managed section."""
         if interface in self.virtual_interfaces(intent):
             patterns = self.l3_children
         elif interface in set(self.port(p) for p in ports_of(intent)):
@@ -173,12 +155,11 @@ class EosDriver(CliDriver):
         return any(re.match(pat, line) for sec in sections for pat in patterns.get(sec, ()))
 
     def owns_interface(self, interface, intent, sections=(), children=()):
-        """Interfaces the underlay creates (Loopback0, the host SVI): ours whole, not part of the outside view."""
+        """Loopback0 and the host SVI: ours whole, not part of the outside view."""
         return interface in self.virtual_interfaces(intent)
 
     def outside_global(self, line, intent, sections):
-        """A top-level line as the outside view keeps it: None when it is managed; a ``vlan`` list without our
-        VLAN (EOS prints ``vlan 10,100`` once VLAN 100 joins VLAN 10)."""
+        """A top-level line as the outside view keeps it (None: managed); a ``vlan`` list without our VLAN."""
         if self._owned(line, sections):
             return None
         if "underlay" in sections and re.match(r"vlan [\d,-]+$", line):
@@ -205,7 +186,6 @@ class EosDriver(CliDriver):
         return "Vlan%d" % vlan
 
     def virtual_interfaces(self, intent):
-        """Interfaces the underlay creates (not physical ports): Loopback0 and the host SVI."""
         out = ["Loopback0"] if intent.get("loopback") else []
         return out + [self.svi(i["vlan"]) for i in intent.get("host_interfaces") or [] if i["kind"] == "svi"]
 
@@ -214,17 +194,14 @@ class EosDriver(CliDriver):
         return l3_ingress(intent, self.svi, self.port)
 
     def ppd_pins(self, intent):
-        """[{binding, ingress, policy, match}] as _pbr names them: the PBR policy on the L3 ingress and the class
-        of each host source (nos/ppd_state.py reads them back from ``show policy-map type pbr``)."""
+        """[{binding, ingress, policy, match}] as _pbr names them (nos/ppd_state.py reads them back)."""
         return [{"binding": b, "ingress": l3, "policy": "%sPBR-%s" % (PREFIX, safe_name(l3)),
                  "match": "%sBIND-%s" % (PREFIX, safe_name(self.port(b["ingress"])))}
                 for l3, bound in sorted(self.pbr_ingress(intent).items()) for b in bound]
 
     def diff(self, current, intended):
-        """Remediation between visible forms. Where the running config holds a non-default value of a
-        line whose intended value is the default (hidden), the explicit default is pushed: ``no priority``
-        on a tx-queue is undone with ``priority strict`` (a ``no qos map dscp ...`` already restores the
-        default map entry)."""
+        """Remediation between visible forms; a hidden default the switch does not hold is pushed explicitly: ``no
+        priority`` on a tx-queue is undone with ``priority strict``."""
         if current == intended:
             return []
         want = parse_tree(intended)
@@ -244,8 +221,7 @@ class EosDriver(CliDriver):
         return self._drop_virtual_interfaces(ops, current, want)
 
     def _drop_virtual_interfaces(self, ops, current, want):
-        """A Loopback/Vlan interface the intent no longer has is removed whole (``no interface VlanN``): negating
-        its lines would leave an empty ``interface VlanN`` behind, which EOS keeps and prints."""
+        """A Loopback/Vlan interface the intent no longer has goes whole (negated lines leave an empty one EOS keeps)."""
         wanted = set(line for line, _kids in want if line.startswith("interface "))
         gone = set(line for line, _kids in parse_tree(current)
                    if re.match(r"interface (Loopback|Vlan)\d+$", line) and line not in wanted)
@@ -312,8 +288,7 @@ PBR_INPUT = Form("service-policy type pbr input {name}", owns=r"service-policy t
 
 
 def _pbr(drv, intent, qos):
-    """Policy on the L3 ingress (EosDriver.pbr_ingress): local destinations first (normal routing), then one
-    class per host source pinned to its uplink."""
+    """Policy on the L3 ingress: local destinations first (normal routing), then a class per host source."""
     ingress = drv.pbr_ingress(intent)
     nodes, interfaces = [], {}
     for l3, bound in sorted(ingress.items()):
@@ -345,8 +320,7 @@ ACCESS_VLAN = Form("switchport access vlan {vlan}", vlan=r"\d+")
 
 
 def _underlay(drv, intent, qos):
-    """``ip routing``, Loopback0, routed fabric /31s, the host VLAN + SVI or routed /31 host ports, the
-    default-VRF ``router bgp`` block; pyavd forms (explicit defaults)."""
+    """The underlay in pyavd's forms (explicit defaults)."""
     if not intent.get("bgp"):
         return [], {}
     bgp = intent["bgp"]

@@ -15,9 +15,6 @@ class Read(object):
     def __init__(self, command, parser, where="cli"):
         self.command, self.parser, self.where = command, parser, where
 
-    def __bool__(self):
-        return True
-
     def __repr__(self):
         return "Read(%r)" % self.command
 

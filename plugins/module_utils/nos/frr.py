@@ -62,7 +62,7 @@ class FrrDriver(Driver):
                  "a next hop by hash-threshold, so the pick cannot be computed offline: ask the device "
                  "(ip route get <dst> from <src> iif <port> ipproto udp sport <S> dport 4791)")
     counters = [Read("ip -s -j link show", roce_counters.parse_linux_ip_link), Read("tc -s qdisc show", roce_counters.parse_linux_tc)]
-    line_sources = sources.FRR   # the public source of every line it renders (nos/sources.py)
+    line_sources = sources.FRR
     counter_evidence = dict(ecn_marked="verified", drops="verified")
     checks = ("bgp_sessions", "ppd_paths", "failover")
     bgp_summary = Read("vtysh -c 'show bgp ipv4 unicast summary json'", bgp_state.parse_frr)
@@ -120,8 +120,7 @@ class FrrDriver(Driver):
         return self._text(blocks)
 
     def pbr_ingress(self, intent):
-        """Where the policy binds: the L3 interface host packets enter. Scheme A: the SVI (its
-        bridge members are L2), scheme B: each routed host port."""
+        """Where the policy binds: the SVI (scheme A; its members are L2), else each routed host port."""
         names = [pair[0] for pair in self.host_l3_interfaces(intent)]
         if names:
             return names
@@ -170,8 +169,7 @@ class FrrDriver(Driver):
     # --- parse -------------------------------------------------------------------------
     @staticmethod
     def blocks_of(text):
-        """FRR config text -> {(kind, name): [child lines without the first indent]} (top-level blocks
-        ended by ``exit``; `` !`` separators dropped)."""
+        """FRR config text -> {(kind, name): [child lines without the first indent]} of its ``exit``-ended blocks."""
         blocks, current = {}, None
         for raw in text.splitlines():
             line = raw.rstrip()
@@ -262,8 +260,7 @@ class FrrDriver(Driver):
         return line[3:] if line.startswith("no ") else "no " + line
 
     def diff(self, current, intended):
-        """Ops from current to intended: a block's header, then its lines (address-family children under their
-        address-family line); a block the intent no longer has is negated whole (an interface: line by line)."""
+        """Ops: a block's header, then its lines; a block the intent no longer has goes whole (an interface: by line)."""
         cur, want = self.blocks_of(current), self.blocks_of(intended)
         removals, additions = [], []
         for key in sorted(cur, key=self._sort_key, reverse=True):
@@ -284,8 +281,7 @@ class FrrDriver(Driver):
         return removals + additions
 
     def _changes(self, head, have, other, add=False):
-        """Ops of the lines of ``have`` missing from ``other`` (negated unless ``add``), address-family children
-        under their address-family line."""
+        """Ops of the lines of ``have`` missing from ``other`` (negated unless ``add``), under their address-family."""
         out, context, context_open = [], None, False
         other_set = set(other)
         for line in have:
@@ -304,8 +300,7 @@ class FrrDriver(Driver):
         return out
 
     def commands(self, ops):
-        """vtysh config commands: one context per block, ``exit`` after each (``exit-address-family`` after an
-        address-family's lines)."""
+        """vtysh config commands: one context per block, ``exit`` (``exit-address-family``) after each."""
         out, block, context = [], None, None
 
         def close(level):

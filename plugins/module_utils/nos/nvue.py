@@ -1,17 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NVIDIA Cumulus Linux 5.x NVUE driver (netmiko device_type cumulus_linux: a Linux shell running ``nv``).
-
-Config is a flat list of ``nv set`` commands (``nv config show -o commands``); changes are staged in
-the pending revision and applied atomically with ``nv config apply -y``; ``nv config detach`` drops
-a pending revision. Command sources: docs/switch-commands-sources.md#nvidia-cumulus-linux-nvue.
-
-Sections: mtu, qos, pbr (map on the L3 ingress: the host SVI ``vlanN`` in scheme subnet_per_leaf, each routed
-host port in p2p), underlay (loopback and /31 ``ipv4 address``es, the host VLAN in ``br_default`` with the host
-ports as access members and the SVI, ``router bgp`` globals, the default VRF's ``router bgp`` owned whole, ECMP
-hash fields). Paths are those of Cumulus Linux 5.15+ (``ipv4 address``, ``state enabled``), checked against
-nvueschema (tests/unit/nos/test_nvue_schema_oracle.py).
-"""
+"""NVIDIA Cumulus Linux 5.x NVUE driver (netmiko cumulus_linux: a Linux shell running ``nv``). Config is a flat list
+of ``nv set`` commands (``nv config show -o commands``), staged in the pending revision and applied atomically with ``nv
+config apply -y`` (``nv config detach`` drops it). Sections mtu, qos, pbr (on the L3 ingress), underlay (addresses, the
+host VLAN in ``br_default``, ``router bgp`` with the default VRF's owned whole, ECMP hash fields). Paths of Cumulus Linux
+5.15+, checked against nvueschema (tests/unit/nos/test_nvue_schema_oracle.py); sources:
+docs/switch-commands-sources.md#nvidia-cumulus-linux-nvue."""
 
 from __future__ import annotations
 
@@ -125,7 +119,7 @@ def nh_name(address):
 
 
 class NvueDriver(FlatPathDriver):
-    sections = SECTIONS + ("underlay",)   # switch_config accepts section underlay for this driver
+    sections = SECTIONS + ("underlay",)
     name = "nvue"
     device_type = device_type_for(name)
     transaction = transactions.NvueRevisionTxn
@@ -135,7 +129,7 @@ class NvueDriver(FlatPathDriver):
                           within="nv set router bgp ")
     counters = [Read("nv show interface {port} counters qos", roce_counters.parse_nvue_counters_qos, "port"),
                 Read("nv show interface {port} qos pfc-watchdog", roce_counters.parse_nvue_pfc_watchdog, "port")]
-    line_sources = sources.NVUE   # the public source of every line it renders (nos/sources.py)
+    line_sources = sources.NVUE
     counter_evidence = dict(pfc_rx="verified", pfc_tx="verified", ecn_marked="verified", drops="verified",
                             drop_bytes="verified", wd_storms="verified")
     checks = ("bgp_sessions", "ppd_paths")
@@ -221,8 +215,7 @@ class NvueDriver(FlatPathDriver):
         return l3_ingress(intent, self.svi, self.port)
 
     def ppd_pins(self, intent):
-        """[{binding, ingress, policy, match, group}] as render names them: the PBR map on the L3 ingress, the rule
-        matching the host source and the nexthop group of the planned next hop (read back by nos/ppd_state.py)."""
+        """[{binding, ingress, policy, match, group}] as render names them (nos/ppd_state.py reads them back)."""
         return [{"binding": b, "ingress": l3, "policy": "%sPBR-%s" % (PREFIX, safe_name(l3)), "match": b["source"],
                  "group": nh_name(b["next_hop"])}
                 for l3, bound in sorted(self.pbr_ingress(intent).items()) for b in bound]
@@ -278,8 +271,7 @@ class NvueDriver(FlatPathDriver):
         return self._managed(path, dict((sec, self.names_of(intent, sec)) for sec in sections), sections)
 
     def created_paths(self, intent):
-        """Paths NVUE may print for interfaces the underlay creates (their type / VLAN), and the ``type swp`` NVUE
-        adds when a port is first configured: the port itself, not a change of ours."""
+        """Paths NVUE prints for interfaces it creates (type / VLAN; ``type swp`` on a port first configured)."""
         out = {"interface lo type loopback"} | set("interface %s type swp" % self.port(p) for p in ports_of(intent))
         for vlan in sorted(int(v) for v in self.names_of(intent, "underlay") if v.isdigit()):
             out |= {"interface vlan%d type svi" % vlan, "interface vlan%d vlan %d" % (vlan, vlan)}

@@ -20,8 +20,7 @@ ERROR = re.compile(r"^\s*(% ?Invalid|% ?Incomplete|% ?Ambiguous|Error:|ERROR:)",
 
 # --- parsers --------------------------------------------------------------------------------------
 def parse_eos(text):
-    """``show policy-map type pbr | json`` -> {(policy, class): {next_hops, interfaces}}. A class entry is keyed by
-    its sequence; its ``name`` (the class map) is used where EOS prints one, else the key."""
+    """``show policy-map type pbr | json`` -> {(policy, class name, else its sequence): {next_hops, interfaces}}."""
     data = json.loads(text)
     out = {}
     for policy, body in (data.get("policyMaps") or {}).items():
@@ -37,8 +36,7 @@ ROUTE_MAP_HEAD = re.compile(r"^route-map (\S+), (permit|deny), sequence (\d+)\s*
 
 
 def parse_nxos(text):
-    """``show route-map`` (NX-OS text) -> {(route-map, ACL): {next_hops, action, seq}}: one key per ACL a sequence
-    matches with ``ip address (access-lists): A[, B]``; its ``ip next-hop`` addresses (keywords dropped)."""
+    """``show route-map`` (NX-OS text) -> {(route-map, ACL): {next_hops, action, seq}} per ACL a sequence matches."""
     out, head, part, acls, hops = {}, None, None, [], []
 
     def flush():
@@ -92,18 +90,14 @@ def _path(intent, hop, detail):
 
 # --- how each NOS shows it: a driver declares one as its ``ppd_read`` (nos/base.py Driver) --------------------------
 class PpdRead(object):
-    """How a NOS shows the PPD state of its pins: ``commands(pins)``, ``state(cmds, outputs)`` -> {(policy, match):
-    entry}, ``pin(...)`` -> (next hops, detail) or a failed finding; ``missing`` words a pin with no entry;
-    ``describe`` what the docs say it reads. ``route_lookup``: the check asks the kernel (``ip route get``) instead."""
+    """How a NOS shows its pins' PPD state: ``commands(pins)``, ``state(cmds, outputs)`` -> {(policy, match): entry},
+    ``pin(...)`` -> (next hops, detail) or a failed finding; ``route_lookup``: the kernel is asked instead."""
     route_lookup = False
     empty_ok = False        # an empty answer is a valid, empty state (NX-OS `show route-map` with no map)
     missing = "%s %s"
 
     def __init__(self, describe):
         self.describe = describe
-
-    def __bool__(self):
-        return True
 
     def args(self, pin):
         return (pin["policy"], pin["match"])
@@ -178,8 +172,7 @@ class NvuePbrMap(PpdRead):
 
 
 def judge(driver, intent, pins, outputs):
-    """Findings for the ``ppd_paths`` check from the show outputs (same order as ``commands``). A command the
-    switch refused or an output that is not its format leaves the check not run (skipped) with the reason."""
+    """``ppd_paths`` findings from the show outputs (in ``commands`` order); a refused or unreadable one: skipped."""
     read = driver.ppd_read
     cmds = read.commands(pins)
     for cmd, text in zip(cmds, outputs):

@@ -12,8 +12,7 @@ import string
 
 
 def _derive(template, fields):
-    """``template`` (str.format fields) -> the regex of the lines it renders: literal text as is, each
-    ``{field}`` as ``fields[field]`` (default ``\\S+``), anchored at the end of the line."""
+    """``template`` -> the regex of the lines it renders: each ``{field}`` as ``fields[field]`` (default ``\\S+``)."""
     out = []
     for literal, field, _spec, _conv in string.Formatter().parse(template):
         out.append(re.escape(literal))
@@ -63,8 +62,7 @@ class Section(object):
 
 
 def read_back(sections, attr):
-    """{section name: (regex, ..)} of one kind of forms (``top``, ``children``, ``l3_children``): the
-    read-back table a driver used to keep by hand. Duplicates dropped, declaration order kept."""
+    """{section name: (regex, ..)} of one kind of forms (``top``, ``children``, ``l3_children``), deduplicated."""
     out = {}
     for sec in sections:
         pats = out.setdefault(sec.name, ())
@@ -76,8 +74,7 @@ def read_back(sections, attr):
 
 
 def render_sections(driver, sections, wanted, intent, qos):
-    """Nodes of the wanted sections: their top-level nodes, then one ``interface`` node per interface
-    with the children every section gave it (interfaces without children are left out)."""
+    """The wanted sections' top-level nodes, then one ``interface`` node per interface with children."""
     nodes, interfaces = [], {}
     for sec in sections:
         if sec.name not in wanted:
@@ -90,8 +87,7 @@ def render_sections(driver, sections, wanted, intent, qos):
 
 
 def attach(driver_class, *sections):
-    """Give a CLI driver class its Section objects and the read-back tables derived from them
-    (``owned_sections``: top-level lines; ``interface_children``; ``l3_children``)."""
+    """Give a CLI driver class its Section objects and the read-back tables derived from them."""
     driver_class.section_objects = tuple(sections)
     driver_class.owned_sections = read_back(sections, "top")
     driver_class.interface_children = read_back(sections, "children")

@@ -1,13 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Which public source backs each line a NOS driver renders (details: docs/switch-commands-sources.md).
-
-One entry per line form: (regex on the stripped line, status, source), in one list per NOS here, which its driver
-declares as ``line_sources`` (nos/base.py Driver). A unit test renders the lab and
-rail512 plans through every driver and fails on any line no entry matches, so a new line cannot ship
-without a source or an explicit ``unverified``; per-switch configs (nos/offline.py) count the
-unverified lines in their header.
-"""
+"""Which public source backs each line a NOS driver renders (docs/switch-commands-sources.md): one list per NOS of
+(regex on the stripped line, status, source), declared by its driver as ``line_sources``. A unit test fails on any
+rendered line no entry matches, so no line ships without a source or an explicit ``unverified``."""
 
 from __future__ import annotations
 

@@ -128,9 +128,6 @@ class _Reader(object):
     def __init__(self, forms):
         self.rx = dict((k, re.compile(v)) for k, v in forms.items())
 
-    def match(self, kind, path):
-        return self.rx[kind].match(path)
-
     def all(self, kind, paths):
         return [(p, m) for p, m in ((p, self.rx[kind].match(p)) for p in paths) if m]
 
@@ -233,16 +230,9 @@ def _policies(read, after, removed):
         form = line[:-len(name)]
         same = [ln for ln in planned.get(where, []) if ln.startswith(form)]
         kind = "policy" if where.startswith("interface ") else "qos"
-        shown = where[len("interface "):] if where.startswith("interface ") else where
-        item = "%s > policy" % where
-        if same:
-            out.append(_item(kind, item, line, "; ".join(same), "%s %s %s (not ours; plan: %s) would be replaced"
-                             % ("interface" if kind == "policy" else "", shown, line, "; ".join(same))))
-        else:
-            out.append(_item(kind, item, line, None, "%s %s %s (not ours; plan: none) would be removed"
-                             % ("interface" if kind == "policy" else "", shown, line)))
-    for t in out:
-        t["message"] = t["message"].lstrip()
+        plan = "; ".join(same) or None
+        out.append(_item(kind, "%s > policy" % where, line, plan, "%s %s (not ours; plan: %s) would be %s"
+                         % (where, line, plan or "none", "replaced" if same else "removed")))
     return out
 
 
@@ -274,7 +264,7 @@ def _collisions(read, before, after, removed, outside):
     svis = set(m.group("intf") for _p, m in read.all("svi", after))
     theirs = {}
     for path, m in read.all("svi", list(removed) + list(outside)):
-        if m.group("intf") in svis and path not in mine and PREFIX not in path and not read.match("policy", path):
+        if m.group("intf") in svis and path not in mine and PREFIX not in path and not read.rx["policy"].match(path):
             theirs.setdefault(m.group("intf"), []).append(_leaf(path) if " > " in path else path[m.end():])
     vlans = set(m.group("vlan") for _p, m in read.all("vlan_object", after))
     vlans |= set(re.sub(r"\D", "", s) for s in svis)

@@ -35,9 +35,8 @@ def bgp_findings(intent, text, driver):
 
 
 def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):
-    """A failed planned session towards a switch whose platform this collection configures no BGP on
-    (``platforms_without_bgp``: the drivers without section ``underlay``, e.g. AsterNOS) says so in its expected text,
-    so the report explains the failure in its own row. The status is not touched: the session is still down."""
+    """A failed session towards a platform this collection configures no BGP on (``platforms_without_bgp``) says so in
+    its expected text; the status stays failed."""
     devices = dict(list((plan.get("leafs") or {}).items()) + list((plan.get("spines") or {}).items()))
     by_address = dict((n["address"], n) for n in (record.get("bgp") or {}).get("neighbors", []))
     why = {}
@@ -61,8 +60,7 @@ def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):
 
 # --- PPD paths --------------------------------------------------------------------------------
 def ingress_of(intent, binding):
-    """The L3 interface a host's packets enter: the SVI (scheme A; FRR/Linux name ``vlan<id>``) or
-    the routed host port (scheme B)."""
+    """The L3 interface a host's packets enter: the SVI (scheme A, Linux name ``vlan<id>``) or the routed host port."""
     for iface in intent.get("host_interfaces") or []:
         if iface["kind"] == "svi":
             return "vlan%d" % iface["vlan"]
@@ -74,11 +72,9 @@ def route_get(dst, src, iif):
 
 
 def route_batch(queries):
-    """One shell command asking all ``queries`` at once: iproute2's batch mode (``ip -j -force -batch -``, one
-    process instead of one per query: a 64-port leaf asks 128). Each answer is one JSON line (``dst``, ``from``,
-    ``gateway``, ``dev``, ``table``); a refused query prints its reason and ``Command failed -:N`` (N: its line in
-    the batch), and ``-force`` goes on with the next one. Forms checked on iproute2 6.1 (Linux 6.18, this
-    project's twin routers); parse_route_batch reads them."""
+    """One shell command asking all ``queries``: iproute2's batch mode (``ip -j -force -batch -``), one JSON line per
+    answer, a refusal printing its reason and ``Command failed -:N`` (N: its batch line); forms checked on iproute2 6.1
+    (the twin routers)."""
     lines = " ".join("'route get %s from %s iif %s'" % (q["dst"], q["src"], q["iif"]) for q in queries)
     return "printf '%%s\\n' %s | ip -j -force -batch -" % lines
 
@@ -87,10 +83,8 @@ FAILED_LINE = re.compile(r"^Command failed -:(\d+)\s*$")
 
 
 def parse_route_batch(text, queries):
-    """The output of ``route_batch(queries)`` (stdout and stderr together, in whatever order the two streams
-    interleaved) -> per query (got, actual): got {via, dev, table} or {"error": reason}; actual the answer in
-    ``ip route get``'s text form (what the report and the PPD metrics read). Answers are matched by (dst, from),
-    refusals by their batch line."""
+    """``route_batch``'s output (stdout and stderr interleaved) -> per query (got {via, dev, table} or {"error"}, the
+    answer in ``ip route get``'s text form); answers matched by (dst, from), refusals by their batch line."""
     answers, errors, reason = {}, {}, []
     for line in (text or "").splitlines():
         line = line.strip()
@@ -121,12 +115,9 @@ def parse_route_batch(text, queries):
 
 
 def path_queries(intent, remote):
-    """The ``ip route get`` queries of a leaf: per binding one towards ``remote`` (a host on another
-    leaf of the plane; None when there is none) and one towards the next host of this leaf (a ring
-    over the leaf's hosts: every host port is checked once as the ingress of same-leaf traffic and
-    once as its destination). The ring keeps a 64-port leaf at 128 queries; every pair would be
-    4,032 (and 40 s of a switch's CPU per leaf), for no rule the ring does not already exercise:
-    the PBR policy of a port matches by destination prefix, the same for every local host."""
+    """The ``ip route get`` queries of a leaf: per binding one towards ``remote`` (a host on another leaf of the plane,
+    or None) and one towards the next host of this leaf, a ring: 128 queries on a 64-port leaf, where every pair would
+    be 4,032 for no rule the ring misses (a port's PBR matches by destination prefix, the same for every local host)."""
     queries = []
     hosts = [d["host_address"] for d in intent.get("downlinks") or [] if d.get("host_address")]
     for binding in intent.get("bindings") or []:
@@ -197,9 +188,8 @@ def remote_destination(plan, leaf_name):
 
 # --- failover -----------------------------------------------------------------------------------
 def failover_command(uplink, dst, src, iif, timeout_ms=FAILOVER_TIMEOUT_MS):
-    """One shell command (Linux router) that takes ``uplink`` down, waits until the path from ``src``
-    leaves it, puts it back up and waits until the path returns; prints the two times measured on the
-    switch. Under ``nohup`` with a bounded wait, so a lost SSH session still brings the link back."""
+    """A Linux router's shell command: ``uplink`` down until the path leaves it, up until it returns, both times
+    printed; under ``nohup`` with a bounded wait, so a lost SSH session still brings the link back."""
     query = route_get(dst, src, iif)
     script = (
         "ms() { echo $(( $(date +%%s%%N) / 1000000 )); }; "

@@ -21,10 +21,8 @@ COUNTER_WORDS = {"pfc_rx": "PFC pause rx", "pfc_tx": "PFC pause tx", "ecn_marked
 def counters_row(driver):
     """(verified, unverified, not read) counter names of one driver (its ``counter_evidence``)."""
     known = driver.counter_evidence
-    verified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "verified"]
-    unverified = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == "unverified"]
-    absent = [COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) is None]
-    return verified, unverified, absent
+    return tuple([COUNTER_WORDS[c] for c in counters.COUNTERS if known.get(c) == level]
+                 for level in ("verified", "unverified", None))
 
 
 def checks_row(driver):
