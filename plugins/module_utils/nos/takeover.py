@@ -239,21 +239,16 @@ def _policies(read, after, removed):
 def _values(read, kind, after, removed, label, what):
     """Keyed settings (a DSCP map entry, a port's access VLAN) the plan would rewrite or drop."""
     out = []
-    want = dict((m.group("key") if "intf" not in m.groupdict() else (m.group("intf"), m.group("key")), m.group("value"))
-                for _p, m in read.all(kind, after))
-    for path, m in read.all(kind, removed):
-        key = m.group("key") if "intf" not in m.groupdict() else (m.group("intf"), m.group("key"))
-        where = ("interface %s " % key[0]) if isinstance(key, tuple) else ""
-        name = key[1] if isinstance(key, tuple) else key
-        planned = want.get(key)
-        actual = "%s %s" % (name, m.group("value"))
+    want = dict(((m.groupdict().get("intf"), m.group("key")), m.group("value")) for _p, m in read.all(kind, after))
+    for _p, m in read.all(kind, removed):
+        intf, name = m.groupdict().get("intf"), m.group("key")
+        planned = want.get((intf, name))
         if planned == m.group("value"):
             continue
-        out.append(_item(label, "%s%s" % (where.strip() + " > " if where else "", name), actual,
-                         "%s %s" % (name, planned) if planned else None,
-                         "%s%s (plan: %s) would be %s%s" % (where, actual, "%s %s" % (name, planned) if planned else "none",
-                                                            "replaced" if planned else "removed",
-                                                            what[0] if planned else what[1])))
+        actual, plan = "%s %s" % (name, m.group("value")), "%s %s" % (name, planned) if planned else None
+        out.append(_item(label, ("interface %s > " % intf if intf else "") + name, actual, plan,
+                         "%s%s (plan: %s) would be %s" % ("interface %s " % intf if intf else "", actual, plan or "none",
+                                                          "replaced" + what[0] if planned else "removed" + what[1])))
     return out
 
 
@@ -276,9 +271,9 @@ def _collisions(read, before, after, removed, outside):
         if not lines:
             continue
         collided.add(name)
-        out.append(_item("collision", "%s" % (name if name.startswith("vlan ") else "interface %s" % name), "; ".join(lines), None,
-                         "%s exists on the switch for another purpose (%s): the plan would take it over as its own"
-                         % (name if name.startswith("vlan ") else "interface %s" % name, "; ".join(lines[:6]))))
+        item = name if name.startswith("vlan ") else "interface %s" % name
+        out.append(_item("collision", item, "; ".join(lines), None, "%s exists on the switch for another purpose (%s): "
+                         "the plan would take it over as its own" % (item, "; ".join(lines[:6]))))
     return out, collided
 
 
