@@ -157,7 +157,7 @@ class Driver(object):
         raise self._missing("safe_reverse")
 
     def checked_reverse(self, current, target):
-        """``safe_reverse`` of a family whose diff never removes a port or a table (``safe_reverse = checked_reverse``)."""
+        """``safe_reverse`` of a family whose diff never removes a port or a table (it declares it)."""
         from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import check_safe
         cmds = self.commands(self.diff(current, target))
         check_safe(cmds, self)

@@ -115,7 +115,7 @@ def _json(text):
 
 
 def parse_eos_pfc(text):
-    """EOS `show priority-flow-control counters | json`: interfaceCounters -> IF -> rxFrames / txFrames (ANTA's keys)."""
+    """EOS `show priority-flow-control counters | json`: interfaceCounters -> IF -> rxFrames / txFrames (ANTA)."""
     out = {}
     for port, cnt in sorted((_json(text).get("interfaceCounters") or {}).items()):
         _put(out, port, "all", pfc_rx=cnt.get("rxFrames"), pfc_tx=cnt.get("txFrames"))

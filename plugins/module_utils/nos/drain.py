@@ -133,7 +133,7 @@ class DrainSetting(NoDrain):
 
 
 def drained_by_anyone(driver, outside):
-    """Every drain the running config shows: our drain line, or the NOS's own maintenance mode (``maintenance_drain``)."""
+    """Every drain the running config shows: our drain line, or the NOS's maintenance mode (``maintenance_drain``)."""
     rx = driver.maintenance_drain
     return driver.drain.paths(driver, outside) + ([p for p in outside if rx.match(p)] if rx else [])
 

@@ -221,7 +221,7 @@ class EosDriver(CliDriver):
         return self._drop_virtual_interfaces(ops, current, want)
 
     def _drop_virtual_interfaces(self, ops, current, want):
-        """A Loopback/Vlan interface the intent no longer has goes whole (negated lines leave an empty one EOS keeps)."""
+        """A Loopback/Vlan interface the intent no longer has goes whole (EOS keeps one emptied line by line)."""
         wanted = set(line for line, _kids in want if line.startswith("interface "))
         gone = set(line for line, _kids in parse_tree(current)
                    if re.match(r"interface (Loopback|Vlan)\d+$", line) and line not in wanted)

@@ -260,7 +260,7 @@ class FrrDriver(Driver):
         return line[3:] if line.startswith("no ") else "no " + line
 
     def diff(self, current, intended):
-        """Ops: a block's header, then its lines; a block the intent no longer has goes whole (an interface: by line)."""
+        """Ops: a block's header, then its lines; a block the intent lacks goes whole (an interface: line by line)."""
         cur, want = self.blocks_of(current), self.blocks_of(intended)
         removals, additions = [], []
         for key in sorted(cur, key=self._sort_key, reverse=True):

@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """NVIDIA Cumulus Linux 5.x NVUE driver (netmiko cumulus_linux: a Linux shell running ``nv``). Config is a flat list
 of ``nv set`` commands (``nv config show -o commands``), staged in the pending revision and applied atomically with ``nv
-config apply -y`` (``nv config detach`` drops it). Sections mtu, qos, pbr (on the L3 ingress), underlay (addresses, the
-host VLAN in ``br_default``, ``router bgp`` with the default VRF's owned whole, ECMP hash fields). Paths of Cumulus Linux
-5.15+, checked against nvueschema (tests/unit/nos/test_nvue_schema_oracle.py); sources:
+config apply -y`` (``nv config detach`` drops it). Sections mtu, qos, pbr (on the L3 ingress), underlay (addresses,
+the host VLAN in ``br_default``, ``router bgp`` with the default VRF's owned whole, ECMP hash fields). Paths of Cumulus
+Linux 5.15+, checked against nvueschema (tests/unit/nos/test_nvue_schema_oracle.py); sources:
 docs/switch-commands-sources.md#nvidia-cumulus-linux-nvue."""
 
 from __future__ import annotations

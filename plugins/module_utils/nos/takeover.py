@@ -67,10 +67,8 @@ def _item(kind, item, actual, expected, message):
 
 
 def find(driver, before_image, after, intent, sections):
-    """Takeover items of one switch, in a stable order: ``before_image`` is the Image read from the switch
-    (``Applier.plan()`` keeps it as ``before_image``; ``fullconfig.image``), ``after`` the rendered intent
-    (canonical managed text). Empty on a clean switch and on a switch this collection already configured.
-    Each driver family answers through its declared ``takeover_items`` (nos/base.py)."""
+    """Takeover items of one switch in a stable order, from its Image (``fullconfig.image``) and the rendered intent:
+    empty on a clean switch and on one this collection configured."""
     items = driver.takeover_items(before_image, after, intent, sections)
     order = dict((k, i) for i, k in enumerate(KINDS))
     seen, out = set(), []
@@ -101,9 +99,8 @@ def refusal(items, switch):
 
 
 def decide(items, allowed, check_mode):
-    """What the run does with takeover items: ``none`` (nothing to take over), ``report`` (check mode: shown as a
-    takeover, not a failure), ``refuse`` (apply mode, not allowed: fail before anything is sent) or ``take``
-    (allowed: proceed and report them as taken over)."""
+    """What the run does with takeover items: ``none``, ``report`` (check mode), ``refuse`` (not allowed: fail before
+    anything is sent) or ``take`` (allowed: proceed, reported as taken over)."""
     if not items:
         return "none"
     if check_mode:
@@ -246,8 +243,9 @@ def _values(read, kind, after, removed, label, what):
         if planned == m.group("value"):
             continue
         actual, plan = "%s %s" % (name, m.group("value")), "%s %s" % (name, planned) if planned else None
+        where = "interface %s " % intf if intf else ""
         out.append(_item(label, ("interface %s > " % intf if intf else "") + name, actual, plan,
-                         "%s%s (plan: %s) would be %s" % ("interface %s " % intf if intf else "", actual, plan or "none",
+                         "%s%s (plan: %s) would be %s" % (where, actual, plan or "none",
                                                           "replaced" + what[0] if planned else "removed" + what[1])))
     return out
 
@@ -299,8 +297,7 @@ def _mtus(read, before, after, removed, outside):
 
 
 def items(driver, forms, before_image, after, flat=False):
-    """Every takeover item of one switch, from the driver's paths of the managed view (before and after) and
-    the Image's outside paths, classified by the family's ``forms``."""
+    """Every takeover item of one switch: its managed and outside paths classified by the family's ``forms``."""
     read = _Reader(forms)
     before = driver.paths(before_image.managed)
     after = driver.paths(after)
@@ -320,10 +317,8 @@ def items(driver, forms, before_image, after, flat=False):
 
 
 def _classification(read, before, after, removed, outside):
-    """How the switch classifies traffic today, changed by the plan (kind ``classification``): PFC no-drop on a
-    priority in use that the plan removes, and a port moved to DSCP trust while the switch runs PFC no-drop on some
-    priority (traffic marked in 802.1p only, DSCP 0, leaves its lossless class: the EOS storage-ToR case, switchport
-    default trust CoS)."""
+    """Classification the plan changes: PFC no-drop on a priority in use removed, or a port moved to DSCP trust while
+    the switch runs PFC no-drop (802.1p-only marked traffic leaves its class: the EOS storage-ToR case)."""
     out = []
     in_use = {}   # interface (None: switch-wide) -> PFC no-drop priorities the switch runs there now
     for _p, m in read.all("pfc", list(before) + list(outside)):

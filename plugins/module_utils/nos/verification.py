@@ -44,10 +44,6 @@ def bgp_row(driver):
     return "not run (**unverified**): %s" % driver.bgp_summary.why
 
 
-def drain_row(driver):
-    return driver.drain.row()
-
-
 def _words(names):
     return ", ".join(names) or "none"
 
@@ -81,7 +77,7 @@ def verification_doc():
         out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             platform, _words(verified), _words(unverified), _words(absent), _words(run), _words(not_run),
             bgp_row(driver).replace("|", "\\|"), ppd_row(driver).replace("|", "\\|"),
-            drain_row(driver).replace("|", "\\|")))
+            driver.drain.row().replace("|", "\\|")))
     return "\n".join(out) + "\n"
 
 
@@ -97,7 +93,8 @@ def contract_table():
         cls = type(driver)
         family = (cls if cls.__bases__[0] is Driver else cls.__bases__[0]).__name__   # a family of its own, or its base
         out.append("| `%s` | `%s` | `%s` | %s | %s | %s | %s | %s | %d command(s) | `.%s`, comment `%s` |" % (
-            platform, family, driver.transaction.__name__, ", ".join(driver.sections), drain_row(driver).replace("|", "\\|"),
+            platform, family, driver.transaction.__name__, ", ".join(driver.sections),
+            driver.drain.row().replace("|", "\\|"),
             _words(driver.checks), bgp_row(driver).replace("|", "\\|"), ppd_row(driver).replace("|", "\\|"),
             len(driver.counters), driver.offline_format, driver.comment))
     return "\n".join(out) + "\n"
@@ -145,7 +142,7 @@ def module_items(module):
             need = "; ".join("%s only with fabric.%s=%s (%s)" % (sec, key, value, why)
                              for sec, (key, value, why) in sorted(d.opt_ins.items()))
             text = "On C(%s) - sections %s; transaction - %s; drain - %s%s." % (
-                platform, ", ".join(d.sections), d.transaction.mechanism, _doc(drain_row(d)),
+                platform, ", ".join(d.sections), d.transaction.mechanism, _doc(d.drain.row()),
                 ("; " + need) if need else "")
         else:
             reads = ", ".join("C(%s)%s" % (r.command, WHERE[r.where]) for r in d.counters) or "none"

@@ -100,7 +100,8 @@ def configured(plan, leaf_name):
 
 def read(platform, leaf, drv, sess):
     pins = drv.ppd_pins(leaf)
-    return ppd_state.judge(get_driver(platform), leaf, pins, [sess.handle(c) for c in get_driver(platform).ppd_read.commands(pins)])
+    driver = get_driver(platform)
+    return ppd_state.judge(driver, leaf, pins, [sess.handle(c) for c in driver.ppd_read.commands(pins)])
 
 
 @pytest.mark.parametrize("leaf_name,moved", [
