@@ -13,9 +13,20 @@ import importlib.util
 # so it is imported only when there is something to remediate.
 HAS_HIER_CONFIG = importlib.util.find_spec("hier_config") is not None
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, SECTIONS, ports_of
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driver, PREFIX, SECTIONS, ports_of
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command, Op
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import render_sections
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, render_sections
+
+# the line forms and the mtu section of every indented CLI (EOS, NX-OS, klish): ``mtu N`` under each plan port
+MTU = Form("mtu {mtu}", mtu=r"\d+")
+ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
+
+
+def _mtu(drv, intent, qos):
+    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
+
+
+MTU_SECTION = Section("mtu", _mtu, children=(MTU,))
 
 
 def parse_tree(text):

@@ -15,7 +15,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms imp
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, l3_ingress, local_destinations, ports_of, safe_name
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Op
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver, dump_tree, natural_key, parse_tree, sort_tree
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import (
+    ACL, CliDriver, MTU, MTU_SECTION, dump_tree, natural_key, parse_tree, sort_tree)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Read
@@ -232,7 +233,6 @@ class EosDriver(CliDriver):
 
 
 # --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
-MTU = Form("mtu {mtu}", mtu=r"\d+")
 QOS_MAP = Form("qos map dscp {dscps} to traffic-class {tc}", owns=_QOS_MAP.pattern[1:])
 WATCHDOG_GLOBAL = r"priority-flow-control pause watchdog (default (timeout|recovery-time)|action) "
 WATCHDOG_DEFAULT = Form("priority-flow-control pause watchdog default {timer} {seconds}", owns=WATCHDOG_GLOBAL)
@@ -277,11 +277,6 @@ def _qos(drv, intent, qos):
     return nodes, dict((drv.port(p), copy.deepcopy(children)) for p in ports_of(intent))
 
 
-def _mtu(drv, intent, qos):
-    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
-
-
-ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
 PBR_CLASS = Form("class-map type pbr match-any {name}", owns=r"class-map type pbr match-any %s" % PREFIX)
 PBR_POLICY = Form("policy-map type pbr {name}", owns=r"policy-map type pbr %s" % PREFIX)
 PBR_INPUT = Form("service-policy type pbr input {name}", owns=r"service-policy type pbr input ")
@@ -354,7 +349,7 @@ def _underlay(drv, intent, qos):
 attach(EosDriver,
        Section("qos", _qos, top=(QOS_MAP, WATCHDOG_DEFAULT, WATCHDOG_ACTION),
                children=(QOS_TRUST, PFC_ON, PFC_NO_DROP, PFC_WATCHDOG, TX_QUEUE)),
-       Section("mtu", _mtu, children=(MTU,)),
+       MTU_SECTION,
        # on the interfaces only the underlay creates (Loopback0, the host SVI) the policy is read back too
        Section("pbr", _pbr, top=(ACL, PBR_CLASS, PBR_POLICY), children=(PBR_INPUT,), l3_children=(PBR_INPUT,)),
        # the MTU of those interfaces is the underlay's

@@ -19,7 +19,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos import counters 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.qos import complete_dscp_map
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import ACL, CliDriver, MTU_SECTION
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
@@ -120,7 +120,6 @@ class KlishDriver(CliDriver):
 
 
 # --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
-MTU = Form("mtu {mtu}", mtu=r"\d+")
 BUFFER_INIT = Form("buffer init lossless")
 DSCP_TC = Form("qos map dscp-tc {name}", owns=r"qos map dscp-tc %s" % PREFIX)
 WRED = Form("qos wred-policy {name}", owns=r"qos wred-policy %s" % PREFIX)
@@ -164,11 +163,6 @@ def _qos(drv, intent, qos):
     return nodes, dict((drv.port(p), list(children)) for p in ports_of(intent))
 
 
-def _mtu(drv, intent, qos):
-    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
-
-
-ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
 CLASS_MAP = Form("class-map {name} match-type acl", owns=r"class-map %s" % PREFIX)
 POLICY_MAP = Form("policy-map {name} type forwarding", owns=r"policy-map %s" % PREFIX)
 FORWARDING_IN = Form("service-policy type forwarding in {name}", owns=r"service-policy type forwarding in ")
@@ -239,6 +233,6 @@ def _underlay(drv, intent, qos):
 attach(KlishDriver,
        Section("qos", _qos, top=(BUFFER_INIT, DSCP_TC, WRED, SCHEDULER),
                children=(PORT_DSCP_TC, PORT_PFC, PORT_WATCHDOG, CABLE_LENGTH, PORT_WRED, PORT_SCHEDULER)),
-       Section("mtu", _mtu, children=(MTU,)),
+       MTU_SECTION,
        Section("pbr", _pbr, top=(ACL, CLASS_MAP, POLICY_MAP), children=(FORWARDING_IN,)),
        Section("underlay", _underlay, top=(LOAD_SHARE, ROUTER_BGP), children=(IP_ADDRESS, ACCESS_VLAN)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, counters as roce_counters, ppd_state, sources, transactions
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.platforms import device_type_for
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import PREFIX, SECTIONS, host_of, local_destinations, ports_of, safe_name
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import CliDriver
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import ACL, CliDriver, MTU_SECTION
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.l3plan import fabric_links, pbr_groups, routed_host_ports, svis
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.sections import Form, Section, attach
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import DrainLine
@@ -85,7 +85,6 @@ class NxosDriver(CliDriver):
 
 
 # --- sections: each concern's render next to the line forms read back (nos/sections.py) ----------------
-MTU = Form("mtu {mtu}", mtu=r"\d+")
 PFC = r"priority-flow-control "          # every PFC line of a port or the switch is the qos section's
 PFC_MODE = Form("priority-flow-control mode on", owns=PFC)
 PFC_WATCHDOG = Form("priority-flow-control watch-dog-interval on", owns=PFC)
@@ -131,12 +130,7 @@ def _qos(drv, intent, qos):
     return nodes, dict((drv.port(p), list(children)) for p in ports_of(intent))
 
 
-def _mtu(drv, intent, qos):
-    return [], dict((drv.port(p), [MTU.node(mtu=drv.mtu(intent))]) for p in ports_of(intent))
-
-
 FEATURE_PBR = Form("feature pbr")
-ACL = Form("ip access-list {name}", owns=r"ip access-list %s" % PREFIX)
 ROUTE_MAP = Form("route-map {name} {action} {seq}", owns=r"route-map %s" % PREFIX)
 POLICY_ROUTE_MAP = Form("ip policy route-map {name}", owns=r"ip policy route-map ")
 
@@ -233,7 +227,7 @@ def _underlay(drv, intent, qos):
 attach(NxosDriver,
        Section("qos", _qos, top=(QOS_CLASS, QOS_POLICY, SYSTEM_QOS, PFC_WATCHDOG_GLOBAL),
                children=(PFC_MODE, PFC_WATCHDOG, QOS_INPUT)),
-       Section("mtu", _mtu, children=(MTU,)),
+       MTU_SECTION,
        Section("pbr", _pbr, top=(FEATURE_PBR, ACL, ROUTE_MAP), children=(POLICY_ROUTE_MAP,)),
        # the default-VRF BGP instance is the plan's, whole (NX-OS has one `router bgp`)
        Section("underlay", _underlay, top=(FEATURE, LOAD_SHARING, VLAN, ROUTER_BGP),
