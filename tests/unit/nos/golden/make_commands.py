@@ -14,7 +14,6 @@ import re
 import sys
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import drain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
