@@ -20,36 +20,20 @@ def plan():
 
 
 class EditingSwitch(Switch):
-    """The lab switch, with the engineer's shell line run where GCU sleeps after its ``at``-th change."""
+    """The lab switch, with the engineer's shell line (from their own terminal) run where GCU sleeps after its
+    ``at``-th change."""
 
     def __init__(self, intent, at, line, log=True):
         Switch.__init__(self, intent)
         self.at, self.line = at, line
         if not log:   # a switch whose sudo logs nothing (Defaults !syslog)
             self.shell.record = lambda text: None
+        self.on_change = self.engineer
 
-    def session(self):
-        return EditingSession(self)
-
-
-class EditingSession(object):
-    def __init__(self, switch):
-        self.switch = switch
-
-    def send_command(self, command, **_kw):
-        sw = self.switch
-        sw.sent.append(command)
-
-        def on_op(i):
-            if i == sw.at and sw.line:
-                line, sw.line = sw.line, None
-                engineer = configdb_sim.SonicShell(sw.state, validate=sw.shell.validate, tty=7, record=sw.shell.record)
-                engineer.command(line)
-        with sw.mutex:
-            return sw.shell.line(command, on_op)
-
-    def disconnect(self):
-        pass
+    def engineer(self, i):
+        if i == self.at and self.line:
+            line, self.line = self.line, None
+            configdb_sim.SonicShell(self.state, validate=self.shell.validate, tty=7, record=self.shell.record).command(line)
 
 
 def _mtu_ports(cmds):

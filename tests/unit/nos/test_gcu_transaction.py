@@ -38,6 +38,7 @@ class Switch(object):
         # the subset of SONiC's YANG checks: the same refusals without yanglint's 0.25 s per apply
         self.shell = configdb_sim.SonicShell(self.state, validate=lambda c: ("subset", configdb_sim.subset_errors(c)))
         self.reject, self.drop_after_ops, self.hook = reject, drop_after_ops, hook
+        self.on_change = None   # called with the change's number where GCU sleeps after each (another writer's window)
         self.sent = []
         self.mutex = threading.Lock()
 
@@ -60,6 +61,8 @@ class Session(object):
             sw.hook(command)
 
         def on_op(i):
+            if sw.on_change is not None:
+                sw.on_change(i)
             if sw.drop_after_ops and i >= sw.drop_after_ops:
                 sw.drop_after_ops = None
                 raise configdb_sim.Stop()
