@@ -42,10 +42,11 @@ def _mtu_ports(cmds):
     return [op["path"].split("/")[2] for op in ops if op["path"].startswith("/PORT/") and op["path"].endswith("/mtu")]
 
 
-def _run(plan, tmp_path, line, at=1, log=True):
+def _run(plan, tmp_path, line, at=1, log=True, files=None):
     """One apply of the qos and mtu sections on a switch whose ports hold MTU 4200; ``line(ports)`` is the engineer's
     shell line, run after GCU's ``at``-th change (the first: a port taken admin down for its QoS rows)."""
     sw = EditingSwitch(plan["leafs"]["leaf0"], at, None, log=log)
+    sw.state["files"].update(files or {})
     for port in sw.state["running"]["PORT"].values():
         port["mtu"] = "4200"
     run = applier(sw, plan, tmp_path, sections=SECTIONS)
@@ -120,3 +121,21 @@ def test_sudos_record_parses_in_the_format_a_sonic_user_quoted():
         ("admin", "this run", "PORT > Ethernet0 > mtu 9100"), ("bob", "pts/3", "PORT > Ethernet8 > mtu 1500"),
         ("bob", "pts/3", "`sonic-db-cli CONFIG_DB hset PORT|Ethern")]
     assert got[1].at == 1769103285   # 2026-01-22 17:34:45, the device's wall clock read as UTC
+
+
+
+def test_an_engineers_own_apply_patch_during_ours_is_named_as_possibly_overwritten(plan, tmp_path):
+    """The review's case: the engineer's own `config apply-patch` (MTU 1500 on a port ours writes later) answers
+    "Patch applied successfully." while ours runs, then GCU's run of ours reverts it. sudo's record names the command
+    (what a patch file held is not in the record), so the run is not a success."""
+    theirs = "/tmp/theirs.json-patch"
+    written = []
+
+    def line(mtu_ports):
+        written.extend(mtu_ports)
+        return "sudo config apply-patch %s" % theirs
+    sw, run, claim = _run(plan, tmp_path, line, files={theirs: json.dumps(
+        [{"op": "replace", "path": "/PORT/Ethernet9/mtu", "value": "1500"}])})
+    assert "Ethernet9" in written and sw.state["running"]["PORT"]["Ethernet9"]["mtu"] != "1500"   # reverted by ours
+    assert claim != "success" and claim.rolled_back is False, str(claim)
+    assert "by admin at " in str(claim) and "`config apply-patch %s`" % theirs in str(claim), str(claim)
