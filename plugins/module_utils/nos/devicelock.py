@@ -1,40 +1,19 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A lock every controller sees: a lease held through named objects on the device itself.
-
-None of the CLIs we drive offers a configuration lock an SSH client can take (EOS and NX-OS lock only
-through NETCONF/eAPI sessions, NVUE, SONiC klish and FRR have none), so the lock is a named object the
-run creates on the device (docs/switches.md#locks): EOS a configuration session, NX-OS a checkpoint,
-the Linux-based NOSes (NVUE, Dell SONiC, AsterNOS, FRR) a marker file; a CONFIG_DB SONiC a checkpoint.
-Creation and listing are serialised by the device, which gives mutual exclusion with this rule: a run
-holds the lock only when, after creating its own marker, it sees no live marker of another run;
-otherwise it removes its own, waits a random moment and tries again. Whichever run created its marker
-second always sees the first.
-
-A NOS gives the lock a *marker store* (the transaction object, see ``MarkerStore``): ``listing()`` returns
-the device's own clock and the names of the ``aif-*`` objects in one round trip, ``make(name)`` creates one
-(refusing an existing name), ``drop(name)`` removes one. Everything else is here:
-
-* Names: ``aif-<device yymmddHHMMSS>-<host>-<machine>-<pid>-<rand>``; ``machine`` is a hash of this
-  machine's boot id, machine id and PID namespace, so AWX job pods that share a host name prefix, or
-  two containers with the same pid, never look alike. The objects of one run share its name as a prefix:
-  ``-l<device epoch>`` is a lease renewal, ``-x<device epoch>`` a lease extension (the run holds the lock until
-  that time whatever its TTL: made before one command that may run longer than the TTL, ``extend``), ``-d`` a drain
-  record (nos/drain.py: the switch was drained by this run and not yet undrained), ``-c``/``-rb`` an EOS work session.
-* A lease: its age is measured by the DEVICE's clock (the name's date and every renewal are the device's
-  time, read in the same round trip as the listing), never the controller's, so a skewed controller
-  clock neither steals a live lock nor blocks forever. The holder renews it (``renew``) before each long
-  step; a run that finds its marker gone stops (``LockLostError``).
-* A marker is *ended* when its run cannot be running: its base object is gone (only leftovers), or it
-  was written by this very machine and PID namespace and that process is gone. A pid is never looked up
-  for a marker of another machine or namespace: those are only ever *stale* (not renewed within the TTL).
-  Ended and stale markers are recovered with a note naming them; a live one blocks until the timeout,
-  then the run is refused, naming it; a marker this login cannot remove is reported and skipped.
+"""A lock every controller sees: a lease held through named objects on the device itself (the rule, the names, the
+lease by the device's clock, ended and stale markers: docs/switches.md#locks). None of the CLIs we drive offers a
+configuration lock an SSH client can take, so the lock is an object the run creates on the device; a NOS gives it a
+*marker store* (``MarkerStore``: its transaction object), everything else is here. A run holds the lock only when,
+after creating its own marker, it sees no live marker of another run; otherwise it removes its own, waits a random
+moment and tries again: whichever run created its marker second always sees the first. The objects of one run share
+its name as a prefix: ``-l<device epoch>`` a lease renewal, ``-x<device epoch>`` a lease extension (``extend``),
+``-d`` a drain record (nos/drain.py), ``-c``/``-rb`` an EOS work session.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
 import hashlib
 import os
 import random
@@ -44,7 +23,6 @@ import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
-PREFIX = "aif-"
 # the run's lease time is in its name (``-t<seconds>``): every controller ages a marker by its holder's TTL
 NAME_RE = re.compile(r"^aif-(\d{12})-([a-z0-9]{1,10})-([0-9a-f]{6})-(\d{1,7})-([0-9a-f]{3})(?:-t(\d{2,5}))?$")
 # earlier versions: no machine part (never judged by pid), and EOS `aif-<pid>-<ms>` sessions
@@ -89,23 +67,19 @@ def _read(path):
         return ""
 
 
-_MACHINE = []
-
-
+@functools.lru_cache(maxsize=None)
 def machine_key():
     """6 hex digits naming this machine + boot + PID namespace (+ host name). Without a boot id (not Linux)
     a random value per process: then no other process's marker is ever judged by its pid."""
-    if not _MACHINE:
-        boot = _read("/proc/sys/kernel/random/boot_id")
-        try:
-            pidns = "%d:%d" % (os.stat("/proc/self/ns/pid").st_dev, os.stat("/proc/self/ns/pid").st_ino)
-        except OSError:
-            pidns = ""
-        if not boot or not pidns:
-            boot, pidns = "%032x" % random.getrandbits(128), str(os.getpid())
-        seed = "|".join((_read("/etc/machine-id"), boot, pidns, socket.gethostname()))
-        _MACHINE.append(hashlib.sha256(seed.encode("utf-8")).hexdigest()[:6])
-    return _MACHINE[0]
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    try:
+        pidns = "%d:%d" % (os.stat("/proc/self/ns/pid").st_dev, os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        pidns = ""
+    if not boot or not pidns:
+        boot, pidns = "%032x" % random.getrandbits(128), str(os.getpid())
+    seed = "|".join((_read("/etc/machine-id"), boot, pidns, socket.gethostname()))
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:6]
 
 
 def controller_id():
@@ -161,8 +135,7 @@ def check_bounds(lock_ttl, drain_wait, ttl_key="lock_ttl", wait_key="drain_wait"
 class Marker(object):
     """One run's objects on the device: ``name`` (the run's tag), ``parts`` (suffixes seen: "" for the
     marker itself, "-d", "-l<epoch>", ...), ``created``/``controller``/``machine``/``pid`` parsed from a name
-    of ours (None for an undated ``aif-*`` object), ``renewed`` the latest lease time, ``detail`` what the
-    device shows."""
+    of ours (None for an undated ``aif-*`` object), ``detail`` what the device shows."""
 
     def __init__(self, name, detail="", parts=("",)):
         self.name, self.detail = name, detail
@@ -176,11 +149,6 @@ class Marker(object):
         elif old:
             self.created = calendar.timegm(time.strptime(old.group(1), "%y%m%d%H%M%S"))
             self.controller, self.pid = old.group(2), int(old.group(3))
-
-    @property
-    def renewed(self):
-        leases = [int(p[2:]) for p in self.parts if p.startswith("-l")]
-        return max([self.created] + leases) if self.created is not None else None
 
     def renewed_by(self, now):
         """The latest date of this run's objects that is not after the device's clock ``now`` (a renewal
@@ -205,9 +173,6 @@ class Marker(object):
 
     def objects(self):
         return [self.name + p for p in sorted(self.parts)]
-
-    def ours(self):
-        return self.name.startswith(PREFIX)
 
     def age(self, now):
         return None if self.created is None else now - self.renewed_by(now)
@@ -340,11 +305,6 @@ class LockLostError(StepError):
     type for this event (nos/lock.py names it ``LockLost``): a StepError, so the flow reports its step."""
 
 
-def batch(txn):
-    """One device round trip for the lock's steps where the NOS needs a hop for them (klish -> Linux shell)."""
-    return txn.shell_session()
-
-
 def markers(store):
     """(device clock, [Marker]) read in one round trip."""
     now, names = store.listing()
@@ -355,89 +315,81 @@ def acquire(txn, ttl=1800, timeout=300, notes=None, sleep=time.sleep, monotonic=
     """Take the device lock through ``txn`` (a MarkerStore with ``tag`` and ``recover(marker)``). The tag
     is re-dated by the device's clock first. Returns the notes (recovered or unremovable markers).
     Raises LockHeldError naming the holder when a live marker of another run stays past ``timeout``."""
-    with batch(txn):
-        return _acquire(txn, ttl, timeout, notes, sleep, monotonic, confirmed)
-
-
-def _acquire(txn, ttl, timeout, notes, sleep, monotonic, confirmed=None):
-    notes = notes if notes is not None else []
-    txn.drain_records = []
-    end = monotonic() + timeout
-    now, _names = txn.listing()
-    if NAME_RE.match(txn.tag):
-        txn.tag = redate(txn.tag, now)
-    ACTIVE.add(txn.tag)
-    skipped = set()
-    watched = {}   # a marker dated after the device's clock -> (its objects, when this run first saw them so)
-    while True:
-        txn.make(txn.tag)
-        listed = monotonic()
-        now, seen = markers(txn)
-        others = [m for m in seen if m.name != txn.tag and m.name not in skipped]
-        unrenewed = set()
-        for m in others:
-            if m.ahead(now):
-                parts, since = watched.setdefault(m.name, (frozenset(m.parts), monotonic()))
-                if parts != frozenset(m.parts):
-                    watched[m.name] = (frozenset(m.parts), monotonic())
-                elif monotonic() - since > m.lease(ttl):
-                    unrenewed.add(m.name)
-        gone = [m for m in others if m.ended() or m.stale(ttl, now) or m.name in unrenewed]
-        live = [m for m in others if m not in gone]
-        if not live:
-            for m in gone:
-                why = ("its run ended" if m.ended() else "not renewed within the %ds lock TTL" % m.lease(ttl)
-                       if m.name not in unrenewed else
-                       "the switch's clock was stepped back %ds and the run did not renew it for %ds of this "
-                       "controller's own monotonic clock (lock TTL)" % (m.ahead(now), m.lease(ttl)))
-                try:
-                    done = txn.recover(m)
-                except Exception as exc:  # noqa: BLE001 - e.g. another login user's file in a sticky /tmp
-                    skipped.add(m.name)
-                    notes.append("could not remove %s left by an earlier run (%s): %s; skipped it - remove it as "
-                                 "the user that created it" % (m.describe(now), why, _first(exc)))
-                    continue
-                notes.append("recovered %s left by an earlier run (%s): %s" % (m.describe(now), why, done))
-                if m.drained:
-                    txn.drain_records.append(m)
-            if confirmed is not None:
-                confirmed.append(listed)   # the lease is proved from this listing on
-            return notes
-        txn.drop(txn.tag)
-        if monotonic() >= end:
-            ACTIVE.discard(txn.tag)
-            removal = txn.hold_removal
-            runs = [m for m in live if m.created is not None]
-            holds = [m for m in live if m.created is None]
-            what = "; ".join(m.describe(now) for m in live)
-            raise LockHeldError("%s the device lock: %s. %s" % (
-                "a hold blocks" if holds and not runs else "another run holds" if not holds else
-                "another run and a hold block", what,
-                "; ".join(m.release_hint(ttl, now, removal) for m in live)))
-        sleep(random.uniform(0.1, 0.8))
+    with txn.shell_session():   # one hop for the lock's steps where the NOS needs one (klish -> Linux shell)
+        notes = notes if notes is not None else []
+        txn.drain_records = []
+        end = monotonic() + timeout
+        now, _names = txn.listing()
+        if NAME_RE.match(txn.tag):
+            txn.tag = redate(txn.tag, now)
+        ACTIVE.add(txn.tag)
+        skipped = set()
+        watched = {}   # a marker dated after the device's clock -> (its objects, when this run first saw them so)
+        while True:
+            txn.make(txn.tag)
+            listed = monotonic()
+            now, seen = markers(txn)
+            others = [m for m in seen if m.name != txn.tag and m.name not in skipped]
+            unrenewed = set()
+            for m in others:
+                if m.ahead(now):
+                    parts, since = watched.setdefault(m.name, (frozenset(m.parts), monotonic()))
+                    if parts != frozenset(m.parts):
+                        watched[m.name] = (frozenset(m.parts), monotonic())
+                    elif monotonic() - since > m.lease(ttl):
+                        unrenewed.add(m.name)
+            gone = [m for m in others if m.ended() or m.stale(ttl, now) or m.name in unrenewed]
+            live = [m for m in others if m not in gone]
+            if not live:
+                for m in gone:
+                    why = ("its run ended" if m.ended() else "not renewed within the %ds lock TTL" % m.lease(ttl)
+                           if m.name not in unrenewed else
+                           "the switch's clock was stepped back %ds and the run did not renew it for %ds of this "
+                           "controller's own monotonic clock (lock TTL)" % (m.ahead(now), m.lease(ttl)))
+                    try:
+                        done = txn.recover(m)
+                    except Exception as exc:  # noqa: BLE001 - e.g. another login user's file in a sticky /tmp
+                        skipped.add(m.name)
+                        notes.append("could not remove %s left by an earlier run (%s): %s; skipped it - remove it as "
+                                     "the user that created it" % (m.describe(now), why, _first(exc)))
+                        continue
+                    notes.append("recovered %s left by an earlier run (%s): %s" % (m.describe(now), why, done))
+                    if m.drained:
+                        txn.drain_records.append(m)
+                if confirmed is not None:
+                    confirmed.append(listed)   # the lease is proved from this listing on
+                return notes
+            txn.drop(txn.tag)
+            if monotonic() >= end:
+                ACTIVE.discard(txn.tag)
+                removal = txn.hold_removal
+                runs = [m for m in live if m.created is not None]
+                holds = [m for m in live if m.created is None]
+                what = "; ".join(m.describe(now) for m in live)
+                raise LockHeldError("%s the device lock: %s. %s" % (
+                    "a hold blocks" if holds and not runs else "another run holds" if not holds else
+                    "another run and a hold block", what,
+                    "; ".join(m.release_hint(ttl, now, removal) for m in live)))
+            sleep(random.uniform(0.1, 0.8))
 
 
 def renew(txn, ttl, step="lock"):
     """Re-check that this run still holds the device lock and renew its lease when a third of the TTL has
     passed (by the device's clock). Raises LockLostError when the marker is gone (another run took it)."""
-    with batch(txn):
-        return _renew(txn, ttl, step)
-
-
-def _renew(txn, ttl, step):
-    now, seen = markers(txn)
-    mine = [m for m in seen if m.name == txn.tag and "" in m.parts]
-    if not mine:
-        raise LockLostError(step, None, "", "this run's device lock %s is gone at step %s: another run took it (its lease "
-                            "was not renewed within the %ds lock TTL, e.g. the controller was suspended); this run "
-                            "stops and touches nothing more" % (txn.tag, step, ttl))
-    if mine[0].age(now) * 3 >= ttl or mine[0].ahead(now):   # after a clock step back: renew at once
-        lease = "%s-l%d" % (txn.tag, now)
-        txn.make(lease)
-        for part in mine[0].parts:
-            if part.startswith("-l") and txn.tag + part != lease:
-                txn.drop(txn.tag + part)
-    return now
+    with txn.shell_session():
+        now, seen = markers(txn)
+        mine = [m for m in seen if m.name == txn.tag and "" in m.parts]
+        if not mine:
+            raise LockLostError(step, None, "", "this run's device lock %s is gone at step %s: another run took it "
+                                "(its lease was not renewed within the %ds lock TTL, e.g. the controller was "
+                                "suspended); this run stops and touches nothing more" % (txn.tag, step, ttl))
+        if mine[0].age(now) * 3 >= ttl or mine[0].ahead(now):   # after a clock step back: renew at once
+            lease = "%s-l%d" % (txn.tag, now)
+            txn.make(lease)
+            for part in mine[0].parts:
+                if part.startswith("-l") and txn.tag + part != lease:
+                    txn.drop(txn.tag + part)
+        return now
 
 
 def extend(txn, ttl, seconds, step="lock"):
@@ -445,8 +397,8 @@ def extend(txn, ttl, seconds, step="lock"):
     that this run holds the lock and extend its lease to ``seconds`` from now by the device's clock, with an object
     ``<tag>-x<device epoch of its end>`` every controller honours whatever its own TTL (``Marker.stale``); earlier
     extensions are dropped. Raises LockLostError when the marker is gone. Returns the device's time."""
-    with batch(txn):
-        now = _renew(txn, ttl, step)
+    with txn.shell_session():
+        now = renew(txn, ttl, step)
         until = "%s-x%d" % (txn.tag, now + int(seconds) + 1)
         txn.make(until)
         _now, seen = markers(txn)
@@ -473,8 +425,13 @@ def release(txn, notes=None, keep_drain=False):
     returns False when one could not be removed (reported in ``notes`` as a leftover the next run
     recovers), never raises."""
     try:
-        with batch(txn):
-            _drop_mine(txn, keep_drain)
+        with txn.shell_session():
+            _now, seen = markers(txn)
+            mine = [m for m in seen if m.name == txn.tag]
+            parts = sorted(mine[0].parts, key=lambda p: p == "") if mine else [""]   # the marker itself last
+            for part in parts:
+                if part != "-d" or not keep_drain:
+                    txn.drop(txn.tag + part)
         return True
     except Exception as exc:  # noqa: BLE001 - the config is not affected; the next run recovers it
         if notes is not None:
@@ -482,16 +439,6 @@ def release(txn, notes=None, keep_drain=False):
         return False
     finally:
         ACTIVE.discard(txn.tag)
-
-
-def _drop_mine(txn, keep_drain):
-    _now, seen = markers(txn)
-    mine = [m for m in seen if m.name == txn.tag]
-    parts = sorted(mine[0].parts, key=lambda p: p == "") if mine else [""]   # the marker itself last
-    for part in parts:
-        if part == "-d" and keep_drain:
-            continue
-        txn.drop(txn.tag + part)
 
 
 def _stamp(epoch):

@@ -30,7 +30,7 @@ class DrainStep(object):
         state = dict(drained=True, lines=lines, records=[], undrain=False)
         try:
             txn = self._transaction()
-            with devicelock.batch(txn):
+            with txn.shell_session():
                 now, seen = devicelock.markers(txn)
         except Exception as exc:  # noqa: BLE001 - the drain is reported all the same
             state["by"] = "unknown: the device lock's objects could not be read (%s)" % exc

@@ -1,34 +1,23 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One transaction object per NOS, each on the NOS's native mechanism (sources in docs/switches.md#transactions):
-
-* EOS: configuration session, ``commit timer`` longer than the verification, then confirmed with
-  ``configure session NAME commit``; undone with ``configure session NAME abort`` while the timer runs.
-* NX-OS: ``checkpoint NAME`` / ``rollback running-config checkpoint NAME`` / ``no checkpoint NAME``.
-* NVUE: the pending revision (``nv set``, ``nv config apply``, ``nv config detach``); after an apply,
-  a reverse revision of the managed paths only.
-* Enterprise SONiC klish: no session or checkpoint in the CLI; the reverse of the managed
-  lines only (never ``no interface``), itself verified by the caller.
-* AsterNOS: Easy RoCE REST calls with ``curl`` in the switch's Linux shell; the reverse of the managed REST leaves.
-* FRR 8.4 (vtysh from a Linux shell): no candidate/commit for zebra, bgpd and pbrd; the change is a
-  file checked with ``vtysh -C -f`` (dry run), applied with ``vtysh -f``; the reverse of the managed
-  lines on failure, verified by the caller; ``write memory``.
-
-Every object has the same shape: ``preflight()`` (refuse over a foreign pending change), ``begin()``,
-``stage(cmds)``, ``commit(verify)``, ``save()``, ``abort(read_managed, before_managed)``,
-``cleanup()``. The caller (apply.py) gives an ``io`` with ``run(step, cmd, ok=None, read_timeout=None)``,
-``configure(step, cmds, enter=None, leave=True)`` and ``fresh(step)``; both raise ``StepError``
-naming the step, the command and the device's own answer.
+"""One transaction class per NOS, each on the NOS's native mechanism (EOS configuration session with a commit timer,
+NX-OS checkpoint, NVUE pending revision, klish / AsterNOS REST / FRR vtysh with a computed reverse of the managed view;
+mechanisms and vendor sources: docs/switches.md#transactions). Every class has the same verbs (``Transaction``) and is
+driven by nos/apply.py through an ``io`` (nos/session.py DeviceIO) whose failures are ``StepError`` s naming the step,
+the command and the device's own answer. The NOS records of who changed what (nos/edits.py) are parsed here too.
 """
 
 from __future__ import annotations
 
+import base64
 import calendar
 import contextlib
+import getpass
 import re
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockHeldError, MarkerStore
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import (
+    LockHeldError, MarkerStore, controller_id, machine_key)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
@@ -60,12 +49,6 @@ def check_safe(cmds, driver=None):
     bad = [c for c in cmds if (driver.protected(c) if driver is not None else removes_port(c))]
     if bad:
         raise StepError("safety", bad[0], "", "refusing a command that removes a whole interface")
-
-
-def managed_reverse(driver, current, target):
-    """Commands taking the managed view ``current`` back to ``target``, never removing an interface: the
-    driver family's ``safe_reverse``."""
-    return driver.safe_reverse(current, target)
 
 
 def blocks(cmds):
@@ -125,18 +108,7 @@ class Transaction(MarkerStore):
         shell); none elsewhere."""
         yield self
 
-    # ---- the device lock's marker store: listing/make/drop come from devicelock.MarkerStore, each NOS names its objects
-    def mark(self):
-        self.make(self.tag)
-
-    def unmark(self, name):
-        self.drop(name)
-
-    def markers(self):
-        """Every run's lock objects on the device (devicelock.Marker), ours included."""
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import markers
-        return markers(self)[1]
-
+    # the device lock's marker store (listing/make/drop: devicelock.MarkerStore) is each NOS's own objects
     def recover(self, marker):
         """Clean what an ended or stale run left (its marker and its transaction objects); its drain record
         (``-d``) stays for the caller, which takes the drain back first. Returns what was done."""
@@ -159,12 +131,22 @@ class Transaction(MarkerStore):
         self.committed = self.confirmed = True
 
     def save(self):
-        out = self.io.save("save")
-        return out
+        return self.io.save("save")
 
     def abort(self, read_managed, before_managed):
-        """Undo on a fresh session. Returns a short description of what was done."""
-        raise NotImplementedError
+        """Undo on a fresh session (here: the computed reverse of the managed view, ``_push``ed). Returns a short
+        description of what was done."""
+        self.io.fresh("abort")
+        return self._reverse(read_managed, before_managed)
+
+    def push_reverse(self, cmds):
+        """Push ``cmds`` (a reverse of this run's own lines) on a fresh session."""
+        self.io.fresh("abort")
+        self._push(list(cmds))
+
+    def _push(self, cmds):
+        """How this NOS applies a reverse: typed in config mode here."""
+        self.io.configure("abort", cmds)
 
     def cleanup(self):
         return None
@@ -216,18 +198,34 @@ class Transaction(MarkerStore):
         if in_config:
             self.io.configure(step, [], enter=False, leave=True)
 
-    def _reverse(self, read_managed, before_managed, push):
+    def _reverse(self, read_managed, before_managed, push=None):
+        """Push (``push``, else ``_push``) the driver's safe reverse of the managed view back to ``before_managed``."""
         now = read_managed()
         if now == before_managed:
             return "nothing to undo"
-        cmds = managed_reverse(self.driver, now, before_managed)
-        push(cmds)
+        cmds = self.driver.safe_reverse(now, before_managed)
+        (push or self._push)(cmds)
         return "pushed the reverse of the managed lines (%d commands)" % len(cmds)
 
 
-class LinuxShell(object):
-    """Commands to the Linux shell under a NOS (NVUE, FRR; klish after leaving the CLI): each answer
-    ends with its exit status, so a refusal is never mistaken for silence."""
+# Lock markers on a Linux-based NOS: one file per run in the device's /tmp (or $AIF_LOCK_DIR when the
+# device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
+# file or symlink (O_EXCL), so a marker is never written through a planted link.
+MARKER_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
+SAFE_NAME = re.compile(r"^aif-[A-Za-z0-9_-]{1,80}$")
+
+
+def _safe(name):
+    if not SAFE_NAME.match(name or ""):
+        raise StepError("lock", None, "", "refusing an unexpected marker name %r read from the device" % name)
+    return name
+
+
+class ShellMarkers(object):
+    """Commands to the Linux shell under a NOS (NVUE, FRR, AsterNOS; klish after leaving the CLI), each answer ending
+    with its exit status so that a refusal is never mistaken for silence; lock objects as files
+    ``aifabric-lock.<name>``, the device's clock ``date +%s`` in the same shell line as their listing."""
+    hold_removal = "in the switch's Linux shell: rm -f \"${{AIF_LOCK_DIR:-/tmp}}/aifabric-lock.{name}\""
 
     def _shell(self, step, command, verify_echo=True):
         """One shell command on the router -> (exit status, output with stderr). Long staging lines
@@ -254,7 +252,6 @@ class LinuxShell(object):
 
     def put_file(self, step, path, text):
         """Write ``text`` to ``path`` on the device as base64 in short shell lines (a tty line holds 4095 bytes)."""
-        import base64
         data = base64.b64encode(text.encode("utf-8")).decode("ascii")
         self._ok(step, "rm -f %s %s.b64" % (path, path))
         for start in range(0, len(data), self.chunk):
@@ -262,28 +259,7 @@ class LinuxShell(object):
         self._ok(step, "base64 -d %s.b64 > %s && rm -f %s.b64" % (path, path, path))
         return path
 
-
-# Lock markers on a Linux-based NOS: one file per run in the device's /tmp (or $AIF_LOCK_DIR when the
-# device sets it: the twin's routers share one filesystem). `set -C` makes the shell refuse an existing
-# file or symlink (O_EXCL), so a marker is never written through a planted link.
-MARKER_DIR = '"${AIF_LOCK_DIR:-/tmp}"'
-SAFE_NAME = re.compile(r"^aif-[A-Za-z0-9_-]{1,80}$")
-
-
-def _safe(name):
-    if not SAFE_NAME.match(name or ""):
-        raise StepError("lock", None, "", "refusing an unexpected marker name %r read from the device" % name)
-    return name
-
-
-class ShellMarkers(LinuxShell):
-    """Lock objects as files ``aifabric-lock.<name>``; the device's clock is ``date +%s`` in the same shell
-    line as the listing."""
-    hold_removal = "in the switch's Linux shell: rm -f \"${{AIF_LOCK_DIR:-/tmp}}/aifabric-lock.{name}\""
-
     def holder(self):
-        import getpass
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import controller_id, machine_key
         try:
             user = re.sub(r"[^A-Za-z0-9_.-]", "", getpass.getuser())[:32]
         except Exception:  # noqa: BLE001 - no user name in the environment (containers)
@@ -307,23 +283,18 @@ class ShellMarkers(LinuxShell):
         now = re.search(r"^AIF-NOW=(\d+)\s*$", out, re.M)
         if not now:
             raise StepError("lock", "date +%s", out, "the device did not tell its clock")
-        found = {}
-        for name, detail in re.findall(r"^AIF-LOCK (aif-[^\t\n]*)\t(.*)$", out, re.M):
-            found[name] = detail.strip()
-        return int(now.group(1)), found
+        found = re.findall(r"^AIF-LOCK (aif-[^\t\n]*)\t(.*)$", out, re.M)
+        return int(now.group(1)), dict((name, detail.strip()) for name, detail in found)
 
     def drop(self, name):
         self._ok("unlock", "rm -f %s/aifabric-lock.%s" % (MARKER_DIR, _safe(name)), note="could not remove the lock marker")
 
 
 class EosSessionTxn(Transaction):
-    """Arista configuration session with a confirmed commit timer.
-
-    The lock marker is an empty configuration session named after the run (pending for the whole run:
-    EOS lists it in ``show configuration sessions`` to every user); the change goes into its own session
-    ``<tag>-c``. A session commit copies the session's snapshot over the running config, "overwriting
-    any other configuration changes made since the session was created" (Arista, Configure Session),
-    so the running config is compared with the run's base image just before ``commit timer``."""
+    """Arista configuration session with a confirmed commit timer. The lock marker is an empty session named after
+    the run (``show configuration sessions`` lists it to every user); the change goes into its own session
+    ``<tag>-c``, whose commit copies its snapshot over the running config, "overwriting any other configuration
+    changes made since the session was created" (Arista, Configure Session): hence the precheck before the commit."""
     mechanism = "EOS configure session + commit timer (confirmed after verification)"
     hold_removal = "configure: no configure session {name}"
 
@@ -438,14 +409,10 @@ class EosSessionTxn(Transaction):
                 return "commit timer of session %s aborted (EOS restores the previous config)" % self.work
             # the timer is gone: the confirm ran (its answer was lost) or the timer already fired; only a
             # read tells, and the reverse below does nothing when the config is already the before-image
+        return self._reverse(read_managed, before_managed)
 
-        def push(cmds):
-            self.io.configure("abort", cmds + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
-        return self._reverse(read_managed, before_managed, push)
-
-    def push_reverse(self, cmds):
-        self.io.fresh("abort")
-        self.io.configure("abort", list(cmds) + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
+    def _push(self, cmds):
+        self.io.configure("abort", cmds + ["commit"], enter="configure session %s-rb" % self.tag, leave=False)
 
     def cleanup(self):
         for name in (self.work, self.tag + "-rb"):
@@ -461,8 +428,7 @@ class EosSessionTxn(Transaction):
                 if s == "pending" and n.startswith(self.tag + "-") and not re.search(r"-(l\d+|x\d+|d)$", n)]
 
 
-MONTHS = dict((m, i) for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-                                            "Dec"), 1))
+MONTHS = dict((m, i) for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1))
 CLOCK = (
     # EOS `show clock`: "Mon Jan 14 18:42:49 2013" (ntc-templates arista_eos_show_clock)
     re.compile(r"^\s*\w{3}\s+(?P<mon>\w{3})\s+(?P<day>\d+)\s+(?P<hms>\d+:\d+:\d+)\s+(?P<year>\d{4})\s*$", re.M),
@@ -472,14 +438,22 @@ CLOCK = (
 )
 
 
+def _epoch(m, year=None):
+    """The date a record or clock matched by ``m`` shows (groups mon, day, hms, and year unless ``year`` is given) as
+    epoch seconds read as UTC; None when nothing matched or the month is unknown."""
+    if m is None or m.group("mon") not in MONTHS:
+        return None
+    day = (int(year or m.group("year")), MONTHS[m.group("mon")], int(m.group("day")))
+    return calendar.timegm(day + tuple(int(x) for x in m.group("hms").split(":")) + (0, 0, 0))
+
+
 def device_clock(text):
     """The device's wall clock from `show clock` as epoch seconds, read as if it were UTC: the lock only
     ever subtracts two readings of this same clock, so the zone cancels out (tests/fixtures/switches/clock)."""
     for rx in CLOCK:
-        m = rx.search(text or "")
-        if m and m.group("mon") in MONTHS:
-            h, mi, se = (int(x) for x in m.group("hms").split(":"))
-            return calendar.timegm((int(m.group("year")), MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
+        at = _epoch(rx.search(text or ""))
+        if at is not None:
+            return at
     raise StepError("lock", "show clock", text, "cannot read the device's clock")
 
 
@@ -538,10 +512,9 @@ def eos_accounting(text, year, final_paths):
     index = _final_index(final_paths)
     out, state, sessions = [], {}, {}
     for m in EOS_ACCT.finditer(text or ""):
-        if m.group("mon") not in MONTHS:
+        at = _epoch(m, year)
+        if at is None:
             continue
-        h, mi, se = (int(x) for x in m.group("hms").split(":"))
-        at = calendar.timegm((year, MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
         where, cmd = "%s %s" % (m.group("tty"), m.group("addr")), m.group("cmd").strip()
         st = state.setdefault(where, {"mode": None, "stack": []})
         opened = re.match(r"^configure session (\S+)$", cmd)
@@ -552,10 +525,6 @@ def eos_accounting(text, year, final_paths):
             sessions.setdefault(opened.group(1), [])
         elif st["mode"] is None or cmd.startswith("show "):
             continue
-        elif cmd == "end" or (cmd == "exit" and not st["stack"]):
-            st.update(mode=None, stack=[])
-        elif cmd == "exit":
-            st["stack"].pop()
         elif st["mode"] and cmd == "abort":
             sessions.pop(st["mode"], None)
             st.update(mode=None, stack=[])
@@ -563,12 +532,25 @@ def eos_accounting(text, year, final_paths):
             out.extend(Edit(at, m.group("user"), where, path) for path in sessions.pop(st["mode"], []))
             st.update(mode=None, stack=[])
         else:
-            path, st["stack"] = _place(st["stack"], cmd, index)
-            if st["mode"]:
+            path = _line_path(st, cmd, index)
+            if path is not None and st["mode"]:
                 sessions[st["mode"]].append(path)
-            else:
+            elif path is not None:
                 out.append(Edit(at, m.group("user"), where, path))
     return out
+
+
+def _line_path(st, cmd, index):
+    """A configuration-mode line on a terminal whose modes ``st`` tracks -> the path it set (``_place``), or None when
+    it only left a block (``exit``) or config mode (``end``, ``exit`` at the top)."""
+    if cmd == "end" or (cmd == "exit" and not st["stack"]):
+        st.update(mode=None, stack=[])
+    elif cmd == "exit":
+        st["stack"].pop()
+    else:
+        path, st["stack"] = _place(st["stack"], cmd, index)
+        return path
+    return None
 
 
 def _final_index(final_paths):
@@ -605,9 +587,9 @@ KLISH_EXEC = ("show ", "write ", "clear ", "copy ", "ping", "traceroute", "termi
 def _klish_records(text, year):
     """(device time, match) of each audit-log line of a klish command."""
     for m in KLISH_AUDIT.finditer(text or ""):
-        if m.group("mon") in MONTHS:
-            h, mi, se = (int(x) for x in m.group("hms").split(":"))
-            yield calendar.timegm((year, MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0)), m
+        at = _epoch(m, year)
+        if at is not None:
+            yield at, m
 
 
 def klish_audit(text, year, final_paths, ours=(), since=None):
@@ -637,15 +619,10 @@ def klish_audit(text, year, final_paths, ours=(), since=None):
         st = state.setdefault(where if where == THIS_RUN else (where, user), {"mode": None, "stack": []})
         if cmd in ("configure terminal", "configure"):
             st.update(mode="", stack=[])
-        elif cmd.startswith(KLISH_EXEC):
-            continue   # klish refuses a configuration line outside config mode: the rest are configuration lines
-        elif cmd == "end" or (cmd == "exit" and not st["stack"]):
-            st.update(mode=None, stack=[])
-        elif cmd == "exit":
-            st["stack"].pop()
-        else:
-            path, st["stack"] = _place(st["stack"], cmd, index)
-            out.append(Edit(at, user, where, path))
+        elif not cmd.startswith(KLISH_EXEC):   # klish refuses a configuration line outside config mode
+            path = _line_path(st, cmd, index)
+            if path is not None:
+                out.append(Edit(at, user, where, path))
     return out
 
 
@@ -699,10 +676,6 @@ class NxosCheckpointTxn(Transaction):
         self.io.run("abort", "rollback running-config checkpoint %s" % self.tag, ok=r"Rollback completed successfully",
                     read_timeout=300)
         return "rolled back to checkpoint %s" % self.tag
-
-    def push_reverse(self, cmds):
-        self.io.fresh("abort")
-        self.io.configure("abort", list(cmds))
 
     edit_record = "show accounting log"
     _opened = None   # the accounting log's last index before the locked read (None: the clock places the window)
@@ -796,17 +769,16 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         self.io.run("abort", "nv config detach")
         if not self.committed:
             return "pending revision detached (never applied)"
+        return self._reverse(read_managed, before_managed)
 
-        return self._reverse(read_managed, before_managed, self._apply_reverse)
-
-    def _apply_reverse(self, cmds):
+    def _push(self, cmds):
         self.io.configure("abort", cmds, enter=False, leave=False)
         self.io.run("abort", "nv config apply -y", ok=r"applied", read_timeout=180)
 
     def push_reverse(self, cmds):
         self.io.fresh("abort")
         self.io.run("abort", "nv config detach")
-        self._apply_reverse(cmds)
+        self._push(list(cmds))
 
     def leftovers(self):
         out = self.io.run("leftovers", "nv config diff -o commands")
@@ -832,13 +804,10 @@ class KlishReverseTxn(ShellMarkers, Transaction):
     in_shell = False
 
     def _shell(self, step, command, verify_echo=True):
-        """klish has no shell commands: leave the CLI for the Linux shell (netmiko's dell_sonic
-        ``_return_shell``: ``exit`` to the ``$`` prompt), run, come back (``sonic-cli``, paging off). Inside
-        ``shell_session()`` the commands share one hop."""
-        if self.in_shell:
-            return LinuxShell._shell(self, step, command, verify_echo)
+        """klish has no shell commands: each runs in the Linux shell, within ``shell_session()`` (one hop per command
+        outside one)."""
         with self.shell_session(step):
-            return LinuxShell._shell(self, step, command, verify_echo)
+            return ShellMarkers._shell(self, step, command, verify_echo)
 
     @contextlib.contextmanager
     def shell_session(self, step="lock"):
@@ -884,20 +853,10 @@ class KlishReverseTxn(ShellMarkers, Transaction):
             text = self.io.run("record", "show audit-log all", read_timeout=120)
         return klish_audit(text, year, final_paths, ours, since=window.start)
 
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        return self._reverse(read_managed, before_managed, lambda cmds: self.io.configure("abort", cmds))
-
-    def push_reverse(self, cmds):
-        self.io.fresh("abort")
-        self.io.configure("abort", list(cmds))
-
 
 class AsterNosRestTxn(ShellMarkers, Transaction):
-    """AsterNOS Easy RoCE over its REST model (nos/asternos.py): no transaction in the REST manual's readable part, so
-    each call is applied as it is made and the undo is the computed reverse of the managed REST leaves (a profile this
-    run created is DELETEd, a leaf it changed is PATCHed back), verified by reading GET /rest/v1/running/roce back.
-    The session's home is the switch's Linux shell, where ``curl`` reaches the switch's own REST endpoint."""
+    """AsterNOS Easy RoCE over its REST model (nos/asternos.py), ``curl`` in the switch's Linux shell: no transaction
+    in the REST manual's readable part, so each call is applied as it is made; the undo is the computed reverse."""
     mechanism = "Easy RoCE REST calls (curl on the switch), computed reverse of the managed REST leaves, read-back check"
 
     def _calls(self, step, cmds):
@@ -908,46 +867,29 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
             self._ok(step, cmd, note="the switch rejected the REST call", verify_echo=False)
 
     def stage(self, cmds):
-        """One REST call after another, each applied as it is made: between two calls, when due, the guard renews
-        the lease and re-reads GET /rest/v1/running/roce (lock.StagingGuard), so a call never goes out more than
-        the guard's interval after a read that proved nobody else changed our profile."""
+        """One REST call after another; between two, when due, the guard (lock.StagingGuard) renews the lease and
+        re-reads GET /rest/v1/running/roce."""
         for cmd in cmds:
             if self.guard is not None and self.guard.due():
                 self.guard("stage")
             self._calls("stage", [cmd])
 
-    def abort(self, read_managed, before_managed):
-        self.io.fresh("abort")
-        return self._reverse(read_managed, before_managed, lambda cmds: self._calls("abort", cmds))
-
-    def push_reverse(self, cmds):
-        self.io.fresh("abort")
-        self._calls("abort", list(cmds))
+    def _push(self, cmds):
+        self._calls("abort", cmds)
 
 
 class FrrVtyshTxn(ShellMarkers, Transaction):
-    """FRR 8.4: the change as a file on the router, checked by ``vtysh -C -f`` then applied by ``vtysh -f``.
-
-    What vtysh 8.4.4 does, seen on the engine (tests/fixtures/switches/frr/vtysh-f-refusals.txt):
-    ``-C -f`` parses every line without applying any and exits 2 on a parse error ("line N: % Unknown
-    command"), but it cannot see a daemon's refusal (``router bgp 65001`` while bgpd runs AS 65000
-    passes it); ``-f`` applies line by line, goes on after a refused line ("line N: Failure to
-    communicate ... to bgpd") and still exits 0. So the dry run is only a first filter: the answer of
-    ``-f`` is checked for ``line N:`` errors, the whole running config is read back (the caller's
-    verify), and any failure after ``-f`` started is undone with the computed reverse of the managed
-    lines, itself proven by the caller's read-back.
-    """
+    """FRR 8.4: the change as a file on the router, checked by ``vtysh -C -f`` (a parse error only: it cannot see a
+    daemon's refusal) then applied by ``vtysh -f``, which goes on after a refused line and still exits 0 (seen on the
+    engine: tests/fixtures/switches/frr/vtysh-f-refusals.txt), so its answer is checked for ``line N:`` errors and a
+    failure after it started is undone with the computed reverse."""
     mechanism = "FRR vtysh: dry run (vtysh -C -f), apply (vtysh -f), read-back verify, computed reverse on failure"
 
     def path(self):
         return "/tmp/%s.conf" % self.tag
 
-    def _put(self, step, cmds):
-        """Write ``cmds`` to the router as a file, return its path."""
-        return self.put_file(step, self.path(), "\n".join(cmds) + "\n")
-
     def _apply_file(self, step, cmds):
-        path = self._put(step, cmds)
+        path = self.put_file(step, self.path(), "\n".join(cmds) + "\n")
         self._ok(step, "vtysh -C -f %s" % path, note="vtysh refused the change in its dry run (nothing was applied)")
         if self.guard is not None and step == "stage":
             self.guard(step)   # the last read before vtysh -f applies the file (line by line, in one go)
@@ -965,11 +907,10 @@ class FrrVtyshTxn(ShellMarkers, Transaction):
         self.io.fresh("abort")
         if not self.committed:
             return "nothing was applied (stopped before vtysh -f)"
-        return self._reverse(read_managed, before_managed, lambda cmds: self._apply_file("abort", cmds))
+        return self._reverse(read_managed, before_managed)
 
-    def push_reverse(self, cmds):
-        self.io.fresh("abort")
-        self._apply_file("abort", list(cmds))
+    def _push(self, cmds):
+        self._apply_file("abort", cmds)
 
     def cleanup(self):
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import ForeignChange, LockLost
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import managed_reverse
 
 
 class ApplyError(Exception):
@@ -135,7 +134,7 @@ class Undo(object):
         else:
             try:
                 # after -> before: commands on this run's lines only (a port is never removed)
-                cmds = [c for c in managed_reverse(self.driver, want.managed, base.managed) if c.strip()]
+                cmds = [c for c in self.driver.safe_reverse(want.managed, base.managed) if c.strip()]
                 if cmds:
                     txn.push_reverse(cmds)
                 got = self.read_image("prove")

@@ -169,7 +169,7 @@ def plant_marker(switch_lab, name, tag):
     app = applier(switch_lab, name)
     txn = app._transaction()
     txn.tag = tag
-    txn.mark()
+    txn.make(txn.tag)
     app.close()
 
 
@@ -318,7 +318,7 @@ def stalled_race(switch_lab, name, tmp_path, fence=True):
         return hooked
     a.io.configure = first_write(a.io.configure)
     a.io.run = first_write(a.io.run)
-    a.io.fence = first_write(a.io.fence)   # the Linux-shell NOSes' writes (transactions.LinuxShell._shell) fence first
+    a.io.fence = first_write(a.io.fence)   # the Linux-shell NOSes' writes (ShellMarkers._shell) fence first
     if not fence:
         a.io.fence = lambda *args, **kw: None
     try:

@@ -56,7 +56,7 @@ def test_a_driver_without_the_hooks_fails_loudly_never_in_another_familys_branch
     with pytest.raises(NotImplementedError, match=r"does not implement takeover_items\(\)"):
         takeover.find(drv, Img(), "x 1\n", {}, ())
     with pytest.raises(NotImplementedError, match=r"does not implement safe_reverse\(\)"):
-        transactions.managed_reverse(drv, "x 1\n", "")
+        drv.safe_reverse("x 1\n", "")
     with pytest.raises(NotImplementedError, match=r"does not implement protected\(\)"):
         transactions.check_safe(["no x 1"], drv)
     with pytest.raises(NotImplementedError, match=r"does not implement paths\(\)"):

@@ -10,7 +10,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig impor
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import DRIVERS, get_driver
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (
     CREATED,
-    StepError, Transaction, _eos_sessions, check_safe, managed_reverse)
+    StepError, Transaction, _eos_sessions, check_safe)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -42,7 +42,7 @@ def test_reverse_takes_back_managed_lines_never_the_interface(plan, platform):
     for sections in cases.get(platform, (("mtu",), ("qos", "mtu", "pbr"))):
         applied = drv.render(intent, plan["qos"], sections)
         raw = drv.commands(drv.diff(applied, ""))
-        back = managed_reverse(drv, applied, "")
+        back = drv.safe_reverse(applied, "")
         assert back, platform
         # a port is never removed; an SVI the PBR/underlay created may be (transactions.CREATED)
         assert not [c for c in back if (c.startswith("no interface") and not CREATED.match(c))
