@@ -20,17 +20,13 @@ Unverified (shown in the plan report and docs): how the REST endpoint is reached
 with values in the GET sample's form, e.g. ``CABLE_40m``) and the port names (read from the plan, see
 fabric/platforms.py).
 
-REST is reached with ``curl`` in the switch's own Linux shell, over the SSH session netmiko's Asterfusion-written
-``asterfusion_asternos`` driver opens (login in a Linux shell, ``sonic-cli`` for klish, ``system bash`` back to a
-shell, ``write`` + ``y`` to save): one login carries the read-back, the device lock marker, the change and the save,
-like every other NOS here, and no second credential or HTTPS path from the controller is needed.
-
+REST is reached with ``curl`` in the switch's own Linux shell, over the SSH session of netmiko's Asterfusion-written
+``asterfusion_asternos`` driver (login in a Linux shell, ``sonic-cli`` for klish, ``system bash`` back, ``write`` + ``y``
+to save): one login carries the read-back, the lock marker, the change and the save; no second credential is needed.
 Canonical managed text: one line per managed REST leaf, ``roce-profiles <name> <leaf> <value>``.
 
-Everything else (underlay, MTU, PPD) has no Asterfusion-documented interface; it is refused unless the fabric
-opts in to the SONiC-native CONFIG_DB path (``asternos_config: config_db``), which renders it as SONiC's CONFIG_DB
-tables (``nos/sonic_tables.py``, the render community SONiC uses too; plan.yml writes the tables) and still refuses
-to apply it: no GCU transaction is wired to AsterNOS, where nothing says GCU is supported.
+Underlay, MTU and PPD have no Asterfusion-documented interface: refused, or under ``asternos_config: config_db``
+rendered as community SONiC's CONFIG_DB tables and still refused to apply (``refusal``).
 """
 
 from __future__ import annotations
@@ -45,6 +41,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.base import Driv
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.drain import NoDrain
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.facts import Unsupported
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.takeover import _item
 
 REST = "https://127.0.0.1/rest/v1"       # unverified: the manual shows HTTPS://{switch IP}/rest/v1/...
 ROCE = REST + "/running/roce"
@@ -116,7 +113,7 @@ def load(running):
     try:
         data = json.loads(running)
     except ValueError:
-        raise ValueError("not the JSON body of GET %s" % ROCE)
+        data = None
     if not isinstance(data, dict) or not isinstance(data.get("roce-profiles", []), list):
         raise ValueError("not the JSON body of GET %s" % ROCE)
     return dict((p.get("name"), p) for p in data.get("roce-profiles") or [] if isinstance(p, dict)), data
@@ -257,9 +254,7 @@ class AsterNosDriver(Driver):
         """The GET /rest/v1/running/roce body (or canonical text, as plan.yml writes it) -> our profile's managed leaves."""
         if "qos" not in sections:
             return ""
-        if not running.lstrip().startswith("{"):
-            return _lines(_read(running), names=(PROFILE,))
-        profiles, _data = load(running)
+        profiles = load(running)[0] if running.lstrip().startswith("{") else _read(running)
         return _lines(profiles, names=(PROFILE,))
 
     def outside(self, running, intent, sections=("qos",)):
@@ -304,24 +299,15 @@ class AsterNosDriver(Driver):
 
     # --- family hooks (nos/base.py Driver): a structured NOS of its own, one REST leaf per path -----------------
     def paths(self, managed):
-        """Canonical lines are already paths: ``roce-profiles <name> <leaf>`` and the value as the last word; a
-        profile's ``bind-interfaces`` list is ONE setting (the REST model's leaf-list, replaced whole by a PATCH):
-        ``roce-profiles <name> bind-interfaces Ethernet1,Ethernet2``, so an engineer's list that is a subset of ours
-        reads as their value, never as our change half made."""
-        out, bound = [], {}
-        for line in (x.strip() for x in managed.splitlines()):
-            m = re.match(r"^roce-profiles (\S+) bind-interfaces (\S+)$", line)
-            if m:
-                bound.setdefault(m.group(1), []).append(m.group(2))
-            elif line:
-                out.append(line)
-        return out + ["roce-profiles %s bind-interfaces %s" % (name, ",".join(sorted(ports)))
-                      for name, ports in sorted(bound.items())]
+        """One path per managed REST leaf, ``roce-profiles <name> <leaf> <value>``; a profile's ``bind-interfaces`` list is
+        ONE setting (the REST model's leaf-list, replaced whole by a PATCH): ``... bind-interfaces Ethernet1,Ethernet2``,
+        so an engineer's list that is a subset of ours reads as their value, never as our change half made."""
+        return ["roce-profiles %s %s %s" % (name, leaf, ",".join(sorted(value)) if isinstance(value, list) else value)
+                for name, prof in sorted(_read(managed).items()) for leaf, value in sorted(prof.items())]
 
     def takeover_items(self, before_image, after, intent, sections=("qos",)):
         """Another Easy RoCE profile binding a port the plan binds to ours: binding it would take that port's QoS
         over (a ``policy`` takeover of nos/takeover.py)."""
-        from ansible_collections.aifabric.roce.plugins.module_utils.nos.takeover import _item
         want = set(_read(after).get(PROFILE, {}).get("bind-interfaces", []))
         out = []
         for line in before_image.outside:
