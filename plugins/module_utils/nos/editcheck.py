@@ -8,7 +8,6 @@ else is no longer on the switch. A NOS with no record read gets a note that the 
 from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import paths
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.undo import ApplyError
 
@@ -50,7 +49,7 @@ class EditCheck(object):
         Raises ApplyError (changed, nothing undone: this run's change is what it intended) when there is one."""
         if window is None:
             return
-        final = paths(want)   # the verify read proved the running config equals want
+        final = want.paths()   # the verify read proved the running config equals want
         try:
             recorded = txn.recorded_edits(window, final)
         except Exception as exc:  # noqa: BLE001
@@ -67,7 +66,7 @@ class EditCheck(object):
             txn.notes.append("NOT checked for a concurrent edit overwritten in flight: %s records none of this run's "
                              "own lines (command accounting off?)" % txn.edit_record)
             return
-        lost = edits.overwritten(recorded, window.start, sent, final, read=(window.seen, paths(base)), by=window.by)
+        lost = edits.overwritten(recorded, window.start, sent, final, read=(window.seen, base.paths()), by=window.by)
         if lost:
             raise ApplyError("applied and verified on %s, but this run %s; their value is NOT on the switch (this "
                              "run's is): nothing was undone; agree which value stands and re-apply it"

@@ -31,7 +31,8 @@ class Image(object):
         return Image(managed, self.outside, self.flatten)
 
     def paths(self):
-        """Every setting of the image as a path (managed and outside)."""
+        """Every setting of the image as a path ("interface X > mtu 9216"; NVUE: the path after ``nv set``), managed
+        and outside: the unit in which this run's change and anyone else's are told apart."""
         if self.flatten is None and self.managed.strip():
             raise ValueError("an Image with managed lines needs its driver's paths() to be compared")
         return set(self.flatten(self.managed) if self.managed.strip() else ()) | set(self.outside)
@@ -42,9 +43,6 @@ class Image(object):
 
     def __eq__(self, other):
         return isinstance(other, Image) and (self.managed, self.outside) == (other.managed, other.outside)
-
-    def __ne__(self, other):
-        return not self == other
 
 
 def read(io, driver, intent, sections, step):
@@ -79,12 +77,6 @@ def differences(got, want, limit=8):
     return ", ".join(parts) or "no difference"
 
 
-def paths(img):
-    """An Image as a set of lines with their parents ("interface X > mtu 9216"; NVUE: the path after ``nv set``):
-    the unit in which this run's change and anyone else's are told apart (the driver's own ``paths``)."""
-    return img.paths()
-
-
 class Changes(object):
     """What moved on the device, split by who moved it. ``base``: the image this run started from;
     ``want``: base plus this run's change; ``got``: what the device holds now.
@@ -99,7 +91,7 @@ class Changes(object):
     changes): never someone else's."""
 
     def __init__(self, base, want, got, sent=(), transient=()):
-        b, w, g = paths(base), paths(want), paths(got)
+        b, w, g = base.paths(), want.paths(), got.paths()
         self.added, self.removed = w - b, b - w
         adds = set(line for op in sent if op.kind == "set" for line in op.lines())
         dels = [line for op in sent if op.kind == "unset" for line in op.lines()]

@@ -7,7 +7,7 @@ changed the switch meanwhile, take back this run's own lines only, or touch noth
 
 from __future__ import annotations
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, paths
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import ForeignChange, LockLost
 
@@ -139,7 +139,7 @@ class Undo(object):
                     txn.push_reverse(cmds)
                 got = self.read_image("prove")
                 state = got.managed
-                proven = paths(got) == ch.ours_only_undo_target()
+                proven = got.paths() == ch.ours_only_undo_target()
                 if proven and resave:
                     txn.save()
                 outcome = ("this run's change was taken back and the foreign change kept (proven by reading the whole "
