@@ -30,23 +30,20 @@ class FlatPathDriver(Driver):
         """Paths the NOS prints for objects it creates when ours are first configured: not changes of ours."""
         return set()
 
-    def settings(self, text):
-        """Every expanded path of a config text (lines without the set prefix are not settings)."""
+    # --- family hooks -------------------------------------------------------------------
+    def paths(self, managed):
+        """Every expanded path of a config text: a flat config has no parents, each setting's path is the line
+        without the set prefix (lines without it are not settings)."""
         out = []
-        for line in text.splitlines():
+        for line in managed.splitlines():
             line = line.strip()
             if line.startswith(self.set_prefix):
                 out += self.expand(line[len(self.set_prefix):])
         return out
 
-    # --- family hooks -------------------------------------------------------------------
-    def paths(self, managed):
-        """A flat config has no parents: each setting's path is the line without the set prefix."""
-        return self.settings(managed)
-
     def outside(self, running, intent, sections=SECTIONS):
         created = self.created_paths(intent)
-        return sorted(set(p for p in self.settings(running)
+        return sorted(set(p for p in self.paths(running)
                           if p not in created and not self.managed_path(p, intent, sections)))
 
     def protected(self, command):
