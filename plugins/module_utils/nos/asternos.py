@@ -221,26 +221,18 @@ class AsterNosDriver(Driver):
 
     def refuse(self, intent, qos, sections):
         """Why this driver refuses to run with these sections and this QoS profile (None: it does not)."""
-        try:
-            self._check(intent, qos, sections)
-        except DriverError as exc:
-            return str(exc)
-        return None
-
-    def _check(self, intent, qos, sections):
         why = self.refusal(sections, intent)
-        if why:
-            raise DriverError(why)
-        if "qos" in sections:
-            problems = check_profile(qos)
-            if problems:
-                raise DriverError("AsterNOS Easy RoCE cannot express this QoS profile: %s (docs/platforms.md#asternos)"
-                                  % "; ".join(problems))
+        problems = check_profile(qos) if "qos" in sections and not why else []
+        if problems:
+            why = "AsterNOS Easy RoCE cannot express this QoS profile: %s (docs/platforms.md#asternos)" % "; ".join(problems)
+        return why
 
     # --- pure functions --------------------------------------------------------------
     def want(self, intent, qos, sections=("qos",)):
         """{profile: fields} the intent asks of Easy RoCE."""
-        self._check(intent, qos, sections)
+        why = self.refuse(intent, qos, sections)
+        if why:
+            raise DriverError(why)
         if "qos" not in sections:
             return {}
         ports = [self.port(p) for p in ports_of(intent)]
