@@ -112,14 +112,10 @@ TABLE = dict((t.name, t) for t in TABLES)
 MAP_TABLES = ("DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE")
 
 
-def name(kind):
-    """Object names we create (SONiC map names allow ``[A-Za-z0-9][-A-Za-z0-9_]{0,31}``)."""
-    return PREFIX + kind
-
-
-DSCP_TC, TC_QUEUE, TC_PG, PFC_QUEUE = name("DSCP-TC"), name("TC-QUEUE"), name("TC-PG"), name("PFC-QUEUE")
-ECN, SCHED_ROCE, SCHED_DEFAULT = name("ECN"), name("ETS-ROCE"), name("ETS-DEFAULT")
-SCHED_STRICT, PBR = name("STRICT"), name("PBR")
+# the object names we create (SONiC map names allow ``[A-Za-z0-9][-A-Za-z0-9_]{0,31}``)
+DSCP_TC, TC_QUEUE, TC_PG, PFC_QUEUE = (PREFIX + n for n in ("DSCP-TC", "TC-QUEUE", "TC-PG", "PFC-QUEUE"))
+ECN, SCHED_ROCE, SCHED_DEFAULT = (PREFIX + n for n in ("ECN", "ETS-ROCE", "ETS-DEFAULT"))
+SCHED_STRICT, PBR = PREFIX + "STRICT", PREFIX + "PBR"
 
 
 def _key(*parts):
@@ -181,10 +177,7 @@ def _pbr(intent, qos, port, mtu):
     bindings = intent.get("bindings") or []
     if not bindings:
         return {}
-    ingress = []
-    for b in bindings:
-        if port(b["ingress"]) not in ingress:
-            ingress.append(port(b["ingress"]))
+    ingress = list(dict.fromkeys(port(b["ingress"]) for b in bindings))   # each port once, in the bindings' order
     rules = {}
     local = local_destinations(intent)
     for i, b in enumerate(bindings):
