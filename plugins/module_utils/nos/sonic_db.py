@@ -75,7 +75,7 @@ def _our_pg(key, row):
 # DEVICE_METADATA|localhost buffer_model (sonic-buildimage files/build_templates/init_cfg.json.j2: "dynamic" only where
 # the build sets SONIC_BUFFER_MODEL=dynamic, platform/mellanox/rules.mk and platform/barefoot/rules.mk; buffermgrd.sh
 # starts the traditional buffermgrd otherwise)
-DYNAMIC, TRADITIONAL = "dynamic", "traditional"
+TRADITIONAL = "traditional"   # the other model is "dynamic"
 # what the traditional buffermgrd writes into CONFIG_DB from PORT_QOS_MAP pfc_enable, CABLE_LENGTH and the port speed
 # (sonic-swss cfgmgr/buffermgr.cpp BufferMgr::doSpeedUpdateTask: `pg_lossless_<speed>_<cable>_profile` and
 # BUFFER_PG|<port>|<pfc_enable PGs>): derived state, neither ours nor the operator's
