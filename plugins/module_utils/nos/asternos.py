@@ -78,18 +78,19 @@ def check_profile(qos):
     return problems
 
 
+def _leaf_lines(head, leaves):
+    """``<head> <leaf> <value>`` per leaf, one per item of a list leaf."""
+    return ["%s %s %s" % (head, leaf, v) for leaf, value in sorted(leaves.items())
+            for v in (value if isinstance(value, list) else [value])]
+
+
 def _lines(profiles, names=None):
     """{name: profile dict} -> canonical lines of the managed leaves (``names``: only these profiles)."""
     out = []
     for name, prof in profiles.items():
-        if names is not None and name not in names:
-            continue
-        for leaf in MANAGED_LEAVES:
-            value = prof.get(leaf)
-            if value is None:
-                continue
-            for item in (value if isinstance(value, list) else [value]):
-                out.append("roce-profiles %s %s %s" % (name, leaf, item))
+        if names is None or name in names:
+            managed = dict((k, prof[k]) for k in MANAGED_LEAVES if prof.get(k) is not None)
+            out += _leaf_lines("roce-profiles %s" % name, managed)
     return "".join("%s\n" % line for line in sorted(set(out)))
 
 
@@ -256,14 +257,9 @@ class AsterNosDriver(Driver):
         profiles, data = load(running)
         out = []
         for name, prof in profiles.items():
-            if name == PROFILE and "qos" in sections:
-                continue
-            for leaf, value in sorted(prof.items()):
-                if leaf != "name":
-                    out += ["roce-profiles %s %s %s" % (name, leaf, v) for v in (value if isinstance(value, list) else [value])]
-        for leaf, value in sorted((data.get("roce-accept") or {}).items()):
-            out += ["roce-accept %s %s" % (leaf, v) for v in (value if isinstance(value, list) else [value])]
-        return sorted(out)
+            if name != PROFILE or "qos" not in sections:
+                out += _leaf_lines("roce-profiles %s" % name, dict((k, v) for k, v in prof.items() if k != "name"))
+        return sorted(out + _leaf_lines("roce-accept", data.get("roce-accept") or {}))
 
     def diff(self, current, intended):
         """REST calls (typed: RestOp) taking the managed leaves from ``current`` to ``intended`` (canonical text, either
