@@ -61,15 +61,12 @@ class Driver(object):
     device_type = None       # netmiko device_type
     show_running = "show running-config"
     save_command = None      # the NOS's save command (None: netmiko's save_config default)
-    # regexes that mark a device answer as an error (netmiko's error_pattern is empty by default)
-    error_pattern = None
+    error_pattern = None     # regexes that mark a device answer as an error (netmiko's default: none)
     transaction = None       # the NOS's Transaction class (nos/transactions.py)
-    # managed sections this driver renders; switch_config refuses any other (data, not a name check)
-    sections = SECTIONS
+    sections = SECTIONS      # managed sections this driver renders; switch_config refuses any other
     indent = 1               # spaces per level of the NOS's config text (1 for flat NOSes: unused)
     offline_format = "cfg"   # what plan.yml writes per switch (nos/offline.py): config text, or "json" (CONFIG_DB)
-    # where the session works after login: None (the NOS's CLI, as netmiko leaves it) or "bash" (the Linux shell)
-    home = None
+    home = None              # where the session works after login: None (the NOS's CLI) or "bash" (the Linux shell)
     comment = "!"            # the comment leader the NOS ignores in pasted config (the offline file's header)
     # the public source of every line it renders: [(regex, verified|unverified, source)] (nos/sources.py)
     line_sources = ()
@@ -77,16 +74,14 @@ class Driver(object):
     # --- per-NOS facts: each driver declares its own; these defaults say what is not supported, in words ----------
     # maintenance drain (nos/drain.py): DrainLine (a line in the default-VRF router bgp), FlatDrainLine, DrainSetting
     drain = NoDrain("no drain line known for this NOS")
-    # another drain the running config may show (a regex over outside paths: EOS maintenance mode), reported by audit
-    maintenance_drain = None
+    maintenance_drain = None   # a regex over outside paths of the NOS's own drain (EOS maintenance mode), for audit
     # RoCE counters (nos/counters.py): [facts.Read(command, parser, where)], and {counter: verified|unverified}
     counters = ()
     counter_evidence = {}
     # switch_validate (nos/validation.py CHECKS) checks with a witnessed implementation here; others report not run
     checks = ()
-    # the BGP summary bgp_sessions reads: facts.Read(command, bgp_state parser)
+    # the BGP summary bgp_sessions reads (facts.Read); how ppd_paths reads the PBR state (a nos/ppd_state.py PpdRead)
     bgp_summary = Unsupported("no captured BGP summary of this NOS")
-    # how ppd_paths reads the PBR state: a nos/ppd_state.py PpdRead
     ppd_read = Unsupported("no captured PBR show output of this NOS to test a parser on")
     # how the switch picks among parallel ECMP links, in words ("{name}": the platform), for gom/probes.py hash_models
     ecmp_hash = ("{name}: the switch ASIC's ECMP hash (fields, seed and polynomial set per device, not published in a form "

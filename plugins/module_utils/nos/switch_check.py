@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import ppd_state, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, ppd_state, validation
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 OUTPUT = re.compile(r"@@AIF-BEGIN@@[^\n]*\n(.*?)@@AIF-END@@", re.S)
@@ -108,7 +108,7 @@ def check_switch(plan, name, params, checks, failover, failover_timeout_ms, chec
             text = conn.send_command(driver.bgp_summary.command, read_timeout=60)
             without_bgp = set(p for p in set(r["platform"] for r in list(plan["leafs"].values()) + list(plan["spines"].values()))
                               if "underlay" not in get_driver(p).sections)
-            result["findings"] += validation.explain_peers_without_bgp(plan, record, validation.bgp_findings(record, text, driver),
+            result["findings"] += validation.explain_peers_without_bgp(plan, record, bgp_state.findings(driver, record, text),
                                                                        without_bgp)
         remote = validation.remote_destination(plan, name) if is_leaf else None
         if "ppd_paths" in checks and not driver.ppd_read.route_lookup:

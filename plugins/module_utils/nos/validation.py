@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.bgp_state import finding
 
 CHECKS = ("bgp_sessions", "ppd_paths", "failover")
@@ -29,11 +28,6 @@ def unsupported(driver, checks):
 
 
 # --- BGP sessions ---------------------------------------------------------------------------
-def bgp_findings(intent, text, driver):
-    """Judge the BGP summary the driver reads (its ``bgp_summary``) against the planned neighbors."""
-    return bgp_state.findings(driver, intent, text)
-
-
 def explain_peers_without_bgp(plan, record, findings, platforms_without_bgp):
     """A failed session towards a platform this collection configures no BGP on (``platforms_without_bgp``) says so in
     its expected text; the status stays failed."""

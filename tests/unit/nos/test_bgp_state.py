@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, sonic_db, validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, sonic_db
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "switches")
@@ -144,7 +144,7 @@ def test_nxos_judged_on_the_capture():
     wrong = by_probe(bgp_state.judge(intent(("10.1.1.179", 64863)), peers))
     assert wrong["bgp 10.1.1.179"]["status"] == "fail" and wrong["bgp 10.1.1.177"]["expected"].startswith("no session")
     # the default VRF of the capture has no IPv4 unicast session: every planned one is missing, never passed
-    f = by_probe(validation.bgp_findings(intent(("10.1.1.134", 64861)), NXOS_EVPN, get_driver("nxos")))
+    f = by_probe(bgp_state.findings(get_driver("nxos"), intent(("10.1.1.134", 64861)), NXOS_EVPN))
     assert f["bgp 10.1.1.134"]["actual"] == "not configured" and f["bgp_sessions"]["status"] == "fail"
 
 

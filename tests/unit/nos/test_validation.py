@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ansible_collections.aifabric.roce.plugins.module_utils.fabric.plan import build_plan
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import validation
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import bgp_state, validation
 from ansible_collections.aifabric.roce.plugins.modules import switch_validate
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_check
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
@@ -50,13 +50,13 @@ def _bad(findings):
 
 
 def test_bgp_all_planned_sessions_established():
-    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary.json"), get_driver("frr"))
+    findings = bgp_state.findings(get_driver("frr"), LEAF0, _load("leaf0-bgp-summary.json"))
     assert _bad(findings) == []
     assert findings[-1] == validation.finding("bgp_sessions", "ok", "4 planned sessions Established", "4 of 4 Established")
 
 
 def test_bgp_a_session_down_is_named_with_frr_state():
-    findings = _bad(validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"), get_driver("frr")))
+    findings = _bad(bgp_state.findings(get_driver("frr"), LEAF0, _load("leaf0-bgp-summary-swp9-down.json")))
     assert [f["probe"] for f in findings] == ["bgp 10.254.0.0", "bgp_sessions"]
     assert findings[0]["actual"] == "Active, AS 4200000000" and "spine1 swp9" in findings[0]["expected"]
 
@@ -65,7 +65,7 @@ def test_bgp_unplanned_session_and_wrong_remote_as_fail():
     intent = copy.deepcopy(LEAF0)
     dropped = intent["bgp"]["neighbors"].pop()
     intent["bgp"]["neighbors"][0]["remote_as"] = 65000
-    bad = _bad(validation.bgp_findings(intent, _load("leaf0-bgp-summary.json"), get_driver("frr")))
+    bad = _bad(bgp_state.findings(get_driver("frr"), intent, _load("leaf0-bgp-summary.json")))
     probes = dict((f["probe"], f) for f in bad)
     assert probes["bgp %s" % dropped["address"]]["expected"] == "no session (not in the plan)"
     assert probes["bgp 10.254.0.0"]["actual"] == "Established, AS 4200000000"
@@ -73,7 +73,7 @@ def test_bgp_unplanned_session_and_wrong_remote_as_fail():
 
 
 def test_bgp_unreadable_output_fails_with_the_text():
-    bad = validation.bgp_findings(LEAF0, "% Unknown command: show bgp ipv4 unicast summary json", get_driver("frr"))
+    bad = bgp_state.findings(get_driver("frr"), LEAF0, "% Unknown command: show bgp ipv4 unicast summary json")
     assert bad[0]["status"] == "fail" and "Unknown command" in bad[0]["actual"]
 
 
@@ -288,7 +288,8 @@ def test_a_session_towards_a_switch_without_bgp_says_why_and_still_fails():
     driver): those sessions stay failed, and their rows say why in one line; a session down for another reason and
     the sessions that are up are left as they were."""
     plan = {"leafs": {"leaf0": LEAF0}, "spines": {"spine1": dict(LEAF0, platform="asternos"), "spine2": LEAF0}}
-    findings = validation.bgp_findings(LEAF0, _load("leaf0-bgp-summary-swp9-down.json"), get_driver("frr"))   # 10.254.0.0 (spine1) down
+    # 10.254.0.0 (spine1) down
+    findings = bgp_state.findings(get_driver("frr"), LEAF0, _load("leaf0-bgp-summary-swp9-down.json"))
     got = dict((f["probe"], f) for f in validation.explain_peers_without_bgp(plan, LEAF0, findings, {"asternos"}))
     assert got["bgp 10.254.0.0"]["status"] == "fail"
     assert got["bgp 10.254.0.0"]["expected"].endswith(
