@@ -78,14 +78,10 @@ def _int_key(key):
 
 
 # --- judging --------------------------------------------------------------------------------------
-def uplink_of(intent, next_hop):
-    """The leaf uplink whose /31 peer ``next_hop`` is (plan), or None."""
-    return next((u["port"] for u in intent.get("uplinks") or [] if u.get("peer") == next_hop), None)
-
-
 def _path(intent, hop, detail):
-    # the form of `ip route get` (via A dev U) that the PPD metrics read (telemetry/switch_metrics.add_ppd)
-    return "via %s dev %s (%s)" % (hop, uplink_of(intent, hop) or "?", detail)
+    """``ip route get``'s form (via A dev U, U the leaf uplink whose /31 peer A is) the PPD metrics read."""
+    uplink = next((u["port"] for u in intent.get("uplinks") or [] if u.get("peer") == hop), "?")
+    return "via %s dev %s (%s)" % (hop, uplink, detail)
 
 
 # --- how each NOS shows it: a driver declares one as its ``ppd_read`` (nos/base.py Driver) --------------------------

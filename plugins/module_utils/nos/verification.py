@@ -116,11 +116,6 @@ PER_NOS_END = "  # per-NOS:end"
 WHERE = {"cli": "", "shell": " (Linux shell)", "port": " (per port)"}
 
 
-def _doc(text):
-    """Markdown code spans -> ansible-doc's C()."""
-    return re.sub(r"`([^`]+)`", r"C(\1)", text)
-
-
 def _item(text, width=116):
     """One DOCUMENTATION description item as a YAML double-quoted scalar, folded at spaces (a break reads as one)."""
     words, lines = json.dumps(text).split(" "), [""]
@@ -141,9 +136,9 @@ def module_items(module):
         if module == "switch_config":
             need = "; ".join("%s only with fabric.%s=%s (%s)" % (sec, key, value, why)
                              for sec, (key, value, why) in sorted(d.opt_ins.items()))
+            drain = re.sub(r"`([^`]+)`", r"C(\1)", d.drain.row())   # markdown code spans -> ansible-doc's C()
             text = "On C(%s) - sections %s; transaction - %s; drain - %s%s." % (
-                platform, ", ".join(d.sections), d.transaction.mechanism, _doc(d.drain.row()),
-                ("; " + need) if need else "")
+                platform, ", ".join(d.sections), d.transaction.mechanism, drain, ("; " + need) if need else "")
         else:
             reads = ", ".join("C(%s)%s" % (r.command, WHERE[r.where]) for r in d.counters) or "none"
             verified, unverified, absent = counters_row(d)
