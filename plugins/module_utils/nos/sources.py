@@ -23,6 +23,12 @@ _HLD = "sonic-net/SONiC doc/qos/SONiC_ROCEv2_support.md [R]"
 _FBS = "dellemc sonic_fbs_* / Broadcom FBS HLD [R]"
 _CLQ = "Cumulus Linux QoS guide / NVUE reference [V] + nvueschema oracle test"
 _CLP = "NVUE reference PBR / Router Nexthop [V] + nvueschema oracle test"
+_VEOS = "real vEOS 4.21 running-config (tests/fixtures/switches/eos/veos-4.21-leaf-running-config.txt) [V]"
+_NVS = "nvueschema CL 5.18 oracle test"
+_CLCAP = "real `nv config show -o commands` (tests/fixtures/switches/nvue/cl-dci-borderleaf01-nv-config-show-commands.txt) [V]"
+_CLB = "Cumulus Linux BGP guide / NVUE reference Router BGP, VRF BGP [V] + " + _NVS
+_NXC = "cisco.nxos 11.1.0 (ansible package)"
+_DELLC = "dellemc.enterprise_sonic 3.2.0 (ansible package)"
 
 EOS = [
     (r"interface Ethernet[\d/]+", VERIFIED, "Arista EOS Layer 1 Profiles (port names) [V]"),
@@ -48,6 +54,27 @@ EOS = [
     (r"class " + _NAME, VERIFIED, _AVD),
     (r"set nexthop " + _IP, VERIFIED, _AVD),
     (r"service-policy type pbr input " + _NAME, VERIFIED, _AVD),
+    # EOS underlay + PBR on the L3 ingress (section underlay; docs/switch-commands-sources.md#eos-underlay)
+    (r"interface (Loopback0|Vlan%s)" % _N, VERIFIED, _AVD + " (loopback_interfaces, vlan_interfaces); " + _VEOS),
+    (r"ip routing", VERIFIED, _AVD + " (ip_routing); " + _VEOS),
+    (r"vlan %s" % _N, VERIFIED, _AVD + " (vlans); " + _VEOS),
+    (r"no switchport", VERIFIED, _AVD + " (ethernet_interfaces switchport.enabled false); " + _VEOS),
+    (r"switchport( mode access| access vlan %s)?" % _N, VERIFIED, _AVD + " (switchport access_vlan/mode); " + _VEOS),
+    (r"ip address %s" % _NET, VERIFIED, _AVD + "; " + _VEOS),
+    (r"router bgp %s" % _N, VERIFIED, _AVD + " (router_bgp); " + _VEOS),
+    (r"router-id %s" % _IP, VERIFIED, _AVD + " (router_bgp.router_id); " + _VEOS),
+    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _AVD + " (router_bgp.timers)"),
+    (r"maximum-paths %s" % _N, VERIFIED, _AVD + " (router_bgp.maximum_paths); " + _VEOS),
+    (r"bgp bestpath as-path multipath-relax", UNVERIFIED, "no Arista source found (pyavd has no key for it)"),
+    (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors); " + _VEOS),
+    (r"neighbor %s allowas-in %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors[].allowas_in.times) + pyavd oracle test"),
+    (r"address-family ipv4", VERIFIED, _AVD + " (router_bgp.address_family_ipv4); " + _VEOS),
+    (r"network %s" % _NET, VERIFIED, _AVD + " (address_family_ipv4.networks)"),
+    # ETS shares (qos section): round robin with a bandwidth share on the RoCE and the best-effort tx-queue
+    (r"no priority", VERIFIED, _AVD + " (qos_profiles tx_queues priority); hardware session diff in avd PR #6318; "
+     "real EOS 4.34 running-config (tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
+    (r"bandwidth percent %s" % _N, VERIFIED, _AVD + " (qos_profiles tx_queues bandwidth_percent); real EOS 4.34 running-config "
+     "(tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
 ]
 NXOS = [
     (r"interface Ethernet1/\d+(/\d+)?", VERIFIED, "Cisco NX-API reference 7.x breakout (port names) [V]"),
@@ -79,6 +106,28 @@ NXOS = [
     (r"match ip address " + _NAME, VERIFIED, "cisco.nxos nxos_route_maps rm_template `match ip address ACL` [R]"),
     (r"ip policy route-map " + _NAME, UNVERIFIED, "Cisco NX-OS Unicast Routing guides, PBR chapter (section seen, "
      "literal line only in community configs)"),
+    # routed underlay + PBR on the L3 ingress (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
+    (r"feature bgp", VERIFIED, _NXC + " nxos_feature (`feature {name}`) [R]"),
+    (r"feature interface-vlan", UNVERIFIED, "nxos_feature form; the feature name only in community NX-OS configs"),
+    (r"ip load-sharing address source-destination port source-destination", VERIFIED,
+     "Cisco N9K Unicast Routing guide 'Configuring ECMP Load Balancing' (ip load-sharing address ... port source-destination) [V]"),
+    (r"vlan %s" % _N, VERIFIED, _NXC + " nxos_vlans (`vlan N`) [R]"),
+    (r"interface (Vlan%s|loopback0)" % _N, VERIFIED, _NXC + " nxos_interfaces examples (`interface Vlan42`); loopback0 naming [R]"),
+    (r"no shutdown", VERIFIED, _NXC + " rm_templates/interfaces.py (enabled -> [no] shutdown) [R]"),
+    (r"(no )?switchport", VERIFIED, _NXC + " rm_templates/interfaces.py (mode layer2/layer3) [R]"),
+    (r"switchport access vlan %s" % _N, VERIFIED, _NXC + " rm_templates/l2_interfaces.py [R]"),
+    (r"ip address %s" % _NET, VERIFIED, _NXC + " nxos_l3_interfaces [R]"),
+    (r"router bgp %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES (show running-config | section ^router bgp) [R]"),
+    (r"router-id %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"bestpath as-path multipath-relax", VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _NXC + " rm_templates/bgp_global.py timers.bgp [R]"),
+    (r"address-family ipv4 unicast", VERIFIED, _NXC + " nxos_bgp_address_family / nxos_bgp_neighbor_address_family [R]"),
+    (r"network %s" % _NET, VERIFIED, _NXC + " rm_templates/bgp_address_family.py networks [R]"),
+    (r"maximum-paths %s" % _N, VERIFIED, _NXC + " rm_templates/bgp_address_family.py maximum_paths [R]"),
+    (r"neighbor %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"remote-as %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
+    (r"allowas-in %s" % _N, VERIFIED, _NXC + " nxos_bgp_neighbor_address_family rm_template `allowas-in N` [R]"),
+    (r"%s permit ip any %s" % (_N, _NET), VERIFIED, _NXAPI),
 ]
 DELL_SONIC = [
     (r"interface Eth1/\d+", VERIFIED, _DELL + " (`interface Eth1/5`)"),
@@ -110,6 +159,24 @@ DELL_SONIC = [
     (r"class %s priority %s" % (_NAME, _N), VERIFIED, _FBS),
     (r"set ip next-hop " + _IP, VERIFIED, _FBS),
     (r"service-policy type forwarding in " + _NAME, VERIFIED, _FBS),
+    # routed underlay + PBR on the L3 ingress (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
+    (r"ip load-share hash ipv4 ipv4-(src-ip|dst-ip|ip-proto|l4-src-port|l4-dst-port)", VERIFIED,
+     _DELLC + " sonic_ecmp_load_share EXAMPLES (show running-configuration | grep load-share) [R]"),
+    (r"interface Vlan%s" % _N, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES (`interface Vlan501`) [R]"),
+    (r"interface Loopback0", UNVERIFIED, "Dell klish loopback name: no example read"),
+    (r"ip address %s" % _NET, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES [R]"),
+    (r"switchport access Vlan %s" % _N, UNVERIFIED, "Dell klish access-VLAN line: no running-configuration example read"),
+    (r"router bgp %s" % _N, VERIFIED, _DELLC + " sonic_bgp / sonic_bgp_af EXAMPLES [R]"),
+    (r"router-id %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"timers %s %s" % (_N, _N), VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors EXAMPLES (`timers 60 180`) [R]"),
+    (r"bestpath as-path multipath-relax", UNVERIFIED, _DELLC + " sonic_bgp option as_path.multipath_relax; line form not shown"),
+    (r"address-family ipv4 unicast", VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors_af EXAMPLES [R]"),
+    (r"maximum-paths %s" % _N, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"network %s" % _NET, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
+    (r"neighbor %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES (`neighbor 192.168.1.4`) [R]"),
+    (r"remote-as %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES [R]"),
+    (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
+    (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
 ]
 NVUE = [
     (r"nv set interface swp\d+(s\d+)? link mtu " + _N, VERIFIED, "Cumulus Linux Interface Configuration [V]"),
@@ -134,36 +201,7 @@ NVUE = [
     (r"nv set router pbr map %s rule %s action vrf default" % (_NAME, _N), UNVERIFIED,
      _CLP + "; but the CL 5.15 PBR guide says setting the VRF works in a virtual environment only, "
      "not on an NVIDIA switch (docs/underlay.md#pbr-fallback-per-nos)"),
-]
-# EOS underlay + PBR on the L3 ingress (section underlay; docs/switch-commands-sources.md#eos-underlay)
-_VEOS = "real vEOS 4.21 running-config (tests/fixtures/switches/eos/veos-4.21-leaf-running-config.txt) [V]"
-EOS += [
-    (r"interface (Loopback0|Vlan%s)" % _N, VERIFIED, _AVD + " (loopback_interfaces, vlan_interfaces); " + _VEOS),
-    (r"ip routing", VERIFIED, _AVD + " (ip_routing); " + _VEOS),
-    (r"vlan %s" % _N, VERIFIED, _AVD + " (vlans); " + _VEOS),
-    (r"no switchport", VERIFIED, _AVD + " (ethernet_interfaces switchport.enabled false); " + _VEOS),
-    (r"switchport( mode access| access vlan %s)?" % _N, VERIFIED, _AVD + " (switchport access_vlan/mode); " + _VEOS),
-    (r"ip address %s" % _NET, VERIFIED, _AVD + "; " + _VEOS),
-    (r"router bgp %s" % _N, VERIFIED, _AVD + " (router_bgp); " + _VEOS),
-    (r"router-id %s" % _IP, VERIFIED, _AVD + " (router_bgp.router_id); " + _VEOS),
-    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _AVD + " (router_bgp.timers)"),
-    (r"maximum-paths %s" % _N, VERIFIED, _AVD + " (router_bgp.maximum_paths); " + _VEOS),
-    (r"bgp bestpath as-path multipath-relax", UNVERIFIED, "no Arista source found (pyavd has no key for it)"),
-    (r"neighbor %s remote-as %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors); " + _VEOS),
-    (r"neighbor %s allowas-in %s" % (_IP, _N), VERIFIED, _AVD + " (router_bgp.neighbors[].allowas_in.times) + pyavd oracle test"),
-    (r"address-family ipv4", VERIFIED, _AVD + " (router_bgp.address_family_ipv4); " + _VEOS),
-    (r"network %s" % _NET, VERIFIED, _AVD + " (address_family_ipv4.networks)"),
-    # ETS shares (qos section): round robin with a bandwidth share on the RoCE and the best-effort tx-queue
-    (r"no priority", VERIFIED, _AVD + " (qos_profiles tx_queues priority); hardware session diff in avd PR #6318; "
-     "real EOS 4.34 running-config (tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
-    (r"bandwidth percent %s" % _N, VERIFIED, _AVD + " (qos_profiles tx_queues bandwidth_percent); real EOS 4.34 running-config "
-     "(tests/fixtures/switches/eos/eos-4.34.2.1f-7804-interface-tx-queue-excerpt.txt) [V]"),
-]
-# NVUE underlay + PBR on the SVI (CL 5.15+ paths; docs/switch-commands-sources.md#nvue-underlay)
-_NVS = "nvueschema CL 5.18 oracle test"
-_CLCAP = "real `nv config show -o commands` (tests/fixtures/switches/nvue/cl-dci-borderleaf01-nv-config-show-commands.txt) [V]"
-_CLB = "Cumulus Linux BGP guide / NVUE reference Router BGP, VRF BGP [V] + " + _NVS
-NVUE += [
+    # NVUE underlay + PBR on the SVI (CL 5.15+ paths; docs/switch-commands-sources.md#nvue-underlay)
     (r"nv set interface (lo|swp\d+(s\d+)?|vlan%s) ipv4 address %s" % (_N, _NET), VERIFIED,
      _NVS + "; `ip address` form (CL <= 5.14) in " + _CLCAP),
     (r"nv set interface vlan%s link mtu %s" % (_N, _N), VERIFIED, "Cumulus Linux Interface Configuration [V] + " + _NVS),
@@ -223,53 +261,6 @@ ASTERNOS = [
      "port_naming: the leaf is the manual's (bind-interfaces*), the port names are the plan's guess (manual samples "
      "Ethernet1, Ethernet4:4; Asterfusion's community-SONiC CX532P-M-H port_config.ini: Ethernet1, Ethernet5, ...)"),
 ]
-
-# --- routed underlay + PBR on the L3 ingress: NX-OS and Enterprise SONiC klish (docs/underlay.md#nx-os-and-enterprise-sonic-klish)
-_NXC = "cisco.nxos 11.1.0 (ansible package)"
-NXOS += [
-    (r"feature bgp", VERIFIED, _NXC + " nxos_feature (`feature {name}`) [R]"),
-    (r"feature interface-vlan", UNVERIFIED, "nxos_feature form; the feature name only in community NX-OS configs"),
-    (r"ip load-sharing address source-destination port source-destination", VERIFIED,
-     "Cisco N9K Unicast Routing guide 'Configuring ECMP Load Balancing' (ip load-sharing address ... port source-destination) [V]"),
-    (r"vlan %s" % _N, VERIFIED, _NXC + " nxos_vlans (`vlan N`) [R]"),
-    (r"interface (Vlan%s|loopback0)" % _N, VERIFIED, _NXC + " nxos_interfaces examples (`interface Vlan42`); loopback0 naming [R]"),
-    (r"no shutdown", VERIFIED, _NXC + " rm_templates/interfaces.py (enabled -> [no] shutdown) [R]"),
-    (r"(no )?switchport", VERIFIED, _NXC + " rm_templates/interfaces.py (mode layer2/layer3) [R]"),
-    (r"switchport access vlan %s" % _N, VERIFIED, _NXC + " rm_templates/l2_interfaces.py [R]"),
-    (r"ip address %s" % _NET, VERIFIED, _NXC + " nxos_l3_interfaces [R]"),
-    (r"router bgp %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES (show running-config | section ^router bgp) [R]"),
-    (r"router-id %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
-    (r"bestpath as-path multipath-relax", VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
-    (r"timers bgp %s %s" % (_N, _N), VERIFIED, _NXC + " rm_templates/bgp_global.py timers.bgp [R]"),
-    (r"address-family ipv4 unicast", VERIFIED, _NXC + " nxos_bgp_address_family / nxos_bgp_neighbor_address_family [R]"),
-    (r"network %s" % _NET, VERIFIED, _NXC + " rm_templates/bgp_address_family.py networks [R]"),
-    (r"maximum-paths %s" % _N, VERIFIED, _NXC + " rm_templates/bgp_address_family.py maximum_paths [R]"),
-    (r"neighbor %s" % _IP, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
-    (r"remote-as %s" % _N, VERIFIED, _NXC + " nxos_bgp_global EXAMPLES [R]"),
-    (r"allowas-in %s" % _N, VERIFIED, _NXC + " nxos_bgp_neighbor_address_family rm_template `allowas-in N` [R]"),
-    (r"%s permit ip any %s" % (_N, _NET), VERIFIED, _NXAPI),
-]
-_DELLC = "dellemc.enterprise_sonic 3.2.0 (ansible package)"
-_KLISH_UNDERLAY = [
-    (r"ip load-share hash ipv4 ipv4-(src-ip|dst-ip|ip-proto|l4-src-port|l4-dst-port)", VERIFIED,
-     _DELLC + " sonic_ecmp_load_share EXAMPLES (show running-configuration | grep load-share) [R]"),
-    (r"interface Vlan%s" % _N, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES (`interface Vlan501`) [R]"),
-    (r"interface Loopback0", UNVERIFIED, "Dell klish loopback name: no example read"),
-    (r"ip address %s" % _NET, VERIFIED, _DELLC + " sonic_l3_interfaces EXAMPLES [R]"),
-    (r"switchport access Vlan %s" % _N, UNVERIFIED, "Dell klish access-VLAN line: no running-configuration example read"),
-    (r"router bgp %s" % _N, VERIFIED, _DELLC + " sonic_bgp / sonic_bgp_af EXAMPLES [R]"),
-    (r"router-id %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
-    (r"timers %s %s" % (_N, _N), VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors EXAMPLES (`timers 60 180`) [R]"),
-    (r"bestpath as-path multipath-relax", UNVERIFIED, _DELLC + " sonic_bgp option as_path.multipath_relax; line form not shown"),
-    (r"address-family ipv4 unicast", VERIFIED, _DELLC + " sonic_bgp_af / sonic_bgp_neighbors_af EXAMPLES [R]"),
-    (r"maximum-paths %s" % _N, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
-    (r"network %s" % _NET, VERIFIED, _DELLC + " sonic_bgp_af EXAMPLES [R]"),
-    (r"neighbor %s" % _IP, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES (`neighbor 192.168.1.4`) [R]"),
-    (r"remote-as %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors EXAMPLES [R]"),
-    (r"activate", VERIFIED, _DELLC + " sonic_bgp_neighbors_af EXAMPLES [R]"),
-    (r"allowas-in %s" % _N, VERIFIED, _DELLC + " sonic_bgp_neighbors running-configuration example (`allowas-in 5` under the neighbor's address-family) [R]"),
-]
-DELL_SONIC += _KLISH_UNDERLAY
 
 
 def config_db_rows(tables):
