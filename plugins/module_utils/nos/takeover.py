@@ -150,10 +150,9 @@ def _bgp_item(head, asn, planned, parts, flat):
         under = ", with the default VRF's BGP instance%s" % (" (%s)" % "; ".join(parts) if parts else "")
     else:
         under = (", with everything under it (%s)" % "; ".join(parts)) if parts else ", with everything under it"
-    if planned is None:
-        return _item("bgp", head, "%s %s" % (head, asn), None, "%s %s (plan: none) would be removed%s" % (head, asn, under))
-    return _item("bgp", head, "%s %s" % (head, asn), "%s %s" % (head, planned),
-                 "%s %s (plan: %s) would be replaced%s" % (head, asn, planned, under))
+    verb = "removed" if planned is None else "replaced"
+    return _item("bgp", head, "%s %s" % (head, asn), None if planned is None else "%s %s" % (head, planned),
+                 "%s %s (plan: %s) would be %s%s" % (head, asn, planned or "none", verb, under))
 
 
 def _bgp(read, before, after, removed, flat):
@@ -204,14 +203,10 @@ def _addresses(read, before, after, removed, outside, skip):
         for key, address in gone.get(name, []) + beside.get(name, []):
             if (key, address) in planned:
                 continue
-            item = "interface %s > %s" % (name, key)
-            if planned:
-                shown = ", ".join(v for _k, v in planned)
-                out.append(_item("address", item, "%s %s" % (key, address), ", ".join("%s %s" % kv for kv in planned),
-                                 "interface %s %s %s (plan: %s) would be replaced" % (name, key, address, shown)))
-            else:
-                out.append(_item("address", item, "%s %s" % (key, address), None,
-                                 "interface %s %s %s (plan: none) would be removed" % (name, key, address)))
+            shown = ", ".join(v for _k, v in planned) or "none"
+            out.append(_item("address", "interface %s > %s" % (name, key), "%s %s" % (key, address),
+                             ", ".join("%s %s" % kv for kv in planned) or None, "interface %s %s %s (plan: %s) would be %s"
+                             % (name, key, address, shown, "replaced" if planned else "removed")))
     return out
 
 
