@@ -89,9 +89,8 @@ def parse_nvue(text):
 
 
 def dash_table(text, head, what):
-    """A table under a header line (``head`` matches it) and a dash line: ({column name: index}, rows as cells), each
-    cell cut from its column's dashes to the next column's (the last to the line's end), stripped. No such table:
-    ValueError naming ``what``."""
+    """The table under a ``head`` line and a dash line -> ({column: index}, rows of cells cut at the dashes' starts);
+    ValueError naming ``what`` when there is none."""
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if head.match(ln)), None)
     if start is None or start + 1 >= len(lines) or not re.match(r"^-+(\s+-+)*\s*$", lines[start + 1]):
@@ -111,10 +110,8 @@ def established(state):
 
 
 def findings(driver, intent, text):
-    """Findings of the ``bgp_sessions`` check from the output of the driver's ``bgp_summary`` read (its command and
-    parser): one per planned and per unplanned session, then the check's own. An output that is not the command's
-    format (a refused command, BGP not running) fails the check with the switch's answer: planned sessions were not
-    shown Established."""
+    """``bgp_sessions`` findings from the output of the driver's ``bgp_summary`` read: one per planned and unplanned
+    session, then the check's own; an output not in the command's format (refused, BGP not running) fails the check."""
     read = driver.bgp_summary
     try:
         peers = read.parser(text)
