@@ -123,7 +123,6 @@ def test_sudos_record_parses_in_the_format_a_sonic_user_quoted():
     assert got[1].at == 1769103285   # 2026-01-22 17:34:45, the device's wall clock read as UTC
 
 
-
 def test_an_engineers_own_apply_patch_during_ours_is_named_as_possibly_overwritten(plan, tmp_path):
     """The review's case: the engineer's own `config apply-patch` (MTU 1500 on a port ours writes later) answers
     "Patch applied successfully." while ours runs, then GCU's run of ours reverts it. sudo's record names the command
