@@ -18,6 +18,7 @@ import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import (
     LockHeldError, MarkerStore, controller_id, machine_key)
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import asterlog, sudolog
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
@@ -876,6 +877,23 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
 
     def _push(self, cmds):
         self._calls("abort", cmds)
+
+    # who changed the switch while this run's calls were in flight (a PATCH replaces the leaves it carries, and the
+    # read-back cannot tell): klish's command log and sudo's records, from the Linux shell (nos/asterlog.py)
+    edit_record = asterlog.RECORD
+
+    def record_clock(self):
+        return clock_window(sudolog.clock(self._ok("record", asterlog.CLOCK)))
+
+    def recorded_edits(self, window, final_paths):
+        present = asterlog.present(self._shell("record", asterlog.LIST)[1])
+        if asterlog.AUDIT not in present:
+            self.notes.append("%s is absent on this switch: only sudo's records were read for concurrent edits"
+                              % asterlog.AUDIT)
+        out = self._shell("record", asterlog.read_command(present))[1]
+        year = time.gmtime(window.start).tm_year
+        klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(out, year) if m.group("res") == "success"]
+        return asterlog.edits(klish, sudolog.records(out, year), window.start)
 
 
 class FrrVtyshTxn(ShellMarkers, Transaction):

@@ -12,7 +12,8 @@ is NOT a success and names their key, value, user and time; never SUCCESS with t
 NVUE (no record read) keeps all three on the simulator. The simulator writes each NOS's record in the format of public
 captures (tests/fixtures/switches/accounting/SOURCE.md). A mutation (the record never read) loses the in-flight edit
 behind SUCCESS, so these tests can fail. Enterprise SONiC (klish) reads its audit log (`show audit-log`): an edit
-in flight is named there too.
+in flight is named there too. AsterNOS reads klish's command log and sudo's records from its Linux shell
+(nos/asterlog.py; bench only, below).
 """
 import json
 import os
@@ -233,3 +234,72 @@ def test_community_sonic_an_edit_during_apply_patch_is_kept_or_named(switch_lab,
         assert claim.rolled_back is not True, str(claim)
         assert theirs in str(claim), str(claim)
     assert aif_objects("csonic0", switch_lab["root"]) == []
+
+
+# AsterNOS (leaf0): Easy RoCE's REST calls (POST the profile, PATCH cable-length, PATCH bind-interfaces) applied as
+# made; the engineer types Easy RoCE klish lines (the simulator's form, unverified) or `sudo config hostname`, which the
+# switch records in klish's command log and sudo's records (nos/asterlog.py). Bench only (AIFABRIC_CONCURRENT_FULL=1):
+# CI runs the record's parsing and the transaction's reads without SSH (tests/unit/nos/test_asterlog.py).
+ASTERNOS_CASES = [c for c in CASES if FULL]
+ASTERNOS_HOLD = {"in flight": 0, "later key": 0, "during commit": 1}   # which PATCH is held (cable-length, bind)
+
+
+def asternos_edit_during(switch_lab, case, mutate=None):
+    """One apply on leaf0 with the engineer's edit while a PATCH is held -> (kept, claim, what they set, notes)."""
+    from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE
+    name = "leaf0"
+    reset(switch_lab, name)
+    run = applier(switch_lab, name, read_timeout=10)
+    if mutate:
+        mutate(run)
+    planned = run.plan()
+    run.close()
+    assert [c.split(" -X ")[1].split()[0] for c in planned[2]] == ["POST", "PATCH", "PATCH"], planned[2]
+    ours = [line.split()[-1] for line in planned[1].splitlines() if " bind-interfaces " in line]
+    cable = "CABLE_99m" if "cable-length CABLE_99m" not in planned[1] else "CABLE_98m"
+    line = ("qos roce profile %s cable-length %s" % (PROFILE, cable) if case == "in flight" else
+            "qos roce profile %s bind-interfaces %s" % (PROFILE, ours[0]))
+    lab.set_faults(name, {"slow": {"re": r"^curl .* -X PATCH ", "secs": 3, "skip": ASTERNOS_HOLD[case]}}, switch_lab["root"])
+    a = Background(run, planned)
+    try:
+        lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
+        with cli_session(switch_lab, name) as conn:
+            if case == "during commit":
+                conn.send_command("sudo config hostname operator-was-here")
+            else:
+                for cmd, prompt in (("sonic-cli", r"#"), ("configure terminal", r"\(config\)#"), (line, r"\(config\)#"),
+                                    ("end", r"#"), ("exit", r"\$")):
+                    conn.send_command(cmd, expect_string=prompt)
+    finally:
+        a.join()
+        run.close()
+        lab.set_faults(name, {}, switch_lab["root"])
+    running = lab.read_state(name, switch_lab["root"])["running"]
+    profile = next(p for p in running["rest"]["roce-profiles"] if p["name"] == PROFILE)
+    if case == "during commit":
+        return running.get("hostname") == "operator-was-here", a.claim, "hostname", run.notes
+    if case == "in flight":
+        return profile.get("cable-length") == cable, a.claim, "roce-profiles %s cable-length %s" % (PROFILE, cable), run.notes
+    return profile.get("bind-interfaces") == ours[:1], a.claim, "`%s`" % line, run.notes
+
+
+@pytest.mark.parametrize("case", ASTERNOS_CASES, ids=[c.replace(" ", "-") for c in ASTERNOS_CASES])
+def test_asternos_an_engineers_edit_is_kept_or_named_from_the_switchs_records(switch_lab, case):
+    kept, claim, theirs, notes = asternos_edit_during(switch_lab, case)
+    print("CONCURRENT asternos %s: kept=%s %s; notes=%s" % (case, kept, str(claim)[-500:], notes))
+    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
+    if not kept:
+        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
+        assert claim.rolled_back is False, str(claim)
+    if claim != "success":
+        assert claim.rolled_back is not True, str(claim)
+    assert aif_objects("leaf0", switch_lab["root"]) == []
+
+
+@pytest.mark.parametrize("mutate", [_no_record] if FULL else [], ids=["mutation-no-record"] if FULL else [])
+def test_asternos_mutation_without_the_records_an_edit_in_flight_is_lost_behind_success(switch_lab, mutate):
+    """The records never read: the engineer's cable length, typed while this run's PATCH of it is in flight, is
+    overwritten and the run says SUCCESS (noting the check did NOT run), so the test above can fail."""
+    kept, claim, _theirs, notes = asternos_edit_during(switch_lab, "in flight", mutate=mutate)
+    print("MUTATION no-record asternos: kept=%s claim=%s" % (kept, str(claim)[-300:]))
+    assert not kept and claim == "success" and any("NOT checked for a concurrent edit" in n for n in notes), (str(claim), notes)

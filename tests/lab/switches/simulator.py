@@ -1086,7 +1086,9 @@ class AsterNosSession(Session):
         self.modes = ["shell"]
 
     def prompt(self):
-        return "admin@%s:~$" % self.dev.name if self.modes[-1] == "shell" else "%s#" % self.dev.name
+        if self.modes[-1] == "shell":
+            return "admin@%s:~$" % self.dev.name
+        return "%s(config)#" % self.dev.name if self.modes[-1] == "config" else "%s#" % self.dev.name
 
     def handle(self, line):
         if not line:
@@ -1094,11 +1096,16 @@ class AsterNosSession(Session):
         if line in ("exit", "logout", "quit"):
             self.modes.pop()
             return "" if self.modes else None
-        if self.modes[-1] == "klish":
-            return self.klish(line)
+        if self.modes[-1] in ("klish", "config"):
+            out = self.klish(line)
+            self.logged(line, out)
+            return out
         if line == "sonic-cli":
             self.modes.append("klish")
             return ""
+        recorded = self.records(line)
+        if recorded is not None:
+            return recorded
         m = re.match(r"^(curl .*?)( 2>&1; echo AIF-RC=\$\?)?$", line)
         if m:
             rc, out = self.curl(m.group(1))
@@ -1116,9 +1123,61 @@ class AsterNosSession(Session):
             return shell
         return "-bash: %s: command not found" % line.split()[0]
 
+    LOGS = ("/var/log/audit.log", "/var/log/auth.log", "/var/log/syslog")
+
+    def logged(self, line, out):
+        """klish's command log as sonic-mgmt-framework's hook writes it (hook_log.c.diff; rsyslog local4 ->
+        /var/log/audit.log; tests/fixtures/switches/accounting/SOURCE.md): that AsterNOS's klish logs so is unverified
+        (Asterfusion's 2020 fork predates the hook). Fault ``no_records``: no record at all."""
+        if self.f.get("no_records") or not line:
+            return
+        now = self.dev.now()
+        self.dev.record('%s.%06d %s INFO mgmt-framework#clish: User "admin" command "%s" status - %s' % (
+            time.strftime("%b %e %H:%M:%S", time.gmtime(now)), int(now % 1 * 1e6), self.dev.name, line,
+            "failure" if out and out.startswith("%Error") else "success"))
+
+    def records(self, line):
+        """The Linux shell's record commands (nos/asterlog.py): ``ls`` of the log files, sudo's own record of each
+        sudo command (SONiC's rsyslog format, configdb_sim.sudo_logged's line), ``sudo -n grep`` of the logs, and the
+        engineer's ``sudo config hostname``. None: not one of them."""
+        m = re.match(r"^(.*?)( 2>&1; echo AIF-RC=\$\?)?$", line)
+        cmd, rc = m.group(1), m.group(2)
+        if cmd.startswith("sudo ") and not self.f.get("no_records"):
+            argv = [a for a in cmd.split()[1:] if a != "-n"]
+            now = self.dev.now()
+            self.dev.record("%s.%06d %s NOTICE sudo:    admin : TTY=pts/%s ; PWD=/home/admin ; USER=root ; COMMAND=%s%s" % (
+                time.strftime("%b %e %H:%M:%S", time.gmtime(now)), int(now % 1 * 1e6), self.dev.name, self.tty,
+                "/usr/local/bin/" if argv[0] == "config" else "/usr/bin/", " ".join(argv)))
+        if cmd == "ls -1 " + " ".join(self.LOGS):
+            there = [] if self.f.get("no_records") else [self.LOGS[0], self.LOGS[2]]
+            out = "".join("ls: cannot access '%s': No such file or directory\n" % f for f in self.LOGS if f not in there)
+            out += "".join(f + "\n" for f in there)
+            status = 2 if len(there) < len(self.LOGS) else 0
+        elif cmd.startswith("sudo -n grep -h -s -F -e ' sudo: ' -e ' command \"' "):
+            lines = [rec[1] for rec in self.dev.acct]
+            out, status = "".join(x + "\n" for x in lines), 0 if lines else 1
+        elif re.match(r"^sudo config hostname \S+$", cmd):
+            self.dev.running["hostname"] = cmd.split()[-1]
+            self.dev.persist()
+            out, status = "", 0
+        else:
+            return None
+        return out + ("AIF-RC=%d" % status if rc else "")
+
     def klish(self, line):
         if line == "terminal raw-output":
             return ""
+        if line == "configure terminal" and self.modes[-1] == "klish":
+            self.modes.append("config")
+            return ""
+        if line == "end" and self.modes[-1] == "config":
+            self.modes.pop()
+            return ""
+        m = re.match(r"^qos roce profile (\S+) (mode|cable-length|bind-interfaces) (\S+(?: \S+)*)$", line)
+        if m and self.modes[-1] == "config":   # the simulator's Easy RoCE klish lines (unverified: nos/asterlog.py)
+            value = m.group(3).split() if m.group(2) == "bind-interfaces" else m.group(3)
+            status, _out = self.rest("PATCH", "/running/roce/roce-profiles/" + m.group(1), json.dumps({m.group(2): value}))
+            return "" if status < 400 else "%Error: Easy RoCE refused the value"
         if line == "system bash":
             self.modes.append("shell")
             return ""
