@@ -109,17 +109,23 @@ def edit_during(switch_lab, name, case, mutate=None, step_clock=0):
     return kept, a.claim, theirs, run.notes
 
 
+def kept_or_named(switch_lab, name, kept, claim, theirs):
+    """The cases' one judgement: their value is on the switch, or the run is NOT a success and names who, when and
+    what (``theirs``) without claiming anything restored; nothing of ours left on ``name``."""
+    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
+    if not kept:
+        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
+        assert claim.rolled_back is False, "their edit is gone: nothing may claim restored or untouched: %s" % claim
+    if claim != "success":
+        assert claim.rolled_back is not True, str(claim)
+    assert aif_objects(name, switch_lab["root"]) == []
+
+
 @pytest.mark.parametrize("name,case", MATRIX, ids=["%s-%s" % (NOS[n], c.replace(" ", "-")) for n, c in MATRIX])
 def test_an_engineers_concurrent_edit_is_kept_or_named(switch_lab, name, case):
     kept, claim, theirs, _notes = edit_during(switch_lab, name, case)
     print("CONCURRENT %s %s: kept=%s %s" % (NOS[name], case, kept, str(claim)[-500:]))
-    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
-    if not kept:
-        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
-        assert claim.rolled_back is False, "their edit is gone: nothing may claim restored or untouched"
-    if claim != "success":
-        assert claim.rolled_back is not True, str(claim)
-    assert aif_objects(name, switch_lab["root"]) == []
+    kept_or_named(switch_lab, name, kept, claim, theirs)
 
 
 def test_mutation_without_the_record_an_edit_in_flight_is_lost_behind_success(switch_lab):
@@ -226,14 +232,8 @@ def csonic_edit_during(switch_lab, case):
 def test_community_sonic_an_edit_during_apply_patch_is_kept_or_named(switch_lab, case):
     kept, claim, theirs = csonic_edit_during(switch_lab, case)
     print("CONCURRENT community_sonic %s: kept=%s %s" % (case, kept, str(claim)[-500:]))
-    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
-    if not kept:
-        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
-        assert claim.rolled_back is False, str(claim)
-    if claim != "success":
-        assert claim.rolled_back is not True, str(claim)
-        assert theirs in str(claim), str(claim)
-    assert aif_objects("csonic0", switch_lab["root"]) == []
+    kept_or_named(switch_lab, "csonic0", kept, claim, theirs)
+    assert claim == "success" or theirs in str(claim), str(claim)
 
 
 # AsterNOS (leaf0): Easy RoCE's REST calls (POST the profile, PATCH cable-length, PATCH bind-interfaces) applied as
@@ -287,13 +287,7 @@ def asternos_edit_during(switch_lab, case, mutate=None):
 def test_asternos_an_engineers_edit_is_kept_or_named_from_the_switchs_records(switch_lab, case):
     kept, claim, theirs, notes = asternos_edit_during(switch_lab, case)
     print("CONCURRENT asternos %s: kept=%s %s; notes=%s" % (case, kept, str(claim)[-500:], notes))
-    assert kept or claim != "success", "SUCCESS over the engineer's lost edit (%s)" % theirs
-    if not kept:
-        assert theirs in str(claim) and "by admin at " in str(claim), "the claim does not name who, when, what: %s" % claim
-        assert claim.rolled_back is False, str(claim)
-    if claim != "success":
-        assert claim.rolled_back is not True, str(claim)
-    assert aif_objects("leaf0", switch_lab["root"]) == []
+    kept_or_named(switch_lab, "leaf0", kept, claim, theirs)
 
 
 @pytest.mark.parametrize("mutate", [_no_record] if FULL else [], ids=["mutation-no-record"] if FULL else [])
