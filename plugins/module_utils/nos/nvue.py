@@ -140,9 +140,7 @@ class NvueDriver(FlatPathDriver):
     error_pattern = r"^Error:|Invalid Command|command not found"
     save_command = "nv config save"
     set_prefix, unset_prefix = "nv set ", "nv unset "
-
-    def expand(self, path):
-        return expand_path(path)
+    expand = staticmethod(expand_path)
 
     def takeover_items(self, before_image, after, intent, sections=SECTIONS):
         from ansible_collections.aifabric.roce.plugins.module_utils.nos import takeover
@@ -288,15 +286,7 @@ class NvueDriver(FlatPathDriver):
 
     def parse(self, running, intent, sections=SECTIONS):
         names = dict((sec, self.names_of(intent, sec)) for sec in sections)
-        paths = []
-        for line in running.splitlines():
-            line = line.strip()
-            if not line.startswith("nv set "):
-                continue
-            for path in expand_path(line[7:]):
-                if self._managed(path, names, sections):
-                    paths.append(path)
-        return self._canonical(paths)
+        return self._canonical(p for p in self.paths(running) if self._managed(p, names, sections))
 
     @staticmethod
     def unset_path(path):
