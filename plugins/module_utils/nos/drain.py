@@ -8,7 +8,7 @@ the drain is taken back (nos/drainstep.py runs the steps). Each driver declares 
 The drain line is a maintenance state, not intent: drivers leave it out of the managed view (a switch someone else
 drained stays drained and is never drift), so it shows in the Image's ``outside`` part, where the drain step checks
 that the drain added exactly that line (or CONFIG_DB field) and the undrain took exactly it back.
-``auto`` drains spines, not host-facing leafs (single-homed hosts: nothing to move; see ``single_homed_leaf``).
+``auto`` drains spines, not host-facing leafs (single-homed: nothing to move, ``single_homed_leaf``); ``always`` both.
 """
 
 from __future__ import annotations
