@@ -108,7 +108,7 @@ except ImportError:
     HAS_NETMIKO = False
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.cli import HAS_HIER_CONFIG
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.connection import netmiko_factory, with_credentials
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_read
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
 
@@ -126,7 +126,7 @@ def main():
     if module.params["workers"] < 1:
         module.fail_json(msg="workers must be 1 or more (got %d)" % module.params["workers"])
     try:
-        entries = switch_read.with_credentials(module.params["switches"], module.params["credentials"])
+        entries = with_credentials(module.params["switches"], module.params["credentials"], "name", "switches")
     except ValueError as exc:
         module.fail_json(msg=str(exc))
     try:

@@ -1,15 +1,10 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The held flow of one switch change: read and plan (``Applier.plan`` -> ``Plan``), then under the controller's and
-the device's locks apply the driver's remediation inside the NOS's own transaction, verify the whole running config,
-save; on any failure undo and *prove* the undo by reading the whole running config back.
-
-One flow for every NOS: the driver's ``transaction`` class (nos/transactions.py) knows the NOS's mechanism; nothing
-here names a NOS. Its parts, by job: nos/session.py (DeviceIO: commands to the device), nos/lock.py (controller lock,
-StagingGuard, LockLost), nos/devicelock.py (the device lock's lease), nos/drainstep.py (the maintenance drain),
-nos/undo.py (undo and its proof, ApplyError), nos/editcheck.py (a concurrent edit this run overwrote, from the
-NOS's own record). No Ansible and no netmiko import: the caller passes ``connect()``, a
-factory returning a netmiko-like connection.
+"""The held flow of one switch change, for every NOS (the driver's ``transaction`` knows the mechanism; nothing here
+names a NOS): read and plan (``Applier.plan`` -> ``Plan``), then under the controller's and the device's locks apply
+inside the NOS's own transaction, verify the whole running config, save; on any failure undo and *prove* the undo by
+reading the whole running config back. Its other jobs: nos/session.py, lock.py, devicelock.py, drainstep.py, undo.py,
+editcheck.py. No Ansible and no netmiko import: the caller passes ``connect()``, a netmiko-like connection factory.
 """
 
 from __future__ import annotations
@@ -113,8 +108,8 @@ class Applier(DrainStep, Undo, EditCheck):
     def attempted(self):
         return self.io.attempted
 
-    def _conn(self, fresh=False):
-        return self.io.fresh("connect") if fresh else self.io.get()
+    def _conn(self):
+        return self.io.get()
 
     def close(self):
         self.io.close()
@@ -122,9 +117,7 @@ class Applier(DrainStep, Undo, EditCheck):
     def read_image(self, step="read"):
         return read(self.io, self.driver, self.intent, self.sections, step)
 
-    def read(self, fresh=False):
-        if fresh:
-            self.io.fresh("read")
+    def read(self):
         return self.read_image().managed
 
     @property

@@ -71,10 +71,9 @@ class DrainStep(object):
                 if save:
                     self._transaction().save()
             except StepError as exc:
-                raise ApplyError("run %s left %s drained and this run could not take the drain back (%s); the switch is "
-                                 "still drained and its drain record stays: remove the drain line by hand or re-run"
-                                 % (names, self.driver.name, exc), list(self.attempted), exc.output or str(exc), None,
-                                 step=exc.step, command=exc.command)
+                raise self._failed("run %s left %s drained and this run could not take the drain back (%s); the "
+                                   "switch is still drained and its drain record stays: remove the drain line by hand "
+                                   "or re-run" % (names, self.driver.name, exc), exc, None)
             if self.before_image is not None:
                 self.before_image = got   # this run's own step: the compare-and-swap goes on from here
             self.notes.append("undrained the switch that run %s left drained (its drain record said so): proven by "
@@ -129,19 +128,17 @@ class DrainStep(object):
             drained = self._push_drain(pre, True)
         except StepError as exc:
             undone = self._undrain_after_failure(txn)
-            raise ApplyError("apply failed on %s at %s (drain before the change: %s); nothing of the change was sent; %s"
-                             % (self.driver.name, exc, ", ".join(why), undone), list(self.attempted),
-                             exc.output or str(exc), undone.startswith("undrained"), None, step=exc.step,
-                             command=exc.command)
+            raise self._failed("apply failed on %s at %s (drain before the change: %s); nothing of the change was "
+                               "sent; %s" % (self.driver.name, exc, ", ".join(why), undone), exc,
+                               undone.startswith("undrained"))
         self.before_image = drained
         try:
             self._wait("drain wait")   # neighbours move traffic away (GSHUT -> local-preference 0)
             result = self._apply_held(txn, drained.managed, after, cmds, save, None)
         except (ApplyError, StepError) as exc:
             if isinstance(exc, StepError):   # the wait itself (the lock lost): nothing of the change was sent
-                exc = ApplyError("apply failed on %s at %s; nothing of the change was sent" % (self.driver.name, exc),
-                                 list(self.attempted), exc.output or str(exc), False, None, step=exc.step,
-                                 command=exc.command)
+                exc = self._failed("apply failed on %s at %s; nothing of the change was sent" % (self.driver.name, exc),
+                                   exc, False)
             undone = self._undrain_after_failure(txn)
             # "restored" now means the before-image of the whole run, read before the drain (an NX-OS
             # checkpoint taken with the lock already rolls the drain line back with the change)
@@ -163,10 +160,8 @@ class DrainStep(object):
             if save:
                 self._transaction().save()
         except StepError as exc:
-            raise ApplyError("the change on %s is applied and verified, but the switch is still drained: undrain failed "
-                             "(%s); %s" % (self.driver.name, exc, self._left_drained()),
-                             list(self.attempted), exc.output or str(exc), False, None, step=exc.step,
-                             command=exc.command)
+            raise self._failed("the change on %s is applied and verified, but the switch is still drained: undrain "
+                               "failed (%s); %s" % (self.driver.name, exc, self._left_drained()), exc, False)
         self.drained = "drained (%s) for the change, undrained after it (proven)" % ", ".join(why)
         self.notes.append(self.drained)
         return result

@@ -1,9 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The concurrent-edit check of a switch change (part of the switch path: nos/apply.py holds the flow): after the
-change is verified and saved, read the NOS's own record of who changed what in this run's window (nos/edits.py; the
-driver's transaction declares ``edit_record``) and fail, naming user, time, key and value, when an edit of someone
-else is no longer on the switch. A NOS with no record read gets a note that the check did not run."""
+"""The concurrent-edit check of a switch change (part of the switch path: nos/apply.py holds the flow; the record and
+its window: nos/edits.py). A NOS whose transaction declares no ``edit_record`` gets a note that the check did not
+run."""
 
 from __future__ import annotations
 

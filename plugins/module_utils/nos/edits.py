@@ -1,15 +1,10 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Concurrent edits this run overwrote, read from the NOS's own record of who changed what (part of the switch path:
-nos/apply.py holds the flow). An engineer's edit of the very key this run is sending, landing while our line is in
-flight, is overwritten by our line and leaves nothing a read-back could see: the switch's running config then equals
-this run's intent. Only the NOS's record tells: NX-OS's accounting log (``show accounting log``), EOS's command
-accounting in its syslog (``%ACCOUNTING-6-CMD``). Each transaction parses its NOS's record into ``Edit`` s
-(nos/transactions.py); ``overwritten`` keeps those of someone else, in this run's window, whose value the switch no
-longer holds, and ``describe`` names each: "overwrote a concurrent edit by <user> at <time>: <key> <their value>".
-A window is placed by the record's sequence numbers where the NOS numbers its records (NX-OS: exact, whatever the
-clock), else by the device's clock in whole seconds (``Window``).
-Sources: docs/switches.md#concurrent-edits."""
+"""Concurrent edits this run overwrote (docs/switches.md#concurrent-edits). An engineer's edit of the very key this run
+is sending, landing while our line is in flight, is overwritten by our line and leaves nothing a read-back could see:
+only the NOS's own record of who changed what tells, which each transaction parses into ``Edit`` s
+(nos/transactions.py); ``overwritten`` keeps those of someone else, in this run's window, that the switch no longer
+holds."""
 
 from __future__ import annotations
 
@@ -31,9 +26,7 @@ class Window(namedtuple("Window", "by start seen")):
     """Where this run's window lies in the NOS's record, ``by`` "seq" (the record's sequence numbers: exact) or "at"
     (the device's clock, whole seconds). ``start``: the first position that may hold someone else's edit this run
     could overwrite; ``seen``: up to which position an edit may predate the image this run read under its lock (one
-    that image holds was seen and changed on purpose, not lost in flight). By sequence: ``start`` is the last index
-    before that read plus one, ``seen`` the last index after it. By clock: a second before the clock read after that
-    read, and that clock read (the record counts whole seconds)."""
+    that image holds was seen and changed on purpose, not lost in flight)."""
     __slots__ = ()
 
     def position(self, edit):

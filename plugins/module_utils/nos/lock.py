@@ -1,10 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The locks around one run's change (part of the switch path: nos/apply.py holds the flow): ``DeviceLock`` (the
-controller's flock per device), ``StagingGuard`` (between the blocks of a line-by-line push: renew the device lock's
-lease and stop on someone else's change) and the events that stop a run: ``ForeignChange``, ``LockLost`` (the device
-lock's lease taken by another run: nos/devicelock.py ``LockLostError``, one type). The device lock itself (markers,
-leases, drain records) is nos/devicelock.py."""
+"""The locks around one run's change (part of the switch path: nos/apply.py holds the flow) and the events that stop
+a run: ``ForeignChange``, ``LockLost`` (nos/devicelock.py ``LockLostError``, the device lock itself)."""
 
 from __future__ import annotations
 
@@ -33,10 +30,9 @@ class ForeignChange(StepError):
 
 
 class StagingGuard(object):
-    """Between the blocks of a push that the NOS applies line by line (NX-OS, klish), and before FRR's ``vtysh -f``:
-    renew the device lock's lease at the house's cadence (a third of the TTL) and re-read the running config,
-    stopping before the next line when someone else changed the switch since this run's read (an operator's
-    value on a key this run is about to set would be overwritten otherwise). Due every ``every`` seconds."""
+    """Between the blocks of a push the NOS applies line by line (NX-OS, klish, AsterNOS) and before FRR's ``vtysh -f``:
+    renew the lease at a third of the TTL and re-read the running config, stopping before the next line when someone
+    else changed the switch since this run's read (docs/switches.md#locks). Due every ``every`` seconds."""
 
     def __init__(self, applier, base, want, every):
         self.applier, self.base, self.want, self.every = applier, base, want, float(every)
@@ -61,10 +57,8 @@ class StagingGuard(object):
 
 
 class DeviceLock(object):
-    """Per-device lock on this controller (flock on a file per host:port): two runs of one controller queue
-    here before they meet at the device lock (nos/devicelock.py), which is the one other controllers see.
-
-    The directory is this user's own (mode 0700, owner checked, never a symlink) and the file is opened
+    """Per-device lock on this controller (flock on a file per host:port): two runs of one controller queue here
+    before they meet at the device lock. Its directory is this user's own (0700, owner checked) and the file is opened
     with O_NOFOLLOW and checked to be a regular file of ours, so a planted link is refused, not written."""
 
     def __init__(self, key, directory=None, timeout=300):

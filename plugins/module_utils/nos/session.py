@@ -1,8 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The session to one device (part of the switch path: nos/apply.py holds the flow): ``DeviceIO`` sends commands and
-turns every failure into a StepError naming the step, the command and the device's own text; ``ConnectError`` is a
-login or session that could not be had. No netmiko import: the caller passes ``connect()``."""
+"""The session to one device (part of the switch path: nos/apply.py holds the flow). No netmiko import: the caller
+passes ``connect()``."""
 
 from __future__ import annotations
 
@@ -34,21 +33,18 @@ class DeviceIO(object):
         self.lease = None   # devicelock.Lease while the device lock is held (Applier)
 
     def fence(self, step, cmd, duration=0, conn=None, enter=None):
-        """Just before a write: send it only when this run's lease, as last confirmed by the device, covers it to
-        its end (``duration``: how long it may run). When it does not (a controller suspended or stalled since its
-        last check), the lease is checked and renewed on the device first (leaving config mode for it when ``conn``
-        is in config mode, between blocks only, entered again with ``enter``): a run whose lock was taken meanwhile
-        stops there with LockLost, touching nothing more, instead of writing over the run that took it. The lock's
-        own steps (``lock``/``unlock``: listing, marker, lease objects) are never fenced."""
+        """Just before a write that may run ``duration`` seconds: unless the lease as last confirmed by the device
+        covers it to its end, check and renew it on the device first (leaving config mode ``conn`` is in, entered
+        again with ``enter``), so a run whose lock was taken stops with LockLost (docs/switches.md#locks). The lock's
+        own steps (``lock``/``unlock``) are never fenced."""
         if self.lease is None or step in ("lock", "unlock"):
             return
         left = self.lease.left()
         if left is None or left >= duration + devicelock.FENCE_MARGIN:
             return
         if duration + devicelock.FENCE_MARGIN > self.lease.ttl and self.lease.extend is not None and conn is None:
-            # one command that may run longer than the TTL (NVUE's apply 180 s, NX-OS's rollback 300 s): no renewal
-            # can happen while it runs, so the lease is extended on the device to cover its whole timeout first
-            # (devicelock.extend: every controller honours it, whatever its own TTL); LockLost when it was taken
+            # one command that may run longer than the TTL (NVUE's apply 180 s, NX-OS's rollback 300 s): the lease is
+            # extended on the device over its whole timeout first (devicelock.extend)
             self.lease.extend(step, duration + 2 * devicelock.FENCE_MARGIN)
             if self.lease.left() < duration + devicelock.FENCE_MARGIN:
                 raise devicelock.LockLostError(step, cmd, "", "this run's lease could not be extended over %r (%ds); "
@@ -56,8 +52,8 @@ class DeviceIO(object):
             return
         nested = conn is not None and cmd[:1].isspace()
         if nested and left > 0:
-            # a line inside a block (its parent's mode): leaving config mode to renew would lose that mode, so it goes
-            # out while the lease has not run out by this controller's clock; the next top-level line renews
+            # a line inside a block: leaving config mode to renew would lose its parent's mode, so it goes out while
+            # the lease has not run out by this controller's clock; the next top-level line renews
             return
         if self.lease.renew is None or nested:
             raise devicelock.LockLostError(step, cmd, "", "this run's lease may have run out before %r reaches the "

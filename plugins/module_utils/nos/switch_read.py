@@ -3,16 +3,9 @@
 """Read many switches once, side by side, and say which ones module switch_config must reconcile (issue 28: a
 no-op run pays one process for the whole fabric instead of one Python start, netmiko import and hier_config
 import per switch).
-
-The read is switch_config's own first step (``Applier.plan()``: one login, one ``show running-config``, the
-rendered intent, the diff and the drain state), so "in sync" here means exactly what a switch_config run with no
-commands means. Anything this read cannot prove in sync is reported drifted, with the reason, and switch_config
-runs for it and speaks for itself (its errors, warnings, takeover refusals and digest checks stay its own):
-  - commands to send, a drain line on the switch (ours to take back, or an engineer's to warn about), objects the
-    plan would take over, a reviewed digest to verify (``expected_config_digest``), a refusal of the driver,
-    arguments its spec refuses, a read that failed.
-Nothing is written to a switch; no device lock is taken (a read needs none: switch_config re-reads under the lock
-before it changes anything).
+The read is switch_config's own first step (``Applier.plan()``), so "in sync" means exactly what a switch_config run
+with no commands means; anything this read cannot prove in sync is reported drifted, with the reason, and switch_config
+runs for it and speaks for itself. Nothing is written; no device lock is taken (switch_config re-reads under it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.aifabric.roce.plugins.module_utils import bounds
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection, devicelock
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import devicelock
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.apply import Applier, refusal
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
@@ -82,11 +75,6 @@ def read_one(entry, connect_factory):
         return verdict(False, "read failed: %s" % (str(exc) or type(exc).__name__))
     finally:
         applier.close()
-
-
-def with_credentials(entries, credentials):
-    """The entries with each switch's password and secret put back (kept apart so that only they are no_log)."""
-    return connection.with_credentials(entries, credentials, "name", "switches")
 
 
 def read_all(entries, connect_factory, workers=DEFAULT_WORKERS):

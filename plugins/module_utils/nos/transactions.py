@@ -303,10 +303,6 @@ class EosSessionTxn(Transaction):
     def work(self):
         return "%s-c" % self.tag
 
-    def timer(self):
-        # the timer must outlast the verification read(s) with margin; a shorter request is raised
-        return max(self.commit_timer, self.verify_budget)
-
     def make(self, name):
         self.io.configure("lock", [], enter="configure session %s" % _safe(name), leave=True)
 
@@ -342,7 +338,8 @@ class EosSessionTxn(Transaction):
         self.io.configure("stage", list(cmds), enter="configure session %s" % self.work, leave=False)
 
     def commit(self, verify, precheck=None):
-        secs = self.timer()
+        # the timer must outlast the verification read(s) with margin; a shorter request is raised
+        secs = max(self.commit_timer, self.verify_budget)
         if secs != self.commit_timer and self.commit_timer:
             self.notes.append("commit timer raised from %ds to %ds (longer than verification)" % (self.commit_timer, secs))
         if precheck is not None:
@@ -361,7 +358,7 @@ class EosSessionTxn(Transaction):
                 raise StepError("precheck", "show session-config diffs", "", "the running config changed just before "
                                 "the commit, by someone else; committing would overwrite it: the session's diff "
                                 "moved by %s" % "; ".join(x.strip() for x in moved[:8]))
-        cmd = "commit timer %s" % _hms(secs)
+        cmd = "commit timer %s" % time.strftime("%H:%M:%S", time.gmtime(secs))   # secs < 24 h (bounds.py)
         self.committed = True   # from here on the device may hold the change (a lost answer proves nothing)
         self.io.run("commit", cmd, in_config=True)
         start = time.time()
@@ -389,8 +386,6 @@ class EosSessionTxn(Transaction):
         return eos_accounting(text, time.gmtime(window.start).tm_year, final_paths)
 
     def confirm_timer(self):
-        """Stop a running commit timer keeping the running config as it is (used before taking back only
-        this run's lines when someone else changed the switch meanwhile: the timer would undo theirs too)."""
         if self.committed and not self.confirmed:
             self.io.fresh("abort")
             out = self.io.run("abort", "configure session %s commit" % self.work, tolerate=r"not found|not pending")
@@ -721,12 +716,16 @@ class NxosCheckpointTxn(Transaction):
 class NvueRevisionTxn(ShellMarkers, Transaction):
     mechanism = "NVUE pending revision + nv config apply; nv config detach before apply"
 
+    def _pending(self, step):
+        """The lines of the pending revision (``nv config diff -o commands``)."""
+        out = self.io.run(step, "nv config diff -o commands")
+        return [line.strip() for line in out.splitlines() if line.strip().startswith("nv ")]
+
     def preflight(self):
-        out = self.io.run("preflight", "nv config diff -o commands")
-        pending = [line for line in out.splitlines() if line.strip().startswith("nv ")]
+        pending = self._pending("preflight")
         if pending:
             raise RefusedError("the switch holds a pending NVUE revision with %d change(s) not made by this run (first: %s); "
-                               "apply or detach it first (nothing was changed)" % (len(pending), pending[0].strip()))
+                               "apply or detach it first (nothing was changed)" % (len(pending), pending[0]))
 
     def stage(self, cmds):
         self.io.configure("stage", list(cmds), enter=False, leave=False)
@@ -738,8 +737,7 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         """A dead run of ours may have left its staged revision (an outage during staging): detach it when
         every pending line is one this collection manages on this switch; anything else is an operator's
         work and stays (the preflight then refuses, naming it)."""
-        out = self.io.run("lock", "nv config diff -o commands")
-        pending = [line.strip() for line in out.splitlines() if line.strip().startswith("nv ")]
+        pending = self._pending("lock")
         done = "marker removed"
         if pending and all(self._managed_line(line) for line in pending):
             self.io.run("lock", "nv config detach")
@@ -782,8 +780,7 @@ class NvueRevisionTxn(ShellMarkers, Transaction):
         self._push(list(cmds))
 
     def leftovers(self):
-        out = self.io.run("leftovers", "nv config diff -o commands")
-        n = len([line for line in out.splitlines() if line.strip().startswith("nv ")])
+        n = len(self._pending("leftovers"))
         return ["pending NVUE revision with %d change(s)" % n] if n else []
 
 
@@ -939,7 +936,3 @@ class FrrVtyshTxn(ShellMarkers, Transaction):
     def leftovers(self):
         status, _out = self._shell("leftovers", "test -e %s -o -e %s.b64" % (self.path(), self.path()))
         return ["staged file %s" % self.path()] if status == 0 else []
-
-
-def _hms(seconds):
-    return "%02d:%02d:%02d" % (seconds // 3600, seconds % 3600 // 60, seconds % 60)

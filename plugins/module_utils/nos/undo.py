@@ -31,6 +31,11 @@ class ApplyError(Exception):
 class Undo(object):
     """The undo steps of Applier (nos/apply.py), which provides ``driver``, ``io``, ``read_image`` and the lock state."""
 
+    def _failed(self, msg, err, rolled_back, **more):
+        """The ApplyError ``msg`` of the failed step ``err`` (its step, command and the device's answer)."""
+        return ApplyError(msg, list(self.attempted), err.output or str(err), rolled_back, step=err.step,
+                          command=err.command, **more)
+
     def _foreign(self, txn, base, want):
         """Changes made by someone else since this run's base, or None (none, or nothing could be read:
         then the NOS's own undo proves itself by the read-back as before)."""
@@ -72,10 +77,7 @@ class Undo(object):
                 txn.save()   # startup may already hold the change: save the restored config over it
         except Exception as exc:  # noqa: BLE001
             differs = "could not read the config back to prove it: %s" % exc
-        if undo_error is not None:
-            undo = "undo failed (%s)" % undo_error
-        else:
-            undo = "undo: %s" % what
+        undo = "undo failed (%s)" % undo_error if undo_error is not None else "undo: %s" % what
         if restored:
             claim = "restored: the whole running config read back equals the before-image"
         elif differs and differs.startswith("could not"):
@@ -93,8 +95,7 @@ class Undo(object):
                          if ours_in else "no line of this run is on the switch"))
             restored = False
         msg = "apply failed on %s at %s; %s; %s" % (self.driver.name, err, undo, claim)
-        raise ApplyError(msg, list(self.attempted), err.output or str(err), restored, state,
-                         step=err.step, command=err.command, differs=differs, foreign=foreign_lines)
+        raise self._failed(msg, err, restored, state=state, differs=differs, foreign=foreign_lines)
 
     def _lost_before_undo(self, txn, err):
         """Before any undo: this run must still hold the device lock; when another run took it, undoing could
@@ -113,8 +114,7 @@ class Undo(object):
             "this run's change may be on the switch (it was sent)"
         msg = "apply failed on %s at %s; %s; NOT undone: %s" % (self.driver.name, err, sent, lost or
                                                                 "this run no longer holds the device lock")
-        raise ApplyError(msg, list(self.attempted), err.output or str(err), None if not txn.committed else False,
-                         step=err.step, command=err.command)
+        raise self._failed(msg, err, None if not txn.committed else False)
 
     def _undo_ours_and_raise(self, txn, base, want, ch, err, resave):
         """Someone else changed the switch during this run: never roll back to a before-image (that would
@@ -149,5 +149,5 @@ class Undo(object):
             except Exception as exc:  # noqa: BLE001
                 outcome = "NOT proven: taking back this run's lines failed (%s)" % exc
         msg = "apply failed on %s at %s; %s%s; %s" % (self.driver.name, err, named, stopped, outcome)
-        raise ApplyError(msg, list(self.attempted), err.output or str(err), False, state, step=err.step,
-                         command=err.command, differs=ch.describe(), foreign=ch.foreign_added + ch.foreign_removed)
+        raise self._failed(msg, err, False, state=state, differs=ch.describe(),
+                           foreign=ch.foreign_added + ch.foreign_removed)

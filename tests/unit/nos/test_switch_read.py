@@ -8,7 +8,7 @@ import threading
 import pytest
 import yaml
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import switch_args, switch_read
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import connection, switch_args, switch_read
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.registry import get_driver
 
 from .helpers import ROOT, push, simulator_session
@@ -104,10 +104,11 @@ def test_names_must_be_unique_and_credentials_known(plan):
     with pytest.raises(ValueError, match="unique name"):
         switch_read.read_all([entry(plan, "leaf1"), entry(plan, "leaf1")], factory({}))
     with pytest.raises(ValueError, match="not listed in switches: leaf9"):
-        switch_read.with_credentials([entry(plan, "leaf1")], {"leaf9": {"password": "x"}})
+        connection.with_credentials([entry(plan, "leaf1")], {"leaf9": {"password": "x"}}, "name", "switches")
     with pytest.raises(ValueError, match="only password and secret"):
-        switch_read.with_credentials([entry(plan, "leaf1")], {"leaf1": {"username": "x"}})
-    merged = switch_read.with_credentials([entry(plan, "leaf1")], {"leaf1": {"password": "pw", "secret": None}})
+        connection.with_credentials([entry(plan, "leaf1")], {"leaf1": {"username": "x"}}, "name", "switches")
+    merged = connection.with_credentials([entry(plan, "leaf1")], {"leaf1": {"password": "pw", "secret": None}},
+                                         "name", "switches")
     assert merged[0]["password"] == "pw" and "secret" not in merged[0]
 
 
