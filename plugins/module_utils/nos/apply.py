@@ -18,7 +18,8 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.drainstep import
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.editcheck import EditCheck
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences, read
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import RECHECK_EVERY, DeviceLock, ForeignChange, LockLost, StagingGuard
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import (
+    RECHECK_EVERY, DeviceLock, ForeignChange, StagingGuard)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import Command
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.session import ConnectError, DeviceIO
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import RefusedError, check_safe
@@ -228,7 +229,7 @@ class Applier(DrainStep, Undo, EditCheck):
         started = self._clock()
         try:
             act(self._held)
-        except LockLost:
+        except devicelock.LockLostError:
             self._held = None
             raise
         confirm(started)

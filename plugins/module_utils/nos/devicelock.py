@@ -301,8 +301,8 @@ class LockHeldError(Exception):
 
 
 class LockLostError(StepError):
-    """This run's lock was taken by another run (it was not renewed within the TTL): stop, touch nothing. The one
-    type for this event (nos/lock.py names it ``LockLost``): a StepError, so the flow reports its step."""
+    """This run's lock was taken by another run (it was not renewed within the TTL): stop, touch nothing. A
+    StepError, so the flow reports its step."""
 
 
 def markers(store):

@@ -17,8 +17,6 @@ class EditCheck(object):
     def _record_open(self, txn):
         """Before the image this run changes is read under its lock: where the NOS's record stands (NX-OS: the
         accounting log's last sequence number), so the window is exact. A failure only leaves the clock window."""
-        if txn.edit_record is None:
-            return
         try:
             txn.record_open()
         except Exception as exc:  # noqa: BLE001 - the clock places the window instead

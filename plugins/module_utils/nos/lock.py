@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The locks around one run's change (part of the switch path: nos/apply.py holds the flow) and the events that stop
-a run: ``ForeignChange``, ``LockLost`` (nos/devicelock.py ``LockLostError``, the device lock itself)."""
+a run: ``ForeignChange`` here, nos/devicelock.py ``LockLostError`` (the device lock itself)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import stat
 import tempfile
 import time
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockLostError as LockLost
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
@@ -22,7 +21,7 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions imp
 # which an operator's edit of a key this run sets later could still be overwritten (docs/switches.md)
 RECHECK_EVERY = 1.0
 
-__all__ = ["DeviceLock", "ForeignChange", "LockLost", "RECHECK_EVERY", "StagingGuard"]
+__all__ = ["DeviceLock", "ForeignChange", "RECHECK_EVERY", "StagingGuard"]
 
 
 class ForeignChange(StepError):
@@ -45,7 +44,7 @@ class StagingGuard(object):
     def __call__(self, step):
         run = self.applier
         if run._clock() - self.renewed >= run.lock_ttl / 3.0:
-            run._renew(step)   # still ours, the lease renewed by the device's clock (LockLost otherwise)
+            run._renew(step)   # still ours, the lease renewed by the device's clock (LockLostError otherwise)
             self.renewed = run._clock()
         got = run.read_image(step)
         self.checked = run._clock()

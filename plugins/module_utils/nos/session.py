@@ -35,8 +35,8 @@ class DeviceIO(object):
     def fence(self, step, cmd, duration=0, conn=None, enter=None):
         """Just before a write that may run ``duration`` seconds: unless the lease as last confirmed by the device
         covers it to its end, check and renew it on the device first (leaving config mode ``conn`` is in, entered
-        again with ``enter``), so a run whose lock was taken stops with LockLost (docs/switches.md#locks). The lock's
-        own steps (``lock``/``unlock``) are never fenced."""
+        again with ``enter``), so a run whose lock was taken stops with LockLostError (docs/switches.md#locks). The
+        lock's own steps (``lock``/``unlock``) are never fenced."""
         if self.lease is None or step in ("lock", "unlock"):
             return
         left = self.lease.left()
@@ -64,7 +64,7 @@ class DeviceIO(object):
                 conn.exit_config_mode()
             except Exception as exc:  # noqa: BLE001
                 raise self._fail(step, "end", exc)
-        self.lease.renew(step)   # LockLost when another run took it
+        self.lease.renew(step)   # LockLostError when another run took it
         if conn is not None:
             try:
                 conn.config_mode(enter) if enter else conn.config_mode()

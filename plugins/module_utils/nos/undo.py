@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, differences
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.ops import sent_ops
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import ForeignChange, LockLost
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import LockLostError
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.lock import ForeignChange
 
 
 class ApplyError(Exception):
@@ -100,13 +101,13 @@ class Undo(object):
     def _lost_before_undo(self, txn, err):
         """Before any undo: this run must still hold the device lock; when another run took it, undoing could
         touch that run's change, so stop and say what this run had done."""
-        if isinstance(err, LockLost) or (self.device_lock and self._held is None):
-            lost = err if isinstance(err, LockLost) else None
+        if isinstance(err, LockLostError) or (self.device_lock and self._held is None):
+            lost = err if isinstance(err, LockLostError) else None
         else:
             try:
                 self._renew("undo")
                 return
-            except LockLost as exc:
+            except LockLostError as exc:
                 lost = exc
             except Exception:  # noqa: BLE001 - unreachable: the undo below gets its reconnect windows
                 return
