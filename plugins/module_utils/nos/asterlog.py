@@ -14,9 +14,11 @@ exist on AsterNOS's lineage (a sonic-buildimage fork whose ``sonic-cli`` is soni
   unverified.
 * sudo's syslog records (nos/sudolog.py): each ``sudo config ...`` with user, terminal and time.
 
-Read: the files that exist (``ls``), then every klish-log and sudo line in them. A switch with neither file: the check
-did NOT run (said so). What counts as an edit this run may have overwritten, from someone else (this run types no
-klish line and runs no sudo command that writes configuration in its window):
+Read: the files that exist (``ls``), then every klish-log and sudo line in them. A switch with neither file, a read
+that fails (``sudo -n`` asking for a password) or records holding no klish line and not even the read's own sudo
+record (sudo logs a command before running it): the check did NOT run (said so). What counts as an edit this run
+may have overwritten, from someone else (this run types no klish line and runs no sudo command that writes
+configuration in its window):
 
 * a klish configuration line naming Easy RoCE (``roce``): ``qos roce profile <name> <leaf> <value>`` for the profile's
   single-value leaves ``mode`` and ``cable-length`` is mapped to the REST leaf (``roce-profiles <name> <leaf> <value>``,
@@ -77,6 +79,20 @@ def sudo_edit(at, user, tty, argv):
         return None
     return Edit(at, user, tty, "`%s` (a CONFIG_DB write run while this run's Easy RoCE REST calls were in flight; Easy "
                                "RoCE regenerates the QoS tables it owns: possibly overwritten)" % " ".join(argv))
+
+
+def checked(status, out, klish, sudo, since):
+    """The answer of ``read_command`` (exit status, text) and its parsed records (``edits``' arguments) -> (the edits,
+    a note or None). ValueError when it proves nothing: grep's error (2), sudo's refusal (status 1 with text: grep
+    finding nothing prints nothing), or no klish line and no sudo record of this read itself (logging off)."""
+    if status not in (0, 1) or (status == 1 and (out or "").strip()):
+        raise ValueError("the read failed (exit status %d): %s" % (status, (out or "").strip()[:200]))
+    own = any(rec[3][:1] == ["grep"] and rec[0] >= since for rec in sudo)
+    if not own and not klish:
+        raise ValueError("they hold no klish line and not even this read's own sudo record (logging off?)")
+    note = None if own else ("sudo's records hold not even this read's own sudo command: only klish's command log "
+                             "was read for concurrent edits")
+    return edits(klish, sudo, since), note
 
 
 def edits(klish, sudo, since):

@@ -887,10 +887,12 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
         if asterlog.AUDIT not in present:
             self.notes.append("%s is absent on this switch: only sudo's records were read for concurrent edits"
                               % asterlog.AUDIT)
-        out = self._shell("record", asterlog.read_command(present))[1]
+        status, out = self._shell("record", asterlog.read_command(present))
         year = time.gmtime(window.start).tm_year
         klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(out, year) if m.group("res") == "success"]
-        return asterlog.edits(klish, sudolog.records(out, year), window.start)
+        got, note = asterlog.checked(status, out, klish, list(sudolog.records(out, year)), window.start)
+        self.notes.extend([note] if note else [])
+        return got
 
 
 class FrrVtyshTxn(ShellMarkers, Transaction):

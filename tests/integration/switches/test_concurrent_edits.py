@@ -244,7 +244,7 @@ ASTERNOS_CASES = [c for c in CASES if FULL]
 ASTERNOS_HOLD = {"in flight": 0, "later key": 0, "during commit": 1}   # which PATCH is held (cable-length, bind)
 
 
-def asternos_edit_during(switch_lab, case, mutate=None):
+def asternos_edit_during(switch_lab, case, mutate=None, faults=None):
     """One apply on leaf0 with the engineer's edit while a PATCH is held -> (kept, claim, what they set, notes)."""
     from ansible_collections.aifabric.roce.plugins.module_utils.nos.asternos import PROFILE
     name = "leaf0"
@@ -259,7 +259,8 @@ def asternos_edit_during(switch_lab, case, mutate=None):
     cable = "CABLE_99m" if "cable-length CABLE_99m" not in planned[1] else "CABLE_98m"
     line = ("qos roce profile %s cable-length %s" % (PROFILE, cable) if case == "in flight" else
             "qos roce profile %s bind-interfaces %s" % (PROFILE, ours[0]))
-    lab.set_faults(name, {"slow": {"re": r"^curl .* -X PATCH ", "secs": 3, "skip": ASTERNOS_HOLD[case]}}, switch_lab["root"])
+    lab.set_faults(name, dict(faults or {}, slow={"re": r"^curl .* -X PATCH ", "secs": 3, "skip": ASTERNOS_HOLD[case]}),
+                   switch_lab["root"])
     a = Background(run, planned)
     try:
         lab.wait_slowed(name, 0, switch_lab["root"], timeout=60)
@@ -290,10 +291,14 @@ def test_asternos_an_engineers_edit_is_kept_or_named_from_the_switchs_records(sw
     kept_or_named(switch_lab, "leaf0", kept, claim, theirs)
 
 
-@pytest.mark.parametrize("mutate", [_no_record] if FULL else [], ids=["mutation-no-record"] if FULL else [])
-def test_asternos_mutation_without_the_records_an_edit_in_flight_is_lost_behind_success(switch_lab, mutate):
-    """The records never read: the engineer's cable length, typed while this run's PATCH of it is in flight, is
-    overwritten and the run says SUCCESS (noting the check did NOT run), so the test above can fail."""
-    kept, claim, _theirs, notes = asternos_edit_during(switch_lab, "in flight", mutate=mutate)
-    print("MUTATION no-record asternos: kept=%s claim=%s" % (kept, str(claim)[-300:]))
+@pytest.mark.parametrize("mutate,faults", [(_no_record, None), (None, {"no_records": True})] if FULL else [],
+                         ids=["mutation-no-record", "switch-without-records"] if FULL else [])
+def test_asternos_without_the_records_an_edit_in_flight_is_lost_and_the_check_said_not_run(switch_lab, mutate, faults):
+    """The records never read (the mutation), or a switch without them (no log file, as the run's session sees it):
+    the engineer's cable length, typed while this run's PATCH of it is in flight, is overwritten and the run says
+    SUCCESS, noting the check did NOT run; so the test above can fail, and a switch without records is never a
+    silent check."""
+    kept, claim, _theirs, notes = asternos_edit_during(switch_lab, "in flight", mutate=mutate, faults=faults)
+    print("WITHOUT RECORDS asternos (%s): kept=%s claim=%s notes=%s" % ("mutation" if mutate else "switch", kept,
+                                                                        str(claim)[-300:], notes))
     assert not kept and claim == "success" and any("NOT checked for a concurrent edit" in n for n in notes), (str(claim), notes)

@@ -21,6 +21,7 @@ Fault injection, read at each new SSH session from <state-dir>/faults.json:
     {"prompt_on": "regex"} answer a matching line with an unexpected `Proceed? [y/N]` and take the next
                            line as the answer (the command is not executed)
     {"timer_secs": 1}      EOS: a commit timer fires after this many seconds whatever was asked
+    {"no_records": true}   AsterNOS: this session's switch keeps no klish command log and no sudo record
 Every key but "reject", "reject_skip", "delay" and "timer_secs" is consumed by the session that reads it.
 Counters (PFC pause, ECN marks, queue drops, PFC watchdog events) are injected with <state-dir>/counters.json,
 read at each counter show command (counters_show.py).

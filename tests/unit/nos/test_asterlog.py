@@ -79,7 +79,8 @@ class FakeTxn(AsterNosRestTxn):
 
     def _shell(self, step, command, verify_echo=True):
         self.sent.append(command)
-        return 0, self.answers[len(self.sent) - 1]
+        answer = self.answers[len(self.sent) - 1]
+        return answer if isinstance(answer, tuple) else (0, answer)
 
 
 def test_the_transaction_reads_the_existing_files_and_notes_a_missing_klish_log():
@@ -90,3 +91,31 @@ def test_the_transaction_reads_the_existing_files_and_notes_a_missing_klish_log(
     assert len(got) == 3 and any("/var/log/audit.log is absent" in n for n in txn.notes)
     with pytest.raises(ValueError):
         FakeTxn([""]).recorded_edits(edits.Window("at", T0 - 1, T0), set())
+
+
+WINDOW = edits.Window("at", T0 - 1, T0)
+KLISH_ONLY = "".join(line + "\n" for line in LOG.splitlines() if " sudo: " not in line)
+
+
+@pytest.mark.parametrize("answer,why", [
+    ((1, "sudo: a password is required\n"), "exit status 1"),
+    ((2, "grep: /var/log/syslog: Permission denied\n"), "exit status 2"),
+    ((1, ""), "no klish line and not even this read's own sudo record"),
+    ((0, LOG.replace("COMMAND=/usr/bin/grep", "COMMAND=/usr/bin/cat")), None),
+])
+def test_a_read_that_proves_nothing_is_not_a_check(answer, why):
+    """sudo refusing (-n), grep failing, or records without this read's own sudo line (sudo logs a command before it
+    runs it) and without any klish line: ValueError, so editcheck says the check did NOT run."""
+    txn = FakeTxn(["/var/log/audit.log\n/var/log/syslog\n", answer])
+    if why is None:   # klish lines but not the read's own sudo record: read, with a note that sudo's were not found
+        assert len(txn.recorded_edits(WINDOW, set())) == 3
+        assert any("only klish's command log was read" in n for n in txn.notes), txn.notes
+        return
+    with pytest.raises(ValueError, match=why):
+        txn.recorded_edits(WINDOW, set())
+
+
+def test_klish_lines_without_sudo_records_are_still_read():
+    txn = FakeTxn(["/var/log/audit.log\n", (0, KLISH_ONLY)])
+    assert [e.user for e in txn.recorded_edits(WINDOW, set())] == ["bob", "bob"]
+    assert any("only klish's command log was read" in n for n in txn.notes), txn.notes
