@@ -8,10 +8,27 @@ holds."""
 
 from __future__ import annotations
 
+import calendar
 import time
 from collections import namedtuple
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
+
+
+MONTHS = dict((m, i) for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1))
+
+
+def stamped(mon, day, hms, near=None, year=None):
+    """A record's stamp (month name, day, "HH:MM:SS") as epoch seconds, the device clock read as UTC; None for an
+    unknown month. Syslog stamps carry no year: one is dated in the year that puts it nearest ``near`` (the window's
+    start), so a line of 1 January read in a window that opened on 31 December is the new year's, not a year old."""
+    if mon not in MONTHS:
+        return None
+    rest = (MONTHS[mon], int(day)) + tuple(int(x) for x in hms.split(":")) + (0, 0, 0)
+    if year is not None:
+        return calendar.timegm((int(year),) + rest)
+    this = time.gmtime(near).tm_year
+    return min((calendar.timegm((y,) + rest) for y in (this - 1, this, this + 1)), key=lambda at: abs(at - near))
 
 
 class Edit(namedtuple("Edit", "at user where path seq", defaults=(None,))):

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import configdb, sudolog
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import Changes, read
@@ -125,7 +124,7 @@ class GcuTxn(ShellMarkers, Transaction):
     def recorded_edits(self, window, final_paths):
         _status, out = self._shell("record", sudolog.READ)
         own = [" > ".join(op.path[:-1] + (line,)) for op in sent_ops(self.io.attempted) for line in op.lines()]
-        return sudolog.edits(out, time.gmtime(window.start).tm_year, _safe(self.tag), own)
+        return sudolog.edits(out, window.start, _safe(self.tag), own)
 
     def abort(self, read_managed, before_managed):
         self.io.fresh("abort")

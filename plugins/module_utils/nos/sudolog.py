@@ -27,14 +27,12 @@ from __future__ import annotations
 import calendar
 import re
 
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, stamped
 
 RECORD = "sudo's syslog records (/var/log/auth.log, /var/log/syslog)"
 READ = "sudo -n grep -h -s -F ' sudo: ' /var/log/auth.log /var/log/syslog"
 CLOCK = "date +%Y-%m-%dT%H:%M:%S"
 THIS_RUN = "this run"
-MONTHS = dict((m, i) for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-                                            "Dec"), 1))
 LINE = re.compile(r"^(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? \S+ (?:[A-Z]+ )?"
                   r"sudo(?:\[\d+\])?: +(?P<user>\S+) : (?P<fields>(?:[A-Z]+=[^;\n]*; )*)COMMAND=(?P<cmd>.+?)[ \t\r]*$", re.M)
 # commands that write CONFIG_DB (sonic-utilities' CLI and scripts, the redis clients, sonic-cfggen's -w/-a/--write-to-db)
@@ -50,14 +48,13 @@ def clock(text):
     return calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0))
 
 
-def records(text, year):
+def records(text, near):
     """(device time, user, terminal, argv) of each sudo record that ran a command."""
     for m in LINE.finditer(text or ""):
-        if m.group("mon") not in MONTHS:
+        at = stamped(m.group("mon"), m.group("day"), m.group("hms"), near)
+        if at is None:
             continue
         fields = dict(f.strip().partition("=")[::2] for f in m.group("fields").split(";") if "=" in f)
-        h, mi, se = (int(x) for x in m.group("hms").split(":"))
-        at = calendar.timegm((year, MONTHS[m.group("mon")], int(m.group("day")), h, mi, se, 0, 0, 0))
         argv = m.group("cmd").split()
         yield at, m.group("user"), fields.get("TTY"), [argv[0].rpartition("/")[2]] + argv[1:]
 
@@ -84,7 +81,7 @@ def mapped(argv):
     return None
 
 
-def edits(text, year, tag, own_paths):
+def edits(text, near, tag, own_paths):
     """sudo's records -> [edits.Edit]: this run's own ``config apply-patch`` of its patch file (the file's name carries
     the run's tag) as the paths it sent (``own_paths``, where ``THIS_RUN``), then every CONFIG_DB-writing command
     recorded after it from another terminal until this run's next command (its terminal's next record: GCU's window,
@@ -92,7 +89,7 @@ def edits(text, year, tag, own_paths):
     unmapped, as the command itself (held by no config: named as possibly overwritten). A command before that window
     is in the config GCU read (kept, or GCU's own test ops refused the patch); one after it is not overwritten."""
     out, ours = [], None
-    for at, user, tty, argv in records(text, year):
+    for at, user, tty, argv in records(text, near):
         if ours is not None and tty == ours:
             ours = None   # this run's next command: GCU answered
         if tag and argv[1:2] == ["apply-patch"] and any(tag in a for a in argv):

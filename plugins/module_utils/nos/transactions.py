@@ -19,7 +19,7 @@ import time
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.devicelock import (
     LockHeldError, MarkerStore, controller_id, machine_key)
 from ansible_collections.aifabric.roce.plugins.module_utils.nos import asterlog, sudolog
-from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
+from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window, stamped
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.fullconfig import _setting
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 
@@ -383,7 +383,7 @@ class EosSessionTxn(Transaction):
         now = device_clock(self.io.run("record", "show clock"))
         minutes = int(max(0, now - window.start) // 60) + 2
         text = self.io.run("record", "show logging last %d minutes" % minutes)
-        return eos_accounting(text, time.gmtime(window.start).tm_year, final_paths)
+        return eos_accounting(text, window.start, final_paths)
 
     def confirm_timer(self):
         if self.committed and not self.confirmed:
@@ -424,7 +424,6 @@ class EosSessionTxn(Transaction):
                 if s == "pending" and n.startswith(self.tag + "-") and not re.search(r"-(l\d+|x\d+|d)$", n)]
 
 
-MONTHS = dict((m, i) for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1))
 CLOCK = (
     # EOS `show clock`: "Mon Jan 14 18:42:49 2013" (ntc-templates arista_eos_show_clock)
     re.compile(r"^\s*\w{3}\s+(?P<mon>\w{3})\s+(?P<day>\d+)\s+(?P<hms>\d+:\d+:\d+)\s+(?P<year>\d{4})\s*$", re.M),
@@ -434,13 +433,13 @@ CLOCK = (
 )
 
 
-def _epoch(m, year=None):
-    """The date a record or clock matched by ``m`` shows (groups mon, day, hms, and year unless ``year`` is given) as
-    epoch seconds read as UTC; None when nothing matched or the month is unknown."""
-    if m is None or m.group("mon") not in MONTHS:
+def _epoch(m, near=None):
+    """The date a record or clock matched by ``m`` shows (groups mon, day, hms, and year where it prints one) as epoch
+    seconds read as UTC, a year-less one dated nearest ``near`` (edits.stamped); None when nothing matched."""
+    if m is None:
         return None
-    day = (int(year or m.group("year")), MONTHS[m.group("mon")], int(m.group("day")))
-    return calendar.timegm(day + tuple(int(x) for x in m.group("hms").split(":")) + (0, 0, 0))
+    year = m.group("year") if "year" in m.re.groupindex else None
+    return stamped(m.group("mon"), m.group("day"), m.group("hms"), near, year)
 
 
 def device_clock(text):
@@ -499,7 +498,7 @@ EOS_ACCT = re.compile(r"^\s*(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d+)\s+(?P<hms>\d\d
                       r"(?P<user>\S+)\s+(?P<tty>\S+)\s+(?P<addr>\S+)\s+stop\s.*?\bcmd=(?P<cmd>.*?)(?:\s+<cr>)?\s*$", re.M)
 
 
-def eos_accounting(text, year, final_paths):
+def eos_accounting(text, near, final_paths):
     """EOS's accounting records -> [edits.Edit] of the configuration lines that reached the running config: a line
     typed in `configure` at once, a line of a configuration session when that session commits (a session left with
     `end` stays pending and is resumed by name, from any terminal). The record has no mode: each line is placed at the
@@ -508,7 +507,7 @@ def eos_accounting(text, year, final_paths):
     index = _final_index(final_paths)
     out, state, sessions = [], {}, {}
     for m in EOS_ACCT.finditer(text or ""):
-        at = _epoch(m, year)
+        at = _epoch(m, near)
         if at is None:
             continue
         where, cmd = "%s %s" % (m.group("tty"), m.group("addr")), m.group("cmd").strip()
@@ -573,22 +572,22 @@ def _place(stack, cmd, index):
 # prints its tail and `show audit-log all` all of it): "Jun 2 22:57:09.060819 sonic INFO mgmt-framework#clish: User
 # "admin" command "tacacs-server key mykey"  status - success" (tests/fixtures/switches/accounting/SOURCE.md). One record
 # per command as typed, exec commands too, with no mode ("will not have command hierarchy information") and no session
-KLISH_AUDIT = re.compile(r'^\s*(?:\d{4}\s+)?(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d+)\s+(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\S+\s+'
+KLISH_AUDIT = re.compile(r'^\s*(?:(?P<year>\d{4})\s+)?(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d+)\s+(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\S+\s+'
                          r'(?:[A-Z]+\s+)?\S*?[ck]lish(?:\[\d+\])?:\s+User\s+"(?P<user>[^"]*)"\s+command\s+"(?P<cmd>.*)"\s+'
                          r'status\s+-\s+(?P<res>\w+)\s*$', re.M)
 THIS_RUN = "klish (this run)"
 KLISH_EXEC = ("show ", "write ", "clear ", "copy ", "ping", "traceroute", "terminal ", "reload", "sonic-cli", "do ")
 
 
-def _klish_records(text, year):
+def _klish_records(text, near):
     """(device time, match) of each audit-log line of a klish command."""
     for m in KLISH_AUDIT.finditer(text or ""):
-        at = _epoch(m, year)
+        at = _epoch(m, near)
         if at is not None:
             yield at, m
 
 
-def klish_audit(text, year, final_paths, ours=(), since=None):
+def klish_audit(text, near, final_paths, ours=(), since=None):
     """Enterprise SONiC's audit log -> [edits.Edit] of the configuration lines that succeeded. The record names no
     session, so the lines of this run are told apart by order: ``ours``, the commands this run typed in the window, are
     matched in sequence from ``since`` on (an engineer's identical line is this run's own line anyway), its ``end``
@@ -597,7 +596,7 @@ def klish_audit(text, year, final_paths, ours=(), since=None):
     index = _final_index(final_paths)
     expected = [c.strip() for c in ours if c.strip()]
     out, state, i = [], {}, 0
-    for at, m in _klish_records(text, year):
+    for at, m in _klish_records(text, near):
         if m.group("res") != "success":
             continue
         cmd, user = m.group("cmd").strip(), m.group("user")
@@ -844,12 +843,12 @@ class KlishReverseTxn(ShellMarkers, Transaction):
         return clock_window(calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0)))
 
     def recorded_edits(self, window, final_paths):
-        year, ours = time.gmtime(window.start).tm_year, self.io.attempted[self._typed:]
+        ours = self.io.attempted[self._typed:]
         text = self.io.run("record", "show audit-log")
-        if not any(at < window.start for at, _m in _klish_records(text, year)):
+        if not any(at < window.start for at, _m in _klish_records(text, window.start)):
             # the short form prints the log's last 8 KB: read all of it when that does not reach back to the window
             text = self.io.run("record", "show audit-log all", read_timeout=120)
-        return klish_audit(text, year, final_paths, ours, since=window.start)
+        return klish_audit(text, window.start, final_paths, ours, since=window.start)
 
 
 class AsterNosRestTxn(ShellMarkers, Transaction):
@@ -888,9 +887,9 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
             self.notes.append("%s is absent on this switch: only sudo's records were read for concurrent edits"
                               % asterlog.AUDIT)
         status, out = self._shell("record", asterlog.read_command(present))
-        year = time.gmtime(window.start).tm_year
-        klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(out, year) if m.group("res") == "success"]
-        got, note = asterlog.checked(status, out, klish, list(sudolog.records(out, year)), window.start)
+        klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(out, window.start)
+                 if m.group("res") == "success"]
+        got, note = asterlog.checked(status, out, klish, list(sudolog.records(out, window.start)), window.start)
         self.notes.extend([note] if note else [])
         return got
 

@@ -27,14 +27,14 @@ Nov 29 05:40:03.834159 leaf0 NOTICE sudo:    admin : TTY=pts/4 ; PWD=/home/admin
 
 
 def parse(text, since=T0 - 1):
-    klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(text, 2026) if m.group("res") == "success"]
-    return asterlog.edits(klish, sudolog.records(text, 2026), since)
+    klish = [(at, m.group("user"), m.group("cmd")) for at, m in _klish_records(text, T0) if m.group("res") == "success"]
+    return asterlog.edits(klish, sudolog.records(text, T0), since)
 
 
 def test_the_hook_format_of_the_hld_is_read():
     with open(HLD) as fh:
         text = fh.read()
-    got = [(m.group("user"), m.group("cmd")) for _at, m in _klish_records(text, 2026)]
+    got = [(m.group("user"), m.group("cmd")) for _at, m in _klish_records(text, T0)]
     assert ("admin", "tacacs-server key mykey") in got and ("admin", "show tacacs-server global") in got
 
 

@@ -4,7 +4,7 @@ import calendar
 import os
 
 import pytest
-from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits
+from ansible_collections.aifabric.roce.plugins.module_utils.nos import edits, sudolog
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edit, Window
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.errors import StepError
 from ansible_collections.aifabric.roce.plugins.module_utils.nos.transactions import (NxosCheckpointTxn, eos_accounting, klish_audit,
@@ -17,6 +17,14 @@ FIX = os.path.join(HERE, "..", "..", "fixtures", "switches", "accounting")
 def read(name):
     with open(os.path.join(FIX, name)) as fh:
         return fh.read()
+
+
+def near(year, month, day, hms=(0, 0, 0)):
+    """A window's start (epoch seconds, the device clock read as UTC): year-less records are dated nearest it."""
+    return calendar.timegm((year, month, day) + hms)
+
+
+NOV29 = near(2026, 11, 29)
 
 
 def test_nxos_accounting_log_real_capture():
@@ -50,12 +58,12 @@ def test_nxos_failed_and_exec_records_are_not_edits():
 def test_eos_accounting_real_capture_holds_exec_commands_only():
     # the capture's commands are show commands and a gNMI Set outside any configure mode: no configuration line
     text = read("eos-show-logging-accounting.txt")
-    assert eos_accounting(text, 2018, set()) == []
+    assert eos_accounting(text, near(2018, 3, 24), set()) == []
     # the same record shape, with the configure/typed lines an engineer sends (the mode rebuilt per terminal)
     line = ("Mar 24 20:33:5%d eos Aaa: %%ACCOUNTING-6-CMD: bob vty6 192.168.2.1 stop task_id=1%d start_time=1521923632.5 "
             "timezone=UTC service=shell priv-lvl=15 cmd=%s ")
     typed = ["configure terminal", "interface Ethernet1", "mtu 1500", "exit", "hostname core1", "end"]
-    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), 2018,
+    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), near(2018, 3, 24),
                          {"interface Ethernet1 > mtu 9216", "hostname leaf1"})
     assert [(e.user, e.path) for e in got] == [("bob", "interface Ethernet1"), ("bob", "interface Ethernet1 > mtu 1500"),
                                                ("bob", "hostname core1")]
@@ -67,7 +75,7 @@ def test_eos_session_lines_count_when_the_session_commits():
             "service=shell priv-lvl=15 cmd=%s")
     typed = ["configure session s1", "interface Ethernet2", "mtu 1400", "end", "configure session s1", "commit",
              "configure session s2", "hostname never", "abort"]
-    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), 2018, set())
+    got = eos_accounting("\n".join(line % (i, i, c) for i, c in enumerate(typed)), near(2018, 3, 24), set())
     assert [(e.path, e.at % 60) for e in got] == [("interface Ethernet2", 5), ("interface Ethernet2 > mtu 1400", 5)]
 
 
@@ -209,12 +217,12 @@ def test_nxos_window_by_sequence_numbers_and_its_clock_fallback():
 def test_klish_audit_log_of_the_sonic_hld():
     """The SONiC Audit Log HLD's own lines: klish commands as typed (exec ones are no edit), REST and sshd lines are
     not klish records; with no `configure terminal` seen, a successful non-exec line is a configuration line."""
-    got = klish_audit(read("sonic-audit-log-hld.txt"), 2020, set())
+    got = klish_audit(read("sonic-audit-log-hld.txt"), near(2020, 6, 1), set())
     assert [(e.user, e.path) for e in got] == [("admin", "tacacs-server key mykey"), ("admin", "no tacacs-server timeout")]
     assert got[0].at == calendar.timegm((2020, 6, 2, 22, 57, 9, 0, 0, 0))
     # the year-first form of a community SONiC build's syslog, ident klish
     line = '2026 Apr  9 06:36:16 sonic INFO mgmt-framework#klish: User "unknown" command "ntp server 192.0.2.1 iburst" status - success'
-    assert [(e.user, e.path) for e in klish_audit(line, 2026, set())] == [("unknown", "ntp server 192.0.2.1 iburst")]
+    assert [(e.user, e.path) for e in klish_audit(line, near(2030, 1, 1), set())] == [("unknown", "ntp server 192.0.2.1 iburst")]
 
 
 def _klish(lines, user="admin"):
@@ -232,7 +240,7 @@ def test_klish_audit_tells_this_runs_lines_from_an_engineers_on_the_same_account
     text = _klish(["show running-configuration", "configure terminal", "interface Eth1/1",
                    "configure terminal", "interface Eth1/1", "mtu 1500", "end",          # the engineer
                    "mtu 9100", "interface Eth1/2", "mtu 9100", "end", "write memory"])
-    got = klish_audit(text, 2026, final, ours)
+    got = klish_audit(text, NOV29, final, ours)
     theirs = [e.path for e in got if e.where != "klish (this run)"]
     mine = [e.path for e in got if e.where == "klish (this run)"]
     assert theirs == ["interface Eth1/1", "interface Eth1/1 > mtu 1500"]
@@ -241,10 +249,32 @@ def test_klish_audit_tells_this_runs_lines_from_an_engineers_on_the_same_account
     assert [e.path for e in lost] == ["interface Eth1/1 > mtu 1500"] and lost[0].user == "admin"
     # read as one stream (no alignment), the engineer's `end` closes this run's block too and its next port's line
     # lands at the top: the alignment is what keeps the two apart
-    flat = klish_audit(text, 2026, final)
+    flat = klish_audit(text, NOV29, final)
     assert "mtu 9100" in [e.path for e in flat]
 
 
 def test_klish_audit_failed_lines_set_nothing():
-    assert klish_audit(_klish(["configure terminal", "interface Eth1/1", "!mtu 99999"]), 2026, set()) == [
+    assert klish_audit(_klish(["configure terminal", "interface Eth1/1", "!mtu 99999"]), NOV29, set()) == [
         Edit(calendar.timegm((2026, 11, 29, 10, 0, 1, 0, 0, 0)), "admin", "klish", "interface Eth1/1")]
+
+
+def test_a_year_less_record_across_new_year_is_dated_in_the_window_not_a_year_off():
+    """EOS's accounting, klish's audit log and sudo's records print no year. A run whose window opened at 23:59:50 on
+    31 December and an engineer's edit stamped 00:00:05 on 1 January: dated in the window's year, the edit would lie a
+    year before the window and be missed (SUCCESS over a lost edit); it is the next year's. And the other way round,
+    a line of 31 December read in a window of 1 January is last year's."""
+    start = near(2026, 12, 31, (23, 59, 50))
+    new_year = calendar.timegm((2027, 1, 1, 0, 0, 5))
+    eos = ("Jan  1 00:00:05 eos Aaa: %%ACCOUNTING-6-CMD: bob vty6 192.168.2.1 stop task_id=1 start_time=1.0 timezone=UTC "
+           "service=shell priv-lvl=15 cmd=%s")
+    got = eos_accounting("\n".join(eos % c for c in ("configure terminal", "hostname core1", "end")), start, set())
+    assert [(e.path, e.at) for e in got] == [("hostname core1", new_year)]
+    klish = 'Jan  1 00:00:05.000001 leaf INFO mgmt-framework#clish: User "bob" command "hostname core1" status - success'
+    assert [e.at for e in klish_audit(klish, start, set())] == [new_year]
+    sudo = ("Jan  1 00:00:05.000001 sw NOTICE sudo:    bob : TTY=pts/3 ; PWD=/home/bob ; USER=root ; "
+            "COMMAND=/usr/local/bin/config hostname x")
+    assert [at for at, _u, _t, _a in sudolog.records(sudo, start)] == [new_year]
+    assert [at for at, _u, _t, _a in sudolog.records(sudo.replace("Jan  1", "Dec 31"), start + 20)] == [
+        calendar.timegm((2026, 12, 31, 0, 0, 5))]
+    assert edits.stamped("Feb", "29", "12:00:00", near(2028, 2, 28)) == calendar.timegm((2028, 2, 29, 12, 0, 0))
+    assert edits.stamped("Foo", "1", "00:00:00", start) is None

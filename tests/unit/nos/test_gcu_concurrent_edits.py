@@ -116,7 +116,7 @@ def test_sudos_record_parses_in_the_format_a_sonic_user_quoted():
             "COMMAND=/usr/local/bin/config save -y\n"
             "Jan 22 17:34:49.000001 st01-sw1g-r01-u32 NOTICE sudo:    bob : TTY=pts/3 ; PWD=/home/bob ; USER=root ; "
             "COMMAND=/usr/local/bin/config interface mtu Ethernet12 1500\n")
-    got = sudolog.edits(text, 2026, "aif-run", ["PORT > Ethernet0 > mtu 9100"])
+    got = sudolog.edits(text, 1769103283, "aif-run", ["PORT > Ethernet0 > mtu 9100"])
     assert [(e.user, e.where, e.path[:40]) for e in got] == [
         ("admin", "this run", "PORT > Ethernet0 > mtu 9100"), ("bob", "pts/3", "PORT > Ethernet8 > mtu 1500"),
         ("bob", "pts/3", "`sonic-db-cli CONFIG_DB hset PORT|Ethern")]

@@ -192,7 +192,7 @@ def test_simulator_records_who_typed_what_in_the_nos_format(nos):
         assert "user=admin:cmd=configure terminal ; interface Ethernet1/1 ; mtu 1500 (SUCCESS)" in text
     else:
         text = sess.handle("show logging last 5 minutes")
-        got = eos_accounting(text, time.gmtime().tm_year, {"interface Ethernet1 > mtu 9216"})
+        got = eos_accounting(text, time.time(), {"interface Ethernet1 > mtu 9216"})
         assert "Aaa: %ACCOUNTING-6-CMD: admin vty" in text and "cmd=mtu 1500" in text
     assert [e.path for e in got][-1] == "interface %s > mtu 1500" % port
     assert abs(got[-1].at - calendar.timegm(time.gmtime())) < 5 and got[-1].user == "admin"
