@@ -60,16 +60,28 @@ def whole(switch_lab, name, sections, mtu=None):
 def awx_race(switch_lab, name, index):
     """Two AWX job pods (same host name prefix, both pid 1 in their namespaces, skewed clocks) race."""
     reset(switch_lab, name)
-    start = time.time() + 7
     changes = {"A": (("qos", "mtu", "pbr"), None), "B": (("mtu",), 9100)}
     if NOS[name] == "asternos":   # Easy RoCE QoS only (AsterNOS configures no MTU): both pods push the profile
         changes = {"A": (("qos",), None), "B": (("qos",), None)}
+    # both pods plan first, then apply together: a pod that planned after the other's change landed would plan nothing
+    # and rightly succeed (a loaded CI machine once took longer than a fixed 7 s start to plan)
+    root = switch_lab["root"]
+    ready = dict((k, os.path.join(root, "awx-%s%d-ready" % (k, index))) for k in "AB")
+    go = os.path.join(root, "awx-%d-go" % index)
+    for stale in list(ready.values()) + [go]:   # an earlier session's files in a kept lab root
+        if os.path.exists(stale):
+            os.remove(stale)
     procs = {
-        "A": controller(switch_lab, name, "automation-job-%d01-abcde" % index, changes["A"][0], "a%d" % index, start,
-                        dict(lock_timeout=60), changes["A"][1], skew=-31 * 60),
-        "B": controller(switch_lab, name, "automation-job-%d02-fghij" % index, changes["B"][0], "b%d" % index, start,
-                        dict(lock_timeout=60), changes["B"][1], skew=3600),
+        "A": controller(switch_lab, name, "automation-job-%d01-abcde" % index, changes["A"][0], "a%d" % index, 0,
+                        dict(lock_timeout=60), changes["A"][1], skew=-31 * 60, ready=ready["A"], start_when=go),
+        "B": controller(switch_lab, name, "automation-job-%d02-fghij" % index, changes["B"][0], "b%d" % index, 0,
+                        dict(lock_timeout=60), changes["B"][1], skew=3600, ready=ready["B"], start_when=go),
     }
+    deadline = time.time() + 120
+    while not all(os.path.exists(f) for f in ready.values()) and all(p.poll() is None for p in procs.values()) \
+            and time.time() < deadline:
+        time.sleep(0.05)
+    open(go, "w").close()
     res = {k: outcome(p) for k, p in procs.items()}
     bad = []
     hosts = {r["host"] for r in res.values()}
