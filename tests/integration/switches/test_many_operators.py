@@ -283,15 +283,18 @@ def test_a_switch_clock_stepped_back_is_named(switch_lab, name):
 def stalled_race(switch_lab, name, tmp_path, fence=True):
     """Controller A (lease 60 s) is suspended for 75 s right before it stages its change - after its last lease
     check, as the review's SIGSTOP did on NX-OS. Meanwhile the device's clock moves 75 s on, B (another machine)
-    finds A's marker stale, takes the lock and sets MTU 9100. Returns (A's outcome, B's outcome, B's change whole)."""
+    finds A's marker stale, takes the lock and sets MTU 9100 (AsterNOS, which configures no MTU: the RoCE profile's
+    cable length, 300 m against the plan's 40 m). Returns (A's outcome, B's outcome, B's change whole)."""
     reset(switch_lab, name)
     dev = switch_lab["devices"][name]
+    asternos = NOS[name] == "asternos"
     a = applier(switch_lab, name, read_timeout=8, lock_dir=str(tmp_path / "a"), lock_timeout=5, lock_ttl=60)
+    b_lab = dict(switch_lab, plan=dict(switch_lab["plan"], qos=dict(switch_lab["plan"]["qos"], cable_length_m=300)))
     saved = dev["intent"]
     dev["intent"] = dict(saved, mtu=9100)
     try:
-        b = applier(switch_lab, name, sections=("mtu",), read_timeout=8, lock_dir=str(tmp_path / "b"), lock_timeout=5,
-                    lock_ttl=60)
+        b = applier(b_lab if asternos else switch_lab, name, sections=("qos",) if asternos else ("mtu",), read_timeout=8,
+                    lock_dir=str(tmp_path / "b"), lock_timeout=5, lock_ttl=60)
     finally:
         dev["intent"] = saved
     outcome = {}
@@ -311,38 +314,39 @@ def stalled_race(switch_lab, name, tmp_path, fence=True):
         def hooked(step, *args, **kw):
             text = str(args[:1])
             carries = (step == "stage" and "mtu" in text and ("interface" in text or "PORT" in text)
-                       or step == "commit" and "apply-patch" in text)   # GCU: the patch goes out whole at commit
+                       or step == "commit" and "apply-patch" in text   # GCU: the patch goes out whole at commit
+                       or asternos and step == "stage" and " -X " in text)   # AsterNOS: its first REST write
             if carries and "B" not in outcome:
-                stall()   # right before the write that carries A's port MTU (the key B sets)
+                stall()   # right before the write that carries A's port MTU or profile (the key B sets)
             return send(step, *args, **kw)
         return hooked
     a.io.configure = first_write(a.io.configure)
     a.io.run = first_write(a.io.run)
     a.io.fence = first_write(a.io.fence)   # the Linux-shell NOSes' writes (ShellMarkers._shell) fence first
-    if not fence:
-        a.io.fence = lambda *args, **kw: None
+    if not fence:   # the stall stays where it was, the fence's check goes
+        a.io.fence = first_write(lambda *args, **kw: None)
     try:
         outcome["A"] = claim_of(a, a.plan())
     finally:
         a.close()
         b.close()
         lab.set_faults(name, {}, switch_lab["root"])
-    kept = nothing_left(switch_lab, name, ("mtu",), mtu=9100)
+    kept = nothing_left(b_lab, name, ("qos",)) if asternos else nothing_left(switch_lab, name, ("mtu",), mtu=9100)
     return outcome, kept
 
 
-STALL_NOS = sorted(n for n in NOS if NOS[n] != "asternos")   # AsterNOS configures no MTU (Easy RoCE QoS only)
+STALL_NOS = sorted(NOS)
 
 
 @pytest.mark.parametrize("name", STALL_NOS, ids=[NOS[n] for n in STALL_NOS])
 def test_a_controller_stalled_past_its_lease_before_a_write_writes_nothing(switch_lab, name, tmp_path):
     """issue 37 item 2: 0 lost updates, 0 false success. A stops at its first write ("lost its device lock",
-    nothing undone), B's MTU stays."""
+    nothing undone), B's MTU (AsterNOS: B's cable length) stays."""
     outcome, kept = stalled_race(switch_lab, name, tmp_path)
     assert outcome["B"] == "success", outcome
     assert outcome["A"] != "success" and outcome["A"].rolled_back is not True, outcome
     assert "is gone" in str(outcome["A"]) and "touches nothing more" in str(outcome["A"]), str(outcome["A"])
-    assert kept, "B's MTU 9100 was overwritten"
+    assert kept, "B's change (MTU 9100 or cable length 300 m) was overwritten"
 
 
 def test_mutation_without_the_lease_fence_the_stalled_controller_overwrites(switch_lab, tmp_path):
