@@ -54,8 +54,8 @@ bench-races: setup
 # issue 37: an engineer's edit in flight / on a key sent later / outside our view during commit, on NX-OS, EOS, NVUE,
 # Enterprise SONiC, AsterNOS (klish's log and sudo's records; bench only, CI runs its parsing without SSH) and
 # community SONiC (GCU paused after its first change; bench only: CI runs its cases on the model
-# without SSH, tests/unit/nos/test_gcu_concurrent_edits.py) (CI runs two of these twelve, NX-OS in flight with its clock stepped back and Enterprise SONiC's
-# in flight from its audit log), the no-record mutations, and a command longer than the lease (NVUE's apply; NX-OS's rollback, bench
+# without SSH, tests/unit/nos/test_gcu_concurrent_edits.py) (CI runs EOS in flight and during commit, NX-OS in flight with its clock stepped back and
+# Enterprise SONiC in flight from its audit log), the no-record mutations, and a command longer than the lease (NVUE's apply; NX-OS's rollback, bench
 # only) with the other controller at 60 s and 1800 s (CI: NVUE at 1800 s); prints one line per case, exits 1 on a
 # SUCCESS over a lost edit or a lost lease
 bench-concurrent-edits: setup
