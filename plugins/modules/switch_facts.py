@@ -183,13 +183,15 @@ def collect(driver, conn, intent, sections, counters):
     for sec in sections:
         managed = driver.parse(running, intent, (sec,))
         out["sections"][sec] = dict(config=managed, state=driver.state(managed))
+    answers = {}
     if counters and driver.pfc_counters_command:
         ports = set(driver.port(p) for p in ports_of(intent))
-        table = driver.parse_pfc_counters(conn.send_command(driver.pfc_counters_command))
+        answers[driver.pfc_counters_command] = conn.send_command(driver.pfc_counters_command, read_timeout=60)
+        table = driver.parse_pfc_counters(answers[driver.pfc_counters_command])
         out["pfc_counters"] = dict((p, c) for p, c in sorted(table.items()) if p in ports)
         out["pfc_counters_command"] = driver.pfc_counters_command
-    if counters:
-        out["counters"], out["counters_commands"] = read_counters(driver, conn, intent)
+    if counters:   # the counters' reads include that same command on EOS and NX-OS: its answer is not asked twice
+        out["counters"], out["counters_commands"] = read_counters(driver, conn, intent, answers)
     return out
 
 
@@ -208,16 +210,16 @@ def _shell_reads(conn, todo):
                 for cmd, dummy_parser, dummy_where, dummy_port in todo)
 
 
-def read_counters(driver, conn, intent):
-    """The RoCE counters of the plan's ports (nos/counters.py), one show command after another on this session.
-    dell_sonic's counter commands live in the Linux shell: leave klish (``exit``), come back (``sonic-cli``);
-    AsterNOS's session already works there."""
+def read_counters(driver, conn, intent, known=None):
+    """The RoCE counters of the plan's ports (nos/counters.py), one show command after another on this session
+    (``known``: answers already read on it, not asked again). dell_sonic's counter commands live in the Linux shell:
+    leave klish (``exit``), come back (``sonic-cli``); AsterNOS's session already works there."""
     ports = [driver.port(p) for p in ports_of(intent)]
     todo = roce_counters.commands(driver, ports)
-    answers = {}
+    answers = dict(known or {})
     shell = [c for c in todo if c[2] == "shell"]
     for cmd, dummy_parser, where, dummy_port in todo:
-        if where != "shell":
+        if where != "shell" and cmd not in answers:
             answers[cmd] = conn.send_command(cmd, read_timeout=60)
     if shell and driver.home == "bash":   # AsterNOS: the session already is in the Linux shell
         answers.update(_shell_reads(conn, shell))

@@ -215,3 +215,29 @@ def test_simulator_numbers_nxos_accounting_records_as_ciscos_reference():
     assert [(e.seq, e.path) for e in got] == [(last + 1, "interface Ethernet1/2"),
                                               (last + 2, "interface Ethernet1/2 > mtu 1400")]
     assert nxos_last_index(sess.handle("show accounting log last-index")) == last + 2
+
+
+@pytest.mark.parametrize("nos", ["eos", "nxos"])
+def test_switch_facts_reads_each_show_command_once(nos, tmp_path):
+    """switch_facts on the simulator: the PFC counters command its `pfc_counters` reads is also one of the RoCE
+    counters' commands on EOS and NX-OS; its answer serves both, so no command is sent twice in one run (it was: the
+    same `show priority-flow-control counters | json` twice per EOS switch), and both results still read it."""
+    from ansible_collections.aifabric.roce.plugins.modules import switch_facts
+    plan = plan_on_platform("lab", nos)
+    intent = plan["leafs"]["leaf1"]
+    dev = FakeDevice(nos)
+    dev.state_dir = str(tmp_path)
+    sess = session(nos, dev)
+    drv = get_driver(nos)
+    push(sess, drv.commands(drv.diff("", drv.render(intent, plan["qos"], ("qos", "mtu")))))
+    sent = []
+
+    class Conn(object):
+        def send_command(self, command, **_kw):
+            sent.append(command)
+            return sess.handle(command)
+
+    facts = switch_facts.collect(drv, Conn(), intent, ["qos", "mtu"], counters=True)
+    assert drv.pfc_counters_command in facts["counters_commands"]
+    assert sorted(set(sent)) == sorted(sent), sent
+    assert facts["pfc_counters"] and facts["counters"], facts
