@@ -43,7 +43,6 @@ FILES = ("/var/log/audit.log", "/var/log/auth.log", "/var/log/syslog")
 AUDIT = FILES[0]
 RECORD = "klish's command log (%s) and sudo's syslog records (%s)" % (AUDIT, ", ".join(FILES[1:]))
 LIST = "ls -1 %s" % " ".join(FILES)   # a missing file: ls names it in an error line, never alone
-CLOCK = "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)"
 ROCE_LINE = re.compile(r"^qos roce profile (?P<name>\S+) (?P<leaf>mode|cable-length) (?P<value>\S+)$")
 KLISH_NOT_CONFIG = ("configure", "end", "exit", "system bash", "write", "terminal ")
 

@@ -119,7 +119,7 @@ class GcuTxn(ShellMarkers, Transaction):
     edit_record = sudolog.RECORD
 
     def record_clock(self):
-        return clock_window(sudolog.clock(self._ok("record", sudolog.CLOCK)))
+        return clock_window(self._wall_clock("record"))
 
     def recorded_edits(self, window, final_paths):
         _status, out = self._shell("record", sudolog.READ)

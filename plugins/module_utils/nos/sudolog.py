@@ -31,7 +31,6 @@ from ansible_collections.aifabric.roce.plugins.module_utils.nos.edits import Edi
 
 RECORD = "sudo's syslog records (/var/log/auth.log, /var/log/syslog)"
 READ = "sudo -n grep -h -s -F ' sudo: ' /var/log/auth.log /var/log/syslog"
-CLOCK = "date +%Y-%m-%dT%H:%M:%S"
 THIS_RUN = "this run"
 LINE = re.compile(r"^(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? \S+ (?:[A-Z]+ )?"
                   r"sudo(?:\[\d+\])?: +(?P<user>\S+) : (?P<fields>(?:[A-Z]+=[^;\n]*; )*)COMMAND=(?P<cmd>.+?)[ \t\r]*$", re.M)
@@ -41,7 +40,8 @@ READ_ONLY_CONFIG = ("save", "list-checkpoints")
 
 
 def clock(text):
-    """``date +%Y-%m-%dT%H:%M:%S`` -> the device's wall clock read as UTC (as syslog stamps its lines)."""
+    """``date +%Y-%m-%dT%H:%M:%S``'s answer (transactions.WALL_CLOCK) -> the device's wall clock read as UTC (as
+    syslog stamps its lines)."""
     m = re.search(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", text or "")
     if not m:
         raise ValueError("the device did not tell its clock: %r" % (text or "")[:80])

@@ -222,11 +222,23 @@ def _safe(name):
     return name
 
 
+# the device's local wall clock from its Linux shell, as syslog stamps its lines (sudolog.clock reads it as UTC)
+WALL_CLOCK = "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)"
+
+
 class ShellMarkers(object):
     """Commands to the Linux shell under a NOS (NVUE, FRR, AsterNOS; klish after leaving the CLI), each answer ending
     with its exit status so that a refusal is never mistaken for silence; lock objects as files
     ``aifabric-lock.<name>``, the device's clock ``date +%s`` in the same shell line as their listing."""
     hold_removal = "in the switch's Linux shell: rm -f \"${{AIF_LOCK_DIR:-/tmp}}/aifabric-lock.{name}\""
+
+    def _wall_clock(self, step):
+        """The device's wall clock (epoch seconds read as UTC), from its Linux shell."""
+        out = self._ok(step, WALL_CLOCK)
+        try:
+            return sudolog.clock(out)
+        except ValueError:
+            raise StepError(step, "date", out, "the device did not tell its clock")
 
     def _shell(self, step, command, verify_echo=True):
         """One shell command on the router -> (exit status, output with stderr). Long staging lines
@@ -834,13 +846,9 @@ class KlishReverseTxn(ShellMarkers, Transaction):
     _typed = 0   # this run's commands before the window (io.attempted)
 
     def record_clock(self):
-        # the device's local wall clock, as the audit log stamps its lines, read as UTC (device_clock's way)
-        out = self._ok("record", "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)")
-        m = re.search(r"AIF-CLOCK=(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", out)
-        if not m:
-            raise StepError("record", "date", out, "the device did not tell its clock")
+        at = self._wall_clock("record")   # the audit log stamps its lines by this clock
         self._typed = len(self.io.attempted)
-        return clock_window(calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0)))
+        return clock_window(at)
 
     def recorded_edits(self, window, final_paths):
         ours = self.io.attempted[self._typed:]
@@ -879,7 +887,7 @@ class AsterNosRestTxn(ShellMarkers, Transaction):
     edit_record = asterlog.RECORD
 
     def record_clock(self):
-        return clock_window(sudolog.clock(self._ok("record", asterlog.CLOCK)))
+        return clock_window(self._wall_clock("record"))
 
     def recorded_edits(self, window, final_paths):
         present = asterlog.present(self._shell("record", asterlog.LIST)[1])

@@ -180,8 +180,8 @@ class SonicShell(object):
         files = self.state["files"]
         if cmd.startswith("sudo "):
             self.sudo_logged(cmd)
-        if cmd == "date +%Y-%m-%dT%H:%M:%S":   # coreutils date: the device's wall clock (the simulator's is UTC)
-            return 0, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock())) + "\n"
+        if cmd == "echo AIF-CLOCK=$(date +%Y-%m-%dT%H:%M:%S)":   # coreutils date: the device's wall clock (UTC here)
+            return 0, "AIF-CLOCK=" + time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock())) + "\n"
         m = re.match(r"^sudo -n grep -h -s -F ' sudo: ' ((?:/var/log/\S+ ?)+)$", cmd)
         if m:   # rsyslog writes sudo's (authpriv) records to one of these files: here one log holds them
             lines = [rec[1] for rec in self.state["acct"] if " sudo: " in rec[1]]
