@@ -51,7 +51,10 @@ def test_a_fresh_inventory_previews_every_device_and_names_what_could_not_be_pre
     assert '"no device was previewed"' in summary
     assert ('"%s: no switch password: attach an AWX Network credential, or set vault_switch_password in '
             'group_vars/switches/vault.yml"' % ", ".join(SWITCHES)) in summary, summary[:3000]
-    assert re.search(r'"gpu01, gpu02, gpu03, gpu04: unreachable: [^"]+"', summary), summary[:3000]
+    # one line per ssh error, naming its hosts: the example's addresses fail as "Connection timed out" or, when the
+    # kernel already knows there is no neighbour, "No route to host" (both seen on one machine)
+    named = [h for line in re.findall(r'"([^"]+): unreachable: [^"]+"', summary) for h in line.split(", ")]
+    assert sorted(named) == sorted(HOSTS), summary[:3000]
     assert "ansible-playbook aifabric.roce.plan -i <this inventory>" in summary
     assert os.path.join(str(tmp_path), "build", "myfab", "plan.json") in summary
     assert ("not previewed: switches %s (see their fatal ... ignoring lines), unreachable hosts %s; no device was previewed"
